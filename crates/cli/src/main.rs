@@ -1,0 +1,76 @@
+//! `ewr`: periodic forced response of structures with dry friction by the E-WR method.
+//!
+//! This binary is a thin layer: it parses arguments, calls the library crates and turns
+//! their errors into messages and exit codes (0 success, 1 failure while working, 2 bad input).
+
+mod model_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exact Coulomb friction, periodic responses, many contacts: the E-WR method.
+#[derive(Parser)]
+#[command(
+    name = "ewr",
+    version,
+    about = "Periodic forced vibration of structures with dry (Coulomb) friction by the \
+             Equality-based Weighted Residual method",
+    long_about = "Periodic forced vibration of structures with dry (Coulomb) friction, in one or \
+                  two tangential directions per contact, by the Equality-based Weighted Residual \
+                  (E-WR) method: exact set-valued Coulomb friction, no penalty to tune.\n\n\
+                  A model is an HDF5 file (sparse M, K, C, contacts, forcing; see \
+                  docs/model-format.md). Start with `ewr model example --list`.\n\n\
+                  Exit codes: 0 success, 1 failure while working (e.g. a file cannot be \
+                  written), 2 bad input (missing or invalid file, bad option)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect, check and create model files.
+    #[command(subcommand)]
+    Model(model_cmd::ModelCommand),
+}
+
+/// An error that ends the program: what to tell the user and the exit code.
+pub struct Failure {
+    /// Exit code: 1 failure while working, 2 bad input.
+    pub code: u8,
+    /// Message printed on stderr after `error: `.
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad input: a missing, malformed or invalid file, or an invalid option value.
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// A failure while working (writing a result, a computation that failed).
+    pub fn work(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Model(cmd) => model_cmd::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! `ewr model ...`: information about, validation of, and creation of model files.
+
+use crate::Failure;
+use clap::{Args, Subcommand};
+use ewr_hb::modes::{DENSE_MODES_MAX_DOFS, natural_frequencies};
+use ewr_model::{Example, ExampleOptions, Kinematics, Model, ModelError, Problem};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Subcommands of `ewr model`.
+#[derive(Subcommand)]
+pub enum ModelCommand {
+    /// Summarise a model: DOFs, nonzeros, contacts, forcing, damping, natural frequencies.
+    Info(InfoArgs),
+    /// Validate a model file: exit 0 if valid, 2 with the list of problems if not.
+    Check {
+        /// The model file (HDF5).
+        file: PathBuf,
+    },
+    /// Write one of the built-in example models to a file.
+    #[command(
+        long_about = "Write one of the built-in example models (the systems of the papers ewr \
+                      reproduces) to an HDF5 model file. `--list` names them; models/README.md \
+                      gives their sources and parameters."
+    )]
+    Example(ExampleArgs),
+}
+
+/// Arguments of `ewr model info`.
+#[derive(Args)]
+pub struct InfoArgs {
+    /// The model file (HDF5).
+    file: PathBuf,
+    /// How many natural frequencies to list (dense eigensolver, models up to 3000 DOFs).
+    #[arg(long, default_value_t = 10)]
+    modes: usize,
+    /// Print the summary as JSON on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `ewr model example`.
+#[derive(Args)]
+pub struct ExampleArgs {
+    /// Example name (see --list): oscillator-2d, two-mass-damper, two-dof-1d, chain,
+    /// blade-damper-blade.
+    #[arg(required_unless_present = "list")]
+    name: Option<String>,
+    /// Output model file.
+    #[arg(short, long, required_unless_present = "list")]
+    output: Option<PathBuf>,
+    /// List the examples with a one-line description.
+    #[arg(long)]
+    list: bool,
+    /// Friction bound mu*N for every contact, instead of the published value.
+    #[arg(long, value_name = "X")]
+    mu_n: Option<f64>,
+    /// Number of friction contacts of `chain` (the chain has N + 10 masses).
+    #[arg(long, value_name = "N")]
+    contacts: Option<usize>,
+    /// Damper mass of `two-mass-damper` (0 = massless damper).
+    #[arg(long, value_name = "M")]
+    damper_mass: Option<f64>,
+}
+
+/// Runs one `ewr model` subcommand.
+pub fn run(cmd: ModelCommand) -> Result<(), Failure> {
+    match cmd {
+        ModelCommand::Info(a) => info(&a),
+        ModelCommand::Check { file } => check(&file),
+        ModelCommand::Example(a) => example(&a),
+    }
+}
+
+fn load(file: &Path) -> Result<ewr_model::ReadModel, Failure> {
+    ewr_model::read(file).map_err(|e| match e {
+        ModelError::Write { .. } => Failure::work(e.to_string()),
+        _ => Failure::input(e.to_string()),
+    })
+}
+
+fn check(file: &Path) -> Result<(), Failure> {
+    let read = load(file)?;
+    let m = &read.model;
+    println!(
+        "{}: valid ewr model ({} DOFs, {} contacts of dim {}, {} forcing terms)",
+        file.display(),
+        m.n_dofs(),
+        m.contacts.len(),
+        m.contacts.dim,
+        m.forcing.len()
+    );
+    for w in &read.warnings {
+        println!("  {w}");
+    }
+    Ok(())
+}
+
+/// The `model info` summary; also its JSON form.
+#[derive(Serialize)]
+struct Info {
+    file: String,
+    title: Option<String>,
+    units: Option<String>,
+    n_dofs: usize,
+    nnz: Nnz,
+    damping: Vec<String>,
+    contacts: ContactInfo,
+    forcing: ForcingInfo,
+    /// Undamped natural circular frequencies with friction removed (rad per time unit).
+    natural_frequencies: Option<Vec<f64>>,
+    /// Why the natural frequencies were not computed, when they were not.
+    natural_frequencies_note: Option<String>,
+    warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Nnz {
+    m: usize,
+    k: usize,
+    c: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct ContactInfo {
+    count: usize,
+    dim: usize,
+    kinematics: &'static str,
+    mu_n_min: Option<f64>,
+    mu_n_max: Option<f64>,
+    rho_min: Option<f64>,
+    rho_max: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct ForcingInfo {
+    terms: usize,
+    harmonics: Vec<usize>,
+    dofs: Vec<usize>,
+}
+
+fn range(v: &[f64]) -> (Option<f64>, Option<f64>) {
+    let min = v.iter().copied().reduce(f64::min);
+    let max = v.iter().copied().reduce(f64::max);
+    (min, max)
+}
+
+fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: usize) -> Info {
+    let nnz = |a: &ewr_model::SparseMatrix| a.compute_nnz();
+    let mut damping = Vec::new();
+    if let Some(c) = &m.damping_matrix {
+        damping.push(format!("viscous matrix C ({} nonzeros)", nnz(c)));
+    }
+    if let Some((a, b)) = m.damping.rayleigh {
+        damping.push(format!("Rayleigh alpha = {a:e}, beta = {b:e}"));
+    }
+    if let Some(eta) = m.damping.hysteretic_eta {
+        damping.push(format!("hysteretic eta = {eta:e}"));
+    }
+    if let Some(z) = &m.damping.modal_zeta {
+        damping.push(format!("modal zeta for {} modes", z.len()));
+    }
+    let c = &m.contacts;
+    let kinematics = match &c.kinematics {
+        _ if c.is_empty() => "none",
+        Kinematics::Dofs { other: None, .. } => "node-to-ground DOFs",
+        Kinematics::Dofs { other: Some(o), .. } if o.iter().all(Option::is_none) => {
+            "node-to-ground DOFs"
+        }
+        Kinematics::Dofs { .. } => "node-to-node DOFs",
+        Kinematics::Matrix(_) => "general W matrix",
+    };
+    let (mu_n_min, mu_n_max) = range(&c.mu_n);
+    let (rho_min, rho_max) = range(&c.rho);
+    let mut harmonics: Vec<usize> = m.forcing.iter().map(|f| f.harmonic).collect();
+    harmonics.sort_unstable();
+    harmonics.dedup();
+    let mut dofs: Vec<usize> = m.forcing.iter().map(|f| f.dof).collect();
+    dofs.sort_unstable();
+    dofs.dedup();
+    let (natural_frequencies, natural_frequencies_note) = if n_modes == 0 {
+        (None, Some("not requested".to_string()))
+    } else if m.n_dofs() > DENSE_MODES_MAX_DOFS {
+        (
+            None,
+            Some(format!(
+                "not computed: {} DOFs is above the dense limit of {DENSE_MODES_MAX_DOFS}",
+                m.n_dofs()
+            )),
+        )
+    } else {
+        match natural_frequencies(m) {
+            Ok(mut w) => {
+                w.truncate(n_modes);
+                (Some(w), None)
+            }
+            Err(e) => (None, Some(format!("not computed: {e}"))),
+        }
+    };
+    Info {
+        file: file.display().to_string(),
+        title: m.title.clone(),
+        units: m.units.clone(),
+        n_dofs: m.n_dofs(),
+        nnz: Nnz {
+            m: nnz(&m.mass),
+            k: nnz(&m.stiffness),
+            c: m.damping_matrix.as_ref().map(nnz),
+        },
+        damping,
+        contacts: ContactInfo {
+            count: c.len(),
+            dim: c.dim,
+            kinematics,
+            mu_n_min,
+            mu_n_max,
+            rho_min,
+            rho_max,
+        },
+        forcing: ForcingInfo {
+            terms: m.forcing.len(),
+            harmonics,
+            dofs,
+        },
+        natural_frequencies,
+        natural_frequencies_note,
+        warnings: warnings.iter().map(ToString::to_string).collect(),
+    }
+}
+
+fn info(a: &InfoArgs) -> Result<(), Failure> {
+    let read = load(&a.file)?;
+    let m = &read.model;
+    let info = summarise(&a.file, m, &read.warnings, a.modes);
+    if a.json {
+        let s = serde_json::to_string_pretty(&info)
+            .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
+        println!("{s}");
+        return Ok(());
+    }
+    println!("file:      {}", info.file);
+    if let Some(t) = &info.title {
+        println!("title:     {t}");
+    }
+    if let Some(u) = &info.units {
+        println!("units:     {u}");
+    }
+    println!("DOFs:      {}", info.n_dofs);
+    println!(
+        "nonzeros:  M {}, K {}{} (both triangles)",
+        info.nnz.m,
+        info.nnz.k,
+        info.nnz.c.map(|c| format!(", C {c}")).unwrap_or_default()
+    );
+    if info.damping.is_empty() {
+        println!("damping:   none");
+    } else {
+        println!("damping:   {}", info.damping.join("; "));
+    }
+    let ci = &info.contacts;
+    if ci.count == 0 {
+        println!("contacts:  none (linear model)");
+    } else {
+        println!(
+            "contacts:  {} of dim {} ({}), mu_n {} .. {}, rho {} .. {}",
+            ci.count,
+            ci.dim,
+            ci.kinematics,
+            fmt_opt(ci.mu_n_min),
+            fmt_opt(ci.mu_n_max),
+            fmt_opt(ci.rho_min),
+            fmt_opt(ci.rho_max)
+        );
+    }
+    let label = |d: usize| match m.dof_labels.as_ref().and_then(|l| l.get(d)) {
+        Some(l) => format!("{d} ({l})"),
+        None => d.to_string(),
+    };
+    let fi = &info.forcing;
+    if fi.terms == 0 {
+        println!("forcing:   none");
+    } else {
+        let dofs: Vec<String> = fi.dofs.iter().take(8).map(|&d| label(d)).collect();
+        let more = if fi.dofs.len() > 8 { ", ..." } else { "" };
+        println!(
+            "forcing:   {} terms, harmonics {:?}, on DOFs {}{more}",
+            fi.terms,
+            fi.harmonics,
+            dofs.join(", ")
+        );
+    }
+    match (&info.natural_frequencies, &info.natural_frequencies_note) {
+        (Some(w), _) => {
+            println!("natural frequencies (friction removed, undamped):");
+            println!("  {:>4}  {:>16}  {:>16}", "mode", "omega [rad/s]", "f = omega/2pi");
+            for (i, w) in w.iter().enumerate() {
+                println!(
+                    "  {:>4}  {:>16.8e}  {:>16.8e}",
+                    i + 1,
+                    w,
+                    w / std::f64::consts::TAU
+                );
+            }
+        }
+        (None, Some(note)) => println!("natural frequencies: {note}"),
+        (None, None) => {}
+    }
+    for w in &info.warnings {
+        println!("{w}");
+    }
+    Ok(())
+}
+
+fn fmt_opt(x: Option<f64>) -> String {
+    x.map(|x| format!("{x}")).unwrap_or_else(|| "-".into())
+}
+
+fn example(a: &ExampleArgs) -> Result<(), Failure> {
+    if a.list {
+        for e in Example::ALL {
+            println!("{:<20} {}", e.name(), e.summary());
+        }
+        return Ok(());
+    }
+    let (Some(name), Some(output)) = (&a.name, &a.output) else {
+        return Err(Failure::input("an example name and --output are required"));
+    };
+    let ex: Example = name.parse().map_err(Failure::input)?;
+    if let Some(x) = a.mu_n
+        && (!x.is_finite() || x < 0.0)
+    {
+        return Err(Failure::input(format!(
+            "--mu-n {x}: the friction bound must be finite and >= 0"
+        )));
+    }
+    if let Some(x) = a.damper_mass
+        && (!x.is_finite() || x < 0.0)
+    {
+        return Err(Failure::input(format!(
+            "--damper-mass {x}: must be finite and >= 0"
+        )));
+    }
+    if a.contacts.is_some() && ex != Example::Chain {
+        return Err(Failure::input("--contacts applies to the chain example only"));
+    }
+    if a.damper_mass.is_some() && ex != Example::TwoMassDamper {
+        return Err(Failure::input(
+            "--damper-mass applies to the two-mass-damper example only",
+        ));
+    }
+    let opts = ExampleOptions {
+        mu_n: a.mu_n,
+        contacts: a.contacts,
+        damper_mass: a.damper_mass,
+    };
+    let model = ex.build(&opts);
+    ewr_model::write(output, &model).map_err(|e| Failure::work(e.to_string()))?;
+    println!(
+        "wrote {} ({}: {} DOFs, {} contacts)",
+        output.display(),
+        ex.name(),
+        model.n_dofs(),
+        model.contacts.len()
+    );
+    Ok(())
+}

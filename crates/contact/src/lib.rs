@@ -1,0 +1,5 @@
+//! Friction laws on sampled time histories and the multi-contact E-WR weighted residual.
+
+pub mod law;
+
+pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};

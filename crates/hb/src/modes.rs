@@ -1,0 +1,182 @@
+//! Natural frequencies of the linear structure (friction removed), for small models.
+//!
+//! Dense and exact: massless DOFs (zero rows of `M`, e.g. Jenkins sliders or massless
+//! dampers) are condensed statically first, so that `M` is positive definite on what remains,
+//! then the symmetric-definite problem is reduced with a Cholesky factor of `M`.
+
+use ewr_model::{Model, SparseMatrix};
+use faer::{Mat, Par, Side};
+use std::fmt;
+
+/// Largest model [`natural_frequencies`] accepts: a dense eigensolve is O(n^3).
+pub const DENSE_MODES_MAX_DOFS: usize = 3000;
+
+/// Why the natural frequencies could not be computed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModesError {
+    /// The model has more DOFs than the dense solver takes.
+    TooLarge {
+        /// DOFs of the model.
+        n: usize,
+    },
+    /// A row of `M` with a zero diagonal has off-diagonal entries (M is indefinite).
+    MassNotSemiDefinite {
+        /// The offending DOF.
+        dof: usize,
+    },
+    /// The stiffness on the massless DOFs is singular (a massless DOF with no spring).
+    MasslessDofsUnrestrained,
+    /// `M` on the DOFs with mass is not positive definite.
+    MassNotDefinite,
+    /// The eigensolver did not converge.
+    NoConvergence,
+}
+
+impl fmt::Display for ModesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModesError::TooLarge { n } => write!(
+                f,
+                "{n} DOFs is more than the dense eigensolver takes ({DENSE_MODES_MAX_DOFS})"
+            ),
+            ModesError::MassNotSemiDefinite { dof } => write!(
+                f,
+                "M[{dof},{dof}] is 0 but row {dof} of M is not: M is not positive semi-definite"
+            ),
+            ModesError::MasslessDofsUnrestrained => write!(
+                f,
+                "some massless DOFs have no stiffness of their own (K singular on them)"
+            ),
+            ModesError::MassNotDefinite => {
+                write!(f, "M is not positive definite on the DOFs that carry mass")
+            }
+            ModesError::NoConvergence => write!(f, "the eigensolver did not converge"),
+        }
+    }
+}
+
+impl std::error::Error for ModesError {}
+
+/// Undamped natural circular frequencies `omega` (rad per time unit), ascending, of (K, M).
+///
+/// There are as many as DOFs with mass. Rigid-body modes give 0 (tiny negative eigenvalues
+/// from rounding are clamped).
+pub fn natural_frequencies(model: &Model) -> Result<Vec<f64>, ModesError> {
+    natural_frequencies_of(&model.stiffness, &model.mass)
+}
+
+/// [`natural_frequencies`] for a bare pair of matrices.
+pub fn natural_frequencies_of(k: &SparseMatrix, m: &SparseMatrix) -> Result<Vec<f64>, ModesError> {
+    let n = k.nrows();
+    if n > DENSE_MODES_MAX_DOFS {
+        return Err(ModesError::TooLarge { n });
+    }
+    let kd = k.to_dense();
+    let md = m.to_dense();
+    let mut massive = Vec::new();
+    let mut massless = Vec::new();
+    for i in 0..n {
+        if md[(i, i)] != 0.0 {
+            massive.push(i);
+        } else if (0..n).any(|j| md[(i, j)] != 0.0) {
+            return Err(ModesError::MassNotSemiDefinite { dof: i });
+        } else {
+            massless.push(i);
+        }
+    }
+    let pick = |a: &Mat<f64>, r: &[usize], c: &[usize]| {
+        Mat::from_fn(r.len(), c.len(), |i, j| a[(r[i], c[j])])
+    };
+    let mut k_red = pick(&kd, &massive, &massive);
+    if !massless.is_empty() {
+        // Exact static condensation: K_aa - K_ab K_bb^-1 K_ba.
+        let k_bb = pick(&kd, &massless, &massless);
+        let k_ba = pick(&kd, &massless, &massive);
+        let llt = k_bb
+            .llt(Side::Lower)
+            .map_err(|_| ModesError::MasslessDofsUnrestrained)?;
+        let x = faer::linalg::solvers::Solve::solve(&llt, &k_ba);
+        k_red -= k_ba.transpose() * &x;
+    }
+    let m_red = pick(&md, &massive, &massive);
+    let llt = m_red
+        .llt(Side::Lower)
+        .map_err(|_| ModesError::MassNotDefinite)?;
+    let l = llt.L();
+    // A = L^-1 K L^-T, symmetric with the same eigenvalues as (K, M).
+    let mut x = k_red;
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, x.as_mut(), Par::Seq);
+    let mut a = x.transpose().to_owned();
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, a.as_mut(), Par::Seq);
+    let lambda = a
+        .self_adjoint_eigenvalues(Side::Lower)
+        .map_err(|_| ModesError::NoConvergence)?;
+    Ok(lambda.into_iter().map(|l| l.max(0.0).sqrt()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ewr_model::examples;
+
+    fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol * y.abs())
+    }
+
+    #[test]
+    fn oscillator_2d_has_uncoupled_frequencies_1_and_sqrt2() {
+        let w = natural_frequencies(&examples::oscillator_2d()).unwrap();
+        assert!(close(&w, &[1.0, 2f64.sqrt()], 1e-12), "{w:?}");
+    }
+
+    #[test]
+    fn two_mass_chain_matches_seed_000_section_5() {
+        // Seed 000 sec. 5: 0.618 and 1.618 in direction 1, 0.874 and 2.288 in direction 2,
+        // i.e. sqrt(s (3 -+ sqrt 5) / 2) with s = 1 and 2.
+        let w = natural_frequencies(&examples::two_mass_damper(1.0)).unwrap();
+        let r5 = 5f64.sqrt();
+        let mut expect: Vec<f64> = [1.0, 2.0]
+            .iter()
+            .flat_map(|s| [(s * (3.0 - r5) / 2.0).sqrt(), (s * (3.0 + r5) / 2.0).sqrt()])
+            .collect();
+        expect.sort_by(f64::total_cmp);
+        assert!(close(&w, &expect, 1e-12), "{w:?} vs {expect:?}");
+        let printed = [0.618, 0.874, 1.618, 2.288];
+        assert!(close(&w, &printed, 1e-3), "{w:?} vs paper {printed:?}");
+    }
+
+    #[test]
+    fn massless_damper_is_condensed() {
+        // m2 = 0: the damper DOFs are condensed; mass 1 sees k11 + k21 in series with the
+        // grounded... nothing: the damper is free, so K_red = K11 + K21 - K21 = K11.
+        let w = natural_frequencies(&examples::two_mass_damper(0.0)).unwrap();
+        assert!(close(&w, &[1.0, 2f64.sqrt()], 1e-12), "{w:?}");
+    }
+
+    /// Removes the DOFs `drop` from a square sparse matrix.
+    fn without(a: &SparseMatrix, drop: &[usize]) -> SparseMatrix {
+        let keep: Vec<usize> = (0..a.nrows()).filter(|i| !drop.contains(i)).collect();
+        let d = a.to_dense();
+        let trip: Vec<_> = (0..keep.len())
+            .flat_map(|i| (0..keep.len()).map(move |j| (i, j)))
+            .map(|(i, j)| faer::sparse::Triplet::new(i, j, d[(keep[i], keep[j])]))
+            .collect();
+        SparseMatrix::try_new_from_triplets(keep.len(), keep.len(), &trip).unwrap()
+    }
+
+    #[test]
+    fn blade_damper_blade_stuck_modes_match_seed_004_v5() {
+        // Stuck contacts: the Jenkins sliders (DOFs 8, 9) held fixed. Seed 004 digest V5
+        // lists the undamped stuck modes in Hz (k_t = k_n, so independent of the angles).
+        let m = examples::blade_damper_blade(&examples::BladeDamperBlade::default());
+        let k = without(&m.stiffness, &[8, 9]);
+        let mm = without(&m.mass, &[8, 9]);
+        let f: Vec<f64> = natural_frequencies_of(&k, &mm)
+            .unwrap()
+            .iter()
+            .map(|w| w / std::f64::consts::TAU)
+            .collect();
+        let v5 = [203.762, 211.362, 327.687, 354.097, 519.615, 529.925, 1321.012, 1522.081];
+        assert!(close(&f, &v5, 5e-6), "{f:?} vs {v5:?}");
+    }
+}

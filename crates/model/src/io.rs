@@ -1,0 +1,1010 @@
+//! Reading and writing the HDF5 model file (format `ewr-model`, version 1).
+//!
+//! The layout is documented in `docs/model-format.md`. The reader collects every problem it
+//! finds (with the HDF5 path at fault) instead of stopping at the first, so that a user fixing
+//! an export sees all of them at once.
+
+use crate::model::{Contacts, Damping, ForcingTerm, Kinematics, Model, SparseMatrix};
+use crate::validate::{Problem, has_errors, validate};
+use faer::sparse::Triplet;
+use hdf5::types::{FixedAscii, FixedUnicode, TypeDescriptor, VarLenAscii, VarLenUnicode};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Value of the root attribute `format`.
+pub const FORMAT_NAME: &str = "ewr-model";
+/// The model-file version this build reads and writes.
+pub const FORMAT_VERSION: i64 = 1;
+
+/// Why a model file could not be read or written.
+#[derive(Debug)]
+pub enum ModelError {
+    /// The file does not exist, is not HDF5, or cannot be opened.
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What the HDF5 library or the OS said.
+        reason: String,
+    },
+    /// The file was read but does not hold a valid model.
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Every problem found (errors and warnings).
+        problems: Vec<Problem>,
+    },
+    /// Writing failed; no partial file is left at the target path.
+    Write {
+        /// The target file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::Open { path, reason } => {
+                write!(f, "cannot open model file {}: {reason}", path.display())
+            }
+            ModelError::Invalid { path, problems } => {
+                let n = problems.iter().filter(|p| p.severity == crate::Severity::Error);
+                write!(
+                    f,
+                    "{} is not a valid ewr model ({} error(s)):",
+                    path.display(),
+                    n.count()
+                )?;
+                for p in problems {
+                    write!(f, "\n  {p}")?;
+                }
+                Ok(())
+            }
+            ModelError::Write { path, reason } => {
+                write!(f, "cannot write model file {}: {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// A model read from a file, with the warnings validation raised (errors make `read` fail).
+#[derive(Clone, Debug)]
+pub struct ReadModel {
+    /// The model.
+    pub model: Model,
+    /// Warnings about the model (never errors).
+    pub warnings: Vec<Problem>,
+}
+
+/// Reads and validates a model file.
+pub fn read(path: impl AsRef<Path>) -> Result<ReadModel, ModelError> {
+    let path = path.as_ref();
+    let open_err = |reason: String| ModelError::Open {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match std::fs::metadata(path) {
+        Err(e) => return Err(open_err(e.to_string())),
+        Ok(m) if m.is_dir() => return Err(open_err("it is a directory".into())),
+        Ok(m) if m.len() == 0 => return Err(open_err("the file is empty".into())),
+        Ok(_) => {}
+    }
+    let file = hdf5::File::open(path)
+        .map_err(|e| open_err(format!("not a readable HDF5 file ({e})")))?;
+    let mut problems = Vec::new();
+    let model = read_model(&file, &mut problems);
+    match model {
+        Some(model) if !has_errors(&problems) => {
+            problems.extend(validate(&model));
+            if has_errors(&problems) {
+                Err(ModelError::Invalid {
+                    path: path.to_path_buf(),
+                    problems,
+                })
+            } else {
+                Ok(ReadModel {
+                    model,
+                    warnings: problems,
+                })
+            }
+        }
+        _ => Err(ModelError::Invalid {
+            path: path.to_path_buf(),
+            problems,
+        }),
+    }
+}
+
+fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Model> {
+    match attr_string(file, "format") {
+        Ok(Some(f)) if f == FORMAT_NAME => {}
+        Ok(Some(f)) => {
+            out.push(Problem::error(
+                "/",
+                format!("attribute format = {f:?}, expected {FORMAT_NAME:?}"),
+            ));
+            return None;
+        }
+        Ok(None) => {
+            out.push(Problem::error(
+                "/",
+                format!("missing attribute format = {FORMAT_NAME:?}: not an ewr model file"),
+            ));
+            return None;
+        }
+        Err(e) => {
+            out.push(Problem::error("/", format!("attribute format: {e}")));
+            return None;
+        }
+    }
+    match attr_ints(file, "version") {
+        Ok(Some(v)) if v == [FORMAT_VERSION] => {}
+        Ok(Some(v)) => {
+            out.push(Problem::error(
+                "/",
+                format!(
+                    "unsupported version {v:?}: this ewr reads model files of version {FORMAT_VERSION}"
+                ),
+            ));
+            return None;
+        }
+        Ok(None) => {
+            out.push(Problem::error("/", "missing attribute version (expected 1)"));
+            return None;
+        }
+        Err(e) => {
+            out.push(Problem::error("/", format!("attribute version: {e}")));
+            return None;
+        }
+    }
+    let title = optional_string(file, "title", "/", out);
+    let units = optional_string(file, "units", "/", out);
+
+    let stiffness = read_matrix(file, "", "K", true, out);
+    let n = stiffness.as_ref().map(|k| k.nrows());
+    let mass = read_matrix(file, "", "M", true, out);
+    let damping_matrix = if file.link_exists("C") {
+        read_matrix(file, "", "C", true, out).map(Some)
+    } else {
+        Some(None)
+    };
+    let damping = read_damping(file, out);
+    let contacts = match n {
+        Some(n) => read_contacts(file, n, out),
+        None => None,
+    };
+    let forcing = read_forcing(file, out);
+    let dof_labels = if file.link_exists("dof_labels") {
+        match file.dataset("dof_labels").map_err(|e| e.to_string()).and_then(|d| strings(&d)) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                out.push(Problem::error("/dof_labels", e));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Some(Model {
+        title,
+        units,
+        mass: mass?,
+        stiffness: stiffness?,
+        damping_matrix: damping_matrix?,
+        damping: damping?,
+        contacts: contacts?,
+        forcing: forcing?,
+        dof_labels,
+    })
+}
+
+fn optional_string(
+    loc: &hdf5::Location,
+    name: &str,
+    path: &str,
+    out: &mut Vec<Problem>,
+) -> Option<String> {
+    match attr_string(loc, name) {
+        Ok(s) => s,
+        Err(e) => {
+            out.push(Problem::warning(path, format!("attribute {name}: {e}")));
+            None
+        }
+    }
+}
+
+/// Reads a string attribute of any of the string types h5py, numpy and C codes write.
+fn attr_string(loc: &hdf5::Location, name: &str) -> Result<Option<String>, String> {
+    if !loc.attr_names().map_err(|e| e.to_string())?.iter().any(|a| a == name) {
+        return Ok(None);
+    }
+    let a = loc.attr(name).map_err(|e| e.to_string())?;
+    container_string(&a).map(Some)
+}
+
+fn container_string(c: &hdf5::Container) -> Result<String, String> {
+    let td = c
+        .dtype()
+        .and_then(|t| t.to_descriptor())
+        .map_err(|e| e.to_string())?;
+    if c.size() != 1 {
+        return Err(format!("expected a single string, found {} values", c.size()));
+    }
+    let first = |v: Vec<String>| v.into_iter().next().unwrap_or_default();
+    strings_of(c, &td).map(first)
+}
+
+fn strings(d: &hdf5::Dataset) -> Result<Vec<String>, String> {
+    let td = d
+        .dtype()
+        .and_then(|t| t.to_descriptor())
+        .map_err(|e| e.to_string())?;
+    strings_of(d, &td)
+}
+
+fn strings_of(c: &hdf5::Container, td: &TypeDescriptor) -> Result<Vec<String>, String> {
+    let e = |e: hdf5::Error| e.to_string();
+    // Fixed-length strings are converted by HDF5 to a generous fixed width on read.
+    let trim = |s: &str| s.trim_end_matches(['\0', ' ']).to_string();
+    match td {
+        TypeDescriptor::VarLenUnicode => Ok(c
+            .read_raw::<VarLenUnicode>()
+            .map_err(e)?
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect()),
+        TypeDescriptor::VarLenAscii => Ok(c
+            .read_raw::<VarLenAscii>()
+            .map_err(e)?
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect()),
+        TypeDescriptor::FixedAscii(n) if *n <= 1024 => Ok(c
+            .read_raw::<FixedAscii<1024>>()
+            .map_err(e)?
+            .iter()
+            .map(|s| trim(s.as_str()))
+            .collect()),
+        TypeDescriptor::FixedUnicode(n) if *n <= 1024 => Ok(c
+            .read_raw::<FixedUnicode<1024>>()
+            .map_err(e)?
+            .iter()
+            .map(|s| trim(s.as_str()))
+            .collect()),
+        other => Err(format!("expected a string, found {}", describe(other))),
+    }
+}
+
+fn describe(td: &TypeDescriptor) -> String {
+    match td {
+        TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => "integers".into(),
+        TypeDescriptor::Float(_) => "floating-point numbers".into(),
+        TypeDescriptor::Boolean => "booleans".into(),
+        TypeDescriptor::Compound(_) => "a compound type (complex numbers?)".into(),
+        TypeDescriptor::FixedAscii(_)
+        | TypeDescriptor::FixedUnicode(_)
+        | TypeDescriptor::VarLenAscii
+        | TypeDescriptor::VarLenUnicode => "strings".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn attr_ints(loc: &hdf5::Location, name: &str) -> Result<Option<Vec<i64>>, String> {
+    if !loc.attr_names().map_err(|e| e.to_string())?.iter().any(|a| a == name) {
+        return Ok(None);
+    }
+    let a = loc.attr(name).map_err(|e| e.to_string())?;
+    ints(&a).map(|(v, _)| Some(v))
+}
+
+fn attr_float(loc: &hdf5::Location, name: &str) -> Result<Option<f64>, String> {
+    if !loc.attr_names().map_err(|e| e.to_string())?.iter().any(|a| a == name) {
+        return Ok(None);
+    }
+    let a = loc.attr(name).map_err(|e| e.to_string())?;
+    let (v, _) = floats(&a)?;
+    match v.as_slice() {
+        [x] => Ok(Some(*x)),
+        _ => Err(format!("expected one number, found {}", v.len())),
+    }
+}
+
+/// Integer values and shape; refuses floats so that an index is never silently truncated.
+fn ints(c: &hdf5::Container) -> Result<(Vec<i64>, Vec<usize>), String> {
+    let td = c
+        .dtype()
+        .and_then(|t| t.to_descriptor())
+        .map_err(|e| e.to_string())?;
+    match td {
+        TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) | TypeDescriptor::Boolean => {
+            let v = c.read_raw::<i64>().map_err(|e| e.to_string())?;
+            Ok((v, c.shape()))
+        }
+        other => Err(format!("expected integers, found {}", describe(&other))),
+    }
+}
+
+fn floats(c: &hdf5::Container) -> Result<(Vec<f64>, Vec<usize>), String> {
+    let td = c
+        .dtype()
+        .and_then(|t| t.to_descriptor())
+        .map_err(|e| e.to_string())?;
+    match td {
+        TypeDescriptor::Float(_) | TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => {
+            let v = c.read_raw::<f64>().map_err(|e| e.to_string())?;
+            Ok((v, c.shape()))
+        }
+        other => Err(format!("expected numbers, found {}", describe(&other))),
+    }
+}
+
+/// Reads dataset `name` of `group` (whose HDF5 path is `gpath`) with `f`, naming the path in
+/// any problem.
+fn dataset<T>(
+    group: &hdf5::Group,
+    gpath: &str,
+    name: &str,
+    out: &mut Vec<Problem>,
+    f: impl Fn(&hdf5::Container) -> Result<T, String>,
+) -> Option<T> {
+    let path = format!("{gpath}/{name}");
+    if !group.link_exists(name) {
+        out.push(Problem::error(path, "missing dataset"));
+        return None;
+    }
+    match group.dataset(name) {
+        Ok(d) => match f(&d) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                out.push(Problem::error(path, e));
+                None
+            }
+        },
+        Err(e) => {
+            out.push(Problem::error(path, format!("not a dataset ({e})")));
+            None
+        }
+    }
+}
+
+fn to_index(v: i64, bound: usize) -> Option<usize> {
+    usize::try_from(v).ok().filter(|&u| u < bound)
+}
+
+/// Reads a sparse (CSR, CSC or COO group) or dense (2-D dataset) matrix `/name`.
+///
+/// With `square`, the shape must be square (M, K, C); `W` is rectangular.
+fn read_matrix(
+    file: &hdf5::Group,
+    gpath: &str,
+    name: &str,
+    square: bool,
+    out: &mut Vec<Problem>,
+) -> Option<SparseMatrix> {
+    let path = format!("{gpath}/{name}");
+    if !file.link_exists(name) {
+        out.push(Problem::error(path, "missing (a sparse matrix group is required)"));
+        return None;
+    }
+    if let Ok(d) = file.dataset(name) {
+        return read_dense(&d, &path, square, out);
+    }
+    let g = match file.group(name) {
+        Ok(g) => g,
+        Err(e) => {
+            out.push(Problem::error(path, format!("cannot open ({e})")));
+            return None;
+        }
+    };
+    let mut fail = |m: String| {
+        out.push(Problem::error(path.clone(), m));
+        None
+    };
+    let encoding = match attr_string(&g, "encoding-type") {
+        Ok(Some(e)) => e,
+        Ok(None) => {
+            return fail(
+                "missing attribute encoding-type (\"csr_matrix\", \"csc_matrix\" or \"coo_matrix\")"
+                    .into(),
+            );
+        }
+        Err(e) => return fail(format!("attribute encoding-type: {e}")),
+    };
+    let shape = match attr_ints(&g, "shape") {
+        Ok(Some(s)) if s.len() == 2 && s[0] >= 0 && s[1] >= 0 => [s[0] as usize, s[1] as usize],
+        Ok(Some(s)) => return fail(format!("attribute shape = {s:?}, expected [rows, cols]")),
+        Ok(None) => return fail("missing attribute shape = [rows, cols]".into()),
+        Err(e) => return fail(format!("attribute shape: {e}")),
+    };
+    if square && shape[0] != shape[1] {
+        return fail(format!("shape is {shape:?}, the matrix must be square"));
+    }
+    let symmetric = match attr_string(&g, "symmetric") {
+        Ok(None) => None,
+        Ok(Some(s)) if s == "upper" || s == "lower" => Some(s),
+        Ok(Some(s)) if s == "full" || s == "none" || s.is_empty() => None,
+        Ok(Some(s)) => {
+            return fail(format!(
+                "attribute symmetric = {s:?}, expected \"upper\" or \"lower\""
+            ));
+        }
+        Err(e) => return fail(format!("attribute symmetric: {e}")),
+    };
+    let triplets = match encoding.as_str() {
+        "csr_matrix" | "csc_matrix" => {
+            read_compressed(&g, &path, shape, encoding == "csr_matrix", out)
+        }
+        "coo_matrix" => read_coo(&g, &path, shape, out),
+        other => {
+            return fail(format!(
+                "encoding-type = {other:?}; supported: \"csr_matrix\", \"csc_matrix\", \"coo_matrix\""
+            ));
+        }
+    }?;
+    assemble(triplets, shape, symmetric.as_deref(), &path, out)
+}
+
+fn read_dense(
+    d: &hdf5::Dataset,
+    path: &str,
+    square: bool,
+    out: &mut Vec<Problem>,
+) -> Option<SparseMatrix> {
+    let (v, shape) = match floats(d) {
+        Ok(x) => x,
+        Err(e) => {
+            out.push(Problem::error(path, e));
+            return None;
+        }
+    };
+    if shape.len() != 2 || (square && shape[0] != shape[1]) {
+        out.push(Problem::error(
+            path,
+            format!("a dense matrix dataset must be 2-D{}, found shape {shape:?}", if square { " and square" } else { "" }),
+        ));
+        return None;
+    }
+    let mut t = Vec::new();
+    for i in 0..shape[0] {
+        for j in 0..shape[1] {
+            let x = v[i * shape[1] + j];
+            if x != 0.0 {
+                t.push(Triplet::new(i, j, x));
+            }
+        }
+    }
+    assemble(t, [shape[0], shape[1]], None, path, out)
+}
+
+fn read_compressed(
+    g: &hdf5::Group,
+    path: &str,
+    shape: [usize; 2],
+    by_rows: bool,
+    out: &mut Vec<Problem>,
+) -> Option<Vec<Triplet<usize, usize, f64>>> {
+    let data = dataset(g, path, "data", out, |c| floats(c).map(|x| x.0));
+    let indices = dataset(g, path, "indices", out, |c| ints(c).map(|x| x.0));
+    let indptr = dataset(g, path, "indptr", out, |c| ints(c).map(|x| x.0));
+    let (data, indices, indptr) = (data?, indices?, indptr?);
+    let (major, minor) = if by_rows {
+        (shape[0], shape[1])
+    } else {
+        (shape[1], shape[0])
+    };
+    let mut fail = |name: &str, m: String| {
+        out.push(Problem::error(format!("{path}/{name}"), m));
+        None
+    };
+    if indptr.len() != major + 1 {
+        return fail(
+            "indptr",
+            format!("has {} entries, expected {} (one more than the {} count)", indptr.len(), major + 1, if by_rows { "row" } else { "column" }),
+        );
+    }
+    if data.len() != indices.len() {
+        return fail(
+            "indices",
+            format!("has {} entries but data has {}", indices.len(), data.len()),
+        );
+    }
+    if indptr[0] != 0 || indptr.windows(2).any(|w| w[1] < w[0]) {
+        return fail("indptr", "must start at 0 and never decrease".into());
+    }
+    if indptr[major] as usize != data.len() {
+        return fail(
+            "indptr",
+            format!("last entry is {}, but there are {} values", indptr[major], data.len()),
+        );
+    }
+    let mut t = Vec::with_capacity(data.len());
+    for a in 0..major {
+        for p in indptr[a] as usize..indptr[a + 1] as usize {
+            let Some(b) = to_index(indices[p], minor) else {
+                return fail(
+                    "indices",
+                    format!("index {} at position {p} is out of range 0..{minor}", indices[p]),
+                );
+            };
+            let (i, j) = if by_rows { (a, b) } else { (b, a) };
+            t.push(Triplet::new(i, j, data[p]));
+        }
+    }
+    Some(t)
+}
+
+fn read_coo(
+    g: &hdf5::Group,
+    path: &str,
+    shape: [usize; 2],
+    out: &mut Vec<Problem>,
+) -> Option<Vec<Triplet<usize, usize, f64>>> {
+    let data = dataset(g, path, "data", out, |c| floats(c).map(|x| x.0));
+    let row = dataset(g, path, "row", out, |c| ints(c).map(|x| x.0));
+    let col = dataset(g, path, "col", out, |c| ints(c).map(|x| x.0));
+    let (data, row, col) = (data?, row?, col?);
+    if row.len() != data.len() || col.len() != data.len() {
+        out.push(Problem::error(
+            path,
+            format!(
+                "row, col and data must have the same length, found {}, {}, {}",
+                row.len(),
+                col.len(),
+                data.len()
+            ),
+        ));
+        return None;
+    }
+    let mut t = Vec::with_capacity(data.len());
+    for p in 0..data.len() {
+        match (to_index(row[p], shape[0]), to_index(col[p], shape[1])) {
+            (Some(i), Some(j)) => t.push(Triplet::new(i, j, data[p])),
+            _ => {
+                out.push(Problem::error(
+                    path,
+                    format!(
+                        "entry {p} at ({}, {}) is out of range for shape {shape:?}",
+                        row[p], col[p]
+                    ),
+                ));
+                return None;
+            }
+        }
+    }
+    Some(t)
+}
+
+/// Builds the matrix from triplets, mirroring a stored triangle; duplicates add up.
+fn assemble(
+    mut t: Vec<Triplet<usize, usize, f64>>,
+    shape: [usize; 2],
+    symmetric: Option<&str>,
+    path: &str,
+    out: &mut Vec<Problem>,
+) -> Option<SparseMatrix> {
+    if let Some(tri) = symmetric {
+        let upper = tri == "upper";
+        if let Some(e) = t
+            .iter()
+            .find(|e| if upper { e.row > e.col } else { e.row < e.col })
+        {
+            out.push(Problem::error(
+                path,
+                format!(
+                    "symmetric = {tri:?} but entry ({}, {}) lies in the other triangle",
+                    e.row, e.col
+                ),
+            ));
+            return None;
+        }
+        let mirrored: Vec<_> = t
+            .iter()
+            .filter(|e| e.row != e.col)
+            .map(|e| Triplet::new(e.col, e.row, e.val))
+            .collect();
+        t.extend(mirrored);
+    }
+    match SparseMatrix::try_new_from_triplets(shape[0], shape[1], &t) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            out.push(Problem::error(path, format!("cannot build the matrix: {e}")));
+            None
+        }
+    }
+}
+
+fn read_damping(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Damping> {
+    let mut d = Damping::default();
+    if !file.link_exists("damping") {
+        return Some(d);
+    }
+    let g = match file.group("damping") {
+        Ok(g) => g,
+        Err(e) => {
+            out.push(Problem::error("/damping", format!("must be a group ({e})")));
+            return None;
+        }
+    };
+    // Scalars may be datasets (g["alpha"] = 0.1) or attributes (g.attrs["alpha"] = 0.1).
+    let mut scalar = |name: &str| -> Option<f64> {
+        let path = format!("/damping/{name}");
+        let r = if g.link_exists(name) {
+            g.dataset(name).map_err(|e| e.to_string()).and_then(|ds| {
+                let (v, _) = floats(&ds)?;
+                match v.as_slice() {
+                    [x] => Ok(Some(*x)),
+                    _ => Err(format!("expected one number, found {}", v.len())),
+                }
+            })
+        } else {
+            attr_float(&g, name)
+        };
+        match r {
+            Ok(v) => v,
+            Err(e) => {
+                out.push(Problem::error(path, e));
+                None
+            }
+        }
+    };
+    let alpha = scalar("alpha");
+    let beta = scalar("beta");
+    if alpha.is_some() || beta.is_some() {
+        d.rayleigh = Some((alpha.unwrap_or(0.0), beta.unwrap_or(0.0)));
+    }
+    d.hysteretic_eta = scalar("eta");
+    if g.link_exists("zeta") {
+        d.modal_zeta = dataset(&g, "/damping", "zeta", out, |c| floats(c).map(|x| x.0));
+    }
+    Some(d)
+}
+
+fn read_contacts(file: &hdf5::File, n: usize, out: &mut Vec<Problem>) -> Option<Contacts> {
+    if !file.link_exists("contacts") {
+        return Some(Contacts::none());
+    }
+    let g = match file.group("contacts") {
+        Ok(g) => g,
+        Err(e) => {
+            out.push(Problem::error("/contacts", format!("must be a group ({e})")));
+            return None;
+        }
+    };
+    let dim = match attr_ints(&g, "dim") {
+        Ok(Some(v)) if v.len() == 1 && (v[0] == 1 || v[0] == 2) => v[0] as usize,
+        Ok(Some(v)) => {
+            out.push(Problem::error(
+                "/contacts",
+                format!("attribute dim = {v:?}, must be 1 or 2"),
+            ));
+            return None;
+        }
+        Ok(None) => {
+            out.push(Problem::error(
+                "/contacts",
+                "missing attribute dim (1 or 2 tangential directions)",
+            ));
+            return None;
+        }
+        Err(e) => {
+            out.push(Problem::error("/contacts", format!("attribute dim: {e}")));
+            return None;
+        }
+    };
+    let mu_n = dataset(&g, "/contacts", "mu_n", out, |c| floats(c).map(|x| x.0))?;
+    let nc = mu_n.len();
+    let rho = if g.link_exists("rho") {
+        dataset(&g, "/contacts", "rho", out, |c| floats(c).map(|x| x.0))?
+    } else {
+        vec![1.0; nc]
+    };
+    let has_dofs = g.link_exists("dofs");
+    let has_w = g.link_exists("W");
+    let kinematics = match (has_dofs, has_w) {
+        (true, true) => {
+            out.push(Problem::error(
+                "/contacts",
+                "has both dofs and W: give the kinematics one way only",
+            ));
+            return None;
+        }
+        (false, false) => {
+            out.push(Problem::error(
+                "/contacts",
+                "missing the kinematics: a dofs dataset (nc x dim) or a sparse W group",
+            ));
+            return None;
+        }
+        (true, false) => {
+            let dofs = dof_table(&g, "dofs", nc, dim, n, false, out)?;
+            let other = if g.link_exists("dofs_other") {
+                Some(dof_table(&g, "dofs_other", nc, dim, n, true, out)?)
+            } else {
+                None
+            };
+            Kinematics::Dofs {
+                dofs: dofs.into_iter().map(|d| d.unwrap_or(0)).collect(),
+                other,
+            }
+        }
+        (false, true) => Kinematics::Matrix(read_matrix(&g, "/contacts", "W", false, out)?),
+    };
+    Some(Contacts {
+        dim,
+        mu_n,
+        rho,
+        kinematics,
+    })
+}
+
+/// Reads an `nc x dim` table of DOF indices (a 1-D array is accepted when dim = 1).
+fn dof_table(
+    g: &hdf5::Group,
+    name: &str,
+    nc: usize,
+    dim: usize,
+    n: usize,
+    ground_allowed: bool,
+    out: &mut Vec<Problem>,
+) -> Option<Vec<Option<usize>>> {
+    let path = format!("/contacts/{name}");
+    let (v, shape) = dataset(g, "/contacts", name, out, ints)?;
+    let shape_ok = shape == [nc, dim] || (dim == 1 && shape == [nc]);
+    if !shape_ok {
+        out.push(Problem::error(
+            path,
+            format!("shape is {shape:?}, expected [nc, dim] = [{nc}, {dim}] (nc from mu_n)"),
+        ));
+        return None;
+    }
+    let mut dofs = Vec::with_capacity(v.len());
+    for (row, &d) in v.iter().enumerate() {
+        let (c, k) = (row / dim, row % dim);
+        if d == -1 && ground_allowed {
+            dofs.push(None);
+        } else if let Some(u) = to_index(d, n) {
+            dofs.push(Some(u));
+        } else {
+            let hint = if ground_allowed { " (use -1 for ground)" } else { "" };
+            out.push(Problem::error(
+                path,
+                format!("contact {c} direction {k} uses DOF {d}, out of range 0..{n}{hint}"),
+            ));
+            return None;
+        }
+    }
+    Some(dofs)
+}
+
+fn read_forcing(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Vec<ForcingTerm>> {
+    if !file.link_exists("forcing") {
+        return Some(Vec::new());
+    }
+    let g = match file.group("forcing") {
+        Ok(g) => g,
+        Err(e) => {
+            out.push(Problem::error("/forcing", format!("must be a group ({e})")));
+            return None;
+        }
+    };
+    let dof = dataset(&g, "/forcing", "dof", out, |c| ints(c).map(|x| x.0));
+    let harmonic = dataset(&g, "/forcing", "harmonic", out, |c| ints(c).map(|x| x.0));
+    let cos = dataset(&g, "/forcing", "cos", out, |c| floats(c).map(|x| x.0));
+    let sin = dataset(&g, "/forcing", "sin", out, |c| floats(c).map(|x| x.0));
+    let (dof, harmonic, cos, sin) = (dof?, harmonic?, cos?, sin?);
+    let len = dof.len();
+    if harmonic.len() != len || cos.len() != len || sin.len() != len {
+        out.push(Problem::error(
+            "/forcing",
+            format!(
+                "dof, harmonic, cos and sin must have the same length, found {}, {}, {}, {}",
+                len,
+                harmonic.len(),
+                cos.len(),
+                sin.len()
+            ),
+        ));
+        return None;
+    }
+    let mut terms = Vec::with_capacity(len);
+    for i in 0..len {
+        let (Ok(d), Ok(h)) = (usize::try_from(dof[i]), usize::try_from(harmonic[i])) else {
+            out.push(Problem::error(
+                "/forcing",
+                format!(
+                    "term {i} has dof {} and harmonic {}: both must be >= 0",
+                    dof[i], harmonic[i]
+                ),
+            ));
+            return None;
+        };
+        terms.push(ForcingTerm {
+            dof: d,
+            harmonic: h,
+            cos: cos[i],
+            sin: sin[i],
+        });
+    }
+    Some(terms)
+}
+
+/// Writes a model file atomically: to a temporary file beside `path`, renamed on success.
+///
+/// The model is validated first; an invalid model is not written.
+pub fn write(path: impl AsRef<Path>, model: &Model) -> Result<(), ModelError> {
+    let path = path.as_ref();
+    let problems = validate(model);
+    if has_errors(&problems) {
+        return Err(ModelError::Invalid {
+            path: path.to_path_buf(),
+            problems,
+        });
+    }
+    let werr = |reason: String| ModelError::Write {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| werr("the path names no file".into()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(".partial");
+    let tmp = path.with_file_name(tmp_name);
+    let result = write_to(&tmp, model).map_err(|e| e.to_string());
+    match result {
+        Ok(()) => std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            werr(e.to_string())
+        }),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(werr(e))
+        }
+    }
+}
+
+fn vlu(s: &str) -> hdf5::Result<VarLenUnicode> {
+    s.parse::<VarLenUnicode>()
+        .map_err(|e| hdf5::Error::from(format!("string {s:?}: {e}")))
+}
+
+fn put_str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
+    loc.new_attr::<VarLenUnicode>()
+        .create(name)?
+        .write_scalar(&vlu(value)?)
+}
+
+fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
+    let f = hdf5::File::create(path)?;
+    put_str_attr(&f, "format", FORMAT_NAME)?;
+    f.new_attr::<i64>()
+        .create("version")?
+        .write_scalar(&FORMAT_VERSION)?;
+    if let Some(t) = &model.title {
+        put_str_attr(&f, "title", t)?;
+    }
+    if let Some(u) = &model.units {
+        put_str_attr(&f, "units", u)?;
+    }
+    write_csr(&f, "M", &model.mass, true)?;
+    write_csr(&f, "K", &model.stiffness, true)?;
+    if let Some(c) = &model.damping_matrix {
+        write_csr(&f, "C", c, true)?;
+    }
+    let d = &model.damping;
+    if !d.is_empty() {
+        let g = f.create_group("damping")?;
+        let scalar = |name: &str, v: f64| -> hdf5::Result<()> {
+            g.new_dataset::<f64>().create(name)?.write_scalar(&v)
+        };
+        if let Some((a, b)) = d.rayleigh {
+            scalar("alpha", a)?;
+            scalar("beta", b)?;
+        }
+        if let Some(eta) = d.hysteretic_eta {
+            scalar("eta", eta)?;
+        }
+        if let Some(z) = &d.modal_zeta {
+            g.new_dataset_builder().with_data(z.as_slice()).create("zeta")?;
+        }
+    }
+    let c = &model.contacts;
+    if !c.is_empty() {
+        let g = f.create_group("contacts")?;
+        g.new_attr::<i64>()
+            .create("dim")?
+            .write_scalar(&(c.dim as i64))?;
+        g.new_dataset_builder()
+            .with_data(c.mu_n.as_slice())
+            .create("mu_n")?;
+        g.new_dataset_builder()
+            .with_data(c.rho.as_slice())
+            .create("rho")?;
+        match &c.kinematics {
+            Kinematics::Dofs { dofs, other } => {
+                let table: Vec<i64> = dofs.iter().map(|&d| d as i64).collect();
+                g.new_dataset::<i64>()
+                    .shape([c.len(), c.dim])
+                    .create("dofs")?
+                    .write_raw(&table)?;
+                if let Some(o) = other {
+                    let table: Vec<i64> =
+                        o.iter().map(|d| d.map_or(-1, |d| d as i64)).collect();
+                    g.new_dataset::<i64>()
+                        .shape([c.len(), c.dim])
+                        .create("dofs_other")?
+                        .write_raw(&table)?;
+                }
+            }
+            Kinematics::Matrix(w) => write_csr(&g, "W", w, false)?,
+        }
+    }
+    if !model.forcing.is_empty() {
+        let g = f.create_group("forcing")?;
+        let fo = &model.forcing;
+        let dof: Vec<i64> = fo.iter().map(|t| t.dof as i64).collect();
+        let h: Vec<i64> = fo.iter().map(|t| t.harmonic as i64).collect();
+        let cs: Vec<f64> = fo.iter().map(|t| t.cos).collect();
+        let sn: Vec<f64> = fo.iter().map(|t| t.sin).collect();
+        g.new_dataset_builder().with_data(&dof).create("dof")?;
+        g.new_dataset_builder().with_data(&h).create("harmonic")?;
+        g.new_dataset_builder().with_data(&cs).create("cos")?;
+        g.new_dataset_builder().with_data(&sn).create("sin")?;
+    }
+    if let Some(labels) = &model.dof_labels {
+        let v = labels
+            .iter()
+            .map(|l| vlu(l))
+            .collect::<hdf5::Result<Vec<_>>>()?;
+        f.new_dataset_builder().with_data(&v).create("dof_labels")?;
+    }
+    f.flush()?;
+    Ok(())
+}
+
+/// Writes `a` as a CSR group; with `upper`, only the upper triangle (attribute symmetric).
+fn write_csr(loc: &hdf5::Group, name: &str, a: &SparseMatrix, upper: bool) -> hdf5::Result<()> {
+    // CSR of A is CSC of A^T; for the upper triangle of a symmetric A, row i of the upper
+    // triangle holds the entries of column i of A on or below the diagonal.
+    let csr = if upper {
+        None
+    } else {
+        Some(
+            a.as_ref()
+                .transpose()
+                .to_col_major()
+                .map_err(|e| hdf5::Error::from(format!("{e:?}")))?,
+        )
+    };
+    let src = csr.as_ref().unwrap_or(a);
+    let mut indptr = vec![0i64];
+    let mut indices = Vec::new();
+    let mut data = Vec::new();
+    for j in 0..src.ncols() {
+        for (&i, &v) in src.row_idx_of_col_raw(j).iter().zip(src.val_of_col(j)) {
+            if !upper || i >= j {
+                indices.push(i as i64);
+                data.push(v);
+            }
+        }
+        indptr.push(indices.len() as i64);
+    }
+    let g = loc.create_group(name)?;
+    put_str_attr(&g, "encoding-type", "csr_matrix")?;
+    put_str_attr(&g, "encoding-version", "0.1.0")?;
+    if upper {
+        put_str_attr(&g, "symmetric", "upper")?;
+    }
+    g.new_attr::<i64>()
+        .shape([2])
+        .create("shape")?
+        .write_raw(&[a.nrows() as i64, a.ncols() as i64])?;
+    g.new_dataset_builder().with_data(&data).create("data")?;
+    g.new_dataset_builder().with_data(&indices).create("indices")?;
+    g.new_dataset_builder().with_data(&indptr).create("indptr")?;
+    Ok(())
+}
