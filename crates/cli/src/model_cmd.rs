@@ -53,13 +53,13 @@ pub struct ExampleArgs {
     #[arg(long)]
     list: bool,
     /// Friction bound mu*N for every contact, instead of the published value.
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     mu_n: Option<f64>,
     /// Number of friction contacts of `chain` (the chain has N + 10 masses).
     #[arg(long, value_name = "N")]
     contacts: Option<usize>,
     /// Damper mass of `two-mass-damper` (0 = massless damper).
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_negative_numbers = true)]
     damper_mass: Option<f64>,
 }
 

@@ -1,0 +1,582 @@
+//! Dynamic condensation of the linear structure onto the friction contacts: the receptance
+//! `G_h = W Z_h^{-1} W^T` per harmonic and the forced response at the contacts.
+//!
+//! # Conventions
+//!
+//! * **Complex amplitudes.** Every periodic quantity is `x(t) = Re(sum_h X_h e^{i h w t})`.
+//!   A forcing term `cos * cos(h w t) + sin * sin(h w t)` therefore has the complex amplitude
+//!   `F_h = cos - i sin`. Velocities are the caller's job: `V_h = i h w W U_h`.
+//! * **Dynamic stiffness.** `Z_h = K (1 + i eta) - (h w)^2 M + i h w C` for `h >= 1`, with
+//!   `C = model.viscous_damping()` (explicit `C` plus Rayleigh `alpha M + beta K`) and `eta`
+//!   the hysteretic loss factor. For `h = 0`, `Z_0 = K`: hysteretic damping is a loss per
+//!   *cycle* and is conventionally omitted from the static term (keeping it would make the
+//!   static response complex, which has no physical meaning). The same rule holds at `w = 0`
+//!   with `h >= 1` (then `Z_h = K (1 + i eta)`).
+//! * **Receptance.** `G_h = W Z_h^{-1} W^T` (`m x m`, `m = dim * nc`, contact `c` direction
+//!   `k` is row `c * dim + k`). `Z_h` is complex *symmetric* (not Hermitian), so `G_h` is
+//!   complex symmetric; the direct backends symmetrise it (`(G + G^T) / 2`) to remove rounding.
+//! * **Response.** `U_h = Z_h^{-1} (F_h + W^T R_h)`, so the contact displacement is
+//!   `W U_h = G_h R_h + W Z_h^{-1} F_h` ([`ReceptanceAt::forced_contact_response`] is the
+//!   second term) and any DOF is recovered by [`ReceptanceAt::recover`].
+//!
+//! # Why three backends
+//!
+//! The cost of `G_h` decides what model sizes are usable, and no single method is best:
+//! * **dense** (complex dense LU of `Z_h`): exact, trivial, `O(n^3)` per harmonic and
+//!   frequency; the right tool for lumped models (the papers' oscillators, blade-damper-blade).
+//! * **sparse** (complex sparse LU of `Z_h`, symbolic analysis once for the pattern union of
+//!   `K`, `M`, `C`, reused across harmonics and frequencies): exact, affordable up to some
+//!   ten thousand DOFs, but a fresh numeric factorisation per harmonic and frequency.
+//! * **modal** (lowest modes of `(K, M)` once, by shift-invert Lanczos on a sparse real
+//!   Cholesky factor, then a modal sum plus the residual flexibility of the omitted modes):
+//!   the per-frequency cost no longer depends on `n`; approximate in the dynamic contribution
+//!   of the omitted modes and in non-proportional damping, exact in statics.
+//!
+//! [`ReceptanceKind::Auto`] picks dense for `n <= 500`, sparse for `n <= 20_000`, modal
+//! (100 modes, or one per modal damping ratio) above; explicit kinds override it.
+//!
+//! # Calling pattern
+//!
+//! [`Receptance::new`] does the frequency-independent work (dense copies, the symbolic sparse
+//! analysis, or the modal extraction and residual flexibility). [`Receptance::prepare`] then
+//! factorises every harmonic of the set at one frequency (in parallel over harmonics for the
+//! direct backends; results do not depend on the thread count's scheduling because each
+//! harmonic is computed independently) and returns a [`ReceptanceAt`], whose queries are cheap
+//! and may be called any number of times.
+
+mod direct;
+mod lanczos;
+mod modal;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use ewr_model::{Model, SparseMatrix};
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Mat, MatMut, MatRef, c64};
+use rayon::prelude::*;
+
+pub use modal::Modes;
+
+/// Largest model [`ReceptanceKind::Auto`] sends to the dense backend (`O(n^3)` per harmonic;
+/// a dense complex LU of 500 DOFs takes about 10 ms here).
+pub const AUTO_DENSE_MAX_DOFS: usize = 500;
+/// Largest model [`ReceptanceKind::Auto`] sends to the sparse backend; above, one numeric
+/// complex sparse LU per harmonic and frequency becomes the bottleneck of a sweep.
+pub const AUTO_SPARSE_MAX_DOFS: usize = 20_000;
+/// Modes kept by [`ReceptanceKind::Auto`] when it chooses the modal backend and the model has
+/// no modal damping ratios (otherwise one mode per ratio).
+pub const AUTO_MODAL_MODES: usize = 100;
+
+/// Which backend computes the receptance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceptanceKind {
+    /// Choose by size: dense for `n <= AUTO_DENSE_MAX_DOFS`, sparse up to
+    /// `AUTO_SPARSE_MAX_DOFS`, modal above. A model with modal damping ratios always goes
+    /// modal (with one mode per ratio), since only the modal backend can represent them.
+    Auto,
+    /// Complex dense LU of `Z_h`.
+    Dense,
+    /// Complex sparse LU of `Z_h` with a symbolic analysis shared by all harmonics/frequencies.
+    Sparse,
+    /// Modal sum over the lowest `modes` modes plus the residual flexibility of the others.
+    Modal {
+        /// Number of modes to retain (fewer if the structure has fewer finite-frequency modes).
+        modes: usize,
+    },
+}
+
+/// Why a receptance could not be built or evaluated.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReceptanceError {
+    /// `Z_h` is (numerically) singular: an undamped structure at resonance, or a structure
+    /// with rigid-body modes at `h w = 0`.
+    Singular {
+        /// Harmonic index.
+        harmonic: usize,
+        /// Fundamental circular frequency `w`.
+        frequency: f64,
+    },
+    /// A harmonic was queried that [`Receptance::prepare`] was not given.
+    NotPrepared {
+        /// Harmonic index.
+        harmonic: usize,
+    },
+    /// An argument has the wrong length or shape.
+    BadSize {
+        /// What was wrong.
+        what: &'static str,
+        /// Expected length / rows.
+        expected: usize,
+        /// Given length / rows.
+        got: usize,
+    },
+    /// The model is inconsistent (matrix sizes, DOF indices, non-finite frequency...).
+    BadInput(String),
+    /// A real sparse factorisation used by the modal backend failed (`K - sigma M` not
+    /// positive definite, e.g. a negative stiffness or a massless DOF without stiffness).
+    Factorization(String),
+    /// The Lanczos eigensolver did not converge or found an inconsistent spectrum.
+    Lanczos(String),
+    /// Modal damping ratios (`/damping/zeta`) can only be represented by the modal backend.
+    ModalDampingNeedsModal,
+}
+
+impl fmt::Display for ReceptanceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReceptanceError::Singular {
+                harmonic,
+                frequency,
+            } => write!(
+                f,
+                "the dynamic stiffness of harmonic {harmonic} at w = {frequency} is singular \
+                 (undamped resonance, or rigid-body modes at zero frequency)"
+            ),
+            ReceptanceError::NotPrepared { harmonic } => {
+                write!(f, "harmonic {harmonic} was not in the prepared set")
+            }
+            ReceptanceError::BadSize {
+                what,
+                expected,
+                got,
+            } => write!(f, "{what}: expected {expected}, got {got}"),
+            ReceptanceError::BadInput(s) => write!(f, "invalid model for the receptance: {s}"),
+            ReceptanceError::Factorization(s) => write!(f, "sparse factorisation failed: {s}"),
+            ReceptanceError::Lanczos(s) => write!(f, "modal extraction failed: {s}"),
+            ReceptanceError::ModalDampingNeedsModal => write!(
+                f,
+                "modal damping ratios need the modal receptance backend (ReceptanceKind::Modal)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReceptanceError {}
+
+/// The structure as the backends need it: matrices, contact map, damping constants, forcing.
+pub(crate) struct Structure {
+    pub n: usize,
+    pub m: usize,
+    pub k: SparseMatrix,
+    pub mass: SparseMatrix,
+    /// `C + alpha M + beta K`.
+    pub c: SparseMatrix,
+    pub w: SparseMatrix,
+    pub w_c: SparseColMat<usize, c64>,
+    pub eta: f64,
+    pub rayleigh_beta: f64,
+    pub modal_zeta: Option<Vec<f64>>,
+    /// Complex forcing amplitudes per harmonic: `(dof, cos - i sin)`, summed.
+    pub forcing: BTreeMap<usize, Vec<(usize, c64)>>,
+}
+
+impl Structure {
+    fn new(model: &Model) -> Result<Self, ReceptanceError> {
+        let n = model.n_dofs();
+        let square = |a: &SparseMatrix, name: &str| {
+            if a.nrows() != n || a.ncols() != n {
+                Err(ReceptanceError::BadInput(format!(
+                    "{name} is {} x {}, expected {n} x {n}",
+                    a.nrows(),
+                    a.ncols()
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        square(&model.stiffness, "K")?;
+        square(&model.mass, "M")?;
+        if let Some(c) = &model.damping_matrix {
+            square(c, "C")?;
+        }
+        let w = model
+            .contacts
+            .w_matrix(n)
+            .map_err(ReceptanceError::BadInput)?;
+        let m = w.nrows();
+        let w_c = to_complex(&w);
+        let mut forcing: BTreeMap<usize, Vec<(usize, c64)>> = BTreeMap::new();
+        for t in &model.forcing {
+            if t.dof >= n {
+                return Err(ReceptanceError::BadInput(format!(
+                    "forcing on DOF {} out of range 0..{n}",
+                    t.dof
+                )));
+            }
+            forcing
+                .entry(t.harmonic)
+                .or_default()
+                .push((t.dof, c64::new(t.cos, -t.sin)));
+        }
+        let d = &model.damping;
+        Ok(Structure {
+            n,
+            m,
+            k: model.stiffness.clone(),
+            mass: model.mass.clone(),
+            c: model.viscous_damping(),
+            w,
+            w_c,
+            eta: d.hysteretic_eta.unwrap_or(0.0),
+            rayleigh_beta: d.rayleigh.map_or(0.0, |r| r.1),
+            modal_zeta: d.modal_zeta.clone(),
+            forcing,
+        })
+    }
+
+    /// Hysteretic loss factor used at harmonic `h` (none in the static term).
+    pub fn eta_h(&self, h: usize) -> f64 {
+        if h == 0 { 0.0 } else { self.eta }
+    }
+
+    /// `F_h` as an `n x 1` matrix, or `None` when harmonic `h` is not forced.
+    pub fn force(&self, h: usize) -> Option<Mat<c64>> {
+        let terms = self.forcing.get(&h)?;
+        let mut f = Mat::zeros(self.n, 1);
+        for &(dof, v) in terms {
+            f[(dof, 0)] += v;
+        }
+        Some(f)
+    }
+
+    /// `F_h + W^T r` as an `n x 1` matrix.
+    pub fn load(&self, h: usize, r: &[c64]) -> Mat<c64> {
+        let mut b = self.force(h).unwrap_or_else(|| Mat::zeros(self.n, 1));
+        let w = self.w.as_ref();
+        for j in 0..self.n {
+            for (i, v) in w.row_idx_of_col(j).zip(w.val_of_col(j)) {
+                b[(j, 0)] += r[i] * *v;
+            }
+        }
+        b
+    }
+
+    /// `W^T` as a dense complex `n x m` matrix followed by `extra` zero columns.
+    pub fn wt_dense(&self, extra: usize) -> Mat<c64> {
+        let mut b = Mat::zeros(self.n, self.m + extra);
+        let w = self.w.as_ref();
+        for j in 0..self.n {
+            for (i, v) in w.row_idx_of_col(j).zip(w.val_of_col(j)) {
+                b[(j, i)] = c64::new(*v, 0.0);
+            }
+        }
+        b
+    }
+}
+
+/// The receptance of a model at its contacts, with the frequency-independent work done.
+///
+/// Backends are an enum rather than a trait object: the set is closed and owned here, `Auto`
+/// has to choose one at run time from the model, and the per-frequency data of each backend
+/// ([`ReceptanceAt`]) differs, which an enum keeps in one concrete, `Send + Sync` type.
+pub struct Receptance {
+    s: Structure,
+    backend: Backend,
+}
+
+enum Backend {
+    Dense(direct::DenseBackend),
+    Sparse(direct::SparseBackend),
+    Modal(Box<modal::ModalBackend>),
+}
+
+impl Receptance {
+    /// Builds the receptance of `model` with the given backend (see [`ReceptanceKind`]).
+    ///
+    /// For the modal backend this extracts the modes and the residual flexibility (the
+    /// expensive, one-time part); for the sparse backend it does the symbolic analysis.
+    pub fn new(model: &Model, kind: ReceptanceKind) -> Result<Self, ReceptanceError> {
+        let s = Structure::new(model)?;
+        let zeta = s.modal_zeta.as_ref().map(Vec::len);
+        let kind = match kind {
+            ReceptanceKind::Auto => match zeta {
+                Some(nz) if nz > 0 => ReceptanceKind::Modal { modes: nz },
+                _ if s.n <= AUTO_DENSE_MAX_DOFS => ReceptanceKind::Dense,
+                _ if s.n <= AUTO_SPARSE_MAX_DOFS => ReceptanceKind::Sparse,
+                _ => ReceptanceKind::Modal {
+                    modes: AUTO_MODAL_MODES,
+                },
+            },
+            k => k,
+        };
+        let has_zeta = zeta.is_some_and(|nz| nz > 0);
+        let backend = match kind {
+            ReceptanceKind::Dense | ReceptanceKind::Sparse if has_zeta => {
+                return Err(ReceptanceError::ModalDampingNeedsModal);
+            }
+            ReceptanceKind::Dense => Backend::Dense(direct::DenseBackend::new(&s)),
+            ReceptanceKind::Sparse => Backend::Sparse(direct::SparseBackend::new(&s)?),
+            ReceptanceKind::Modal { modes } => {
+                Backend::Modal(Box::new(modal::ModalBackend::new(&s, modes)?))
+            }
+            ReceptanceKind::Auto => unreachable!("Auto was resolved above"),
+        };
+        Ok(Receptance { s, backend })
+    }
+
+    /// The backend in use (never `Auto`; for modal, the number of modes actually retained).
+    pub fn kind(&self) -> ReceptanceKind {
+        match &self.backend {
+            Backend::Dense(_) => ReceptanceKind::Dense,
+            Backend::Sparse(_) => ReceptanceKind::Sparse,
+            Backend::Modal(b) => ReceptanceKind::Modal {
+                modes: b.modes.omega.len(),
+            },
+        }
+    }
+
+    /// Number of DOFs `n`.
+    pub fn n_dofs(&self) -> usize {
+        self.s.n
+    }
+
+    /// Size `m = dim * nc` of the contact receptance.
+    pub fn n_contact_rows(&self) -> usize {
+        self.s.m
+    }
+
+    /// The retained modes and residual flexibility (modal backend only).
+    pub fn modes(&self) -> Option<&Modes> {
+        match &self.backend {
+            Backend::Modal(b) => Some(&b.modes),
+            _ => None,
+        }
+    }
+
+    /// Factorises (or evaluates) every harmonic of `harmonics` at fundamental frequency `w`.
+    ///
+    /// Duplicates in `harmonics` are ignored; queries for other harmonics fail with
+    /// [`ReceptanceError::NotPrepared`].
+    pub fn prepare(&self, w: f64, harmonics: &[usize]) -> Result<ReceptanceAt<'_>, ReceptanceError> {
+        if !w.is_finite() {
+            return Err(ReceptanceError::BadInput(format!("frequency w = {w}")));
+        }
+        let mut hs: Vec<usize> = Vec::with_capacity(harmonics.len());
+        for &h in harmonics {
+            if !hs.contains(&h) {
+                hs.push(h);
+            }
+        }
+        let data: Result<Vec<HarmonicData>, ReceptanceError> = match &self.backend {
+            Backend::Dense(b) => hs
+                .par_iter()
+                .map(|&h| b.harmonic(&self.s, w, h).map(HarmonicData::Direct))
+                .collect(),
+            Backend::Sparse(b) => hs
+                .par_iter()
+                .map(|&h| b.harmonic(&self.s, w, h).map(HarmonicData::Direct))
+                .collect(),
+            // Per harmonic this is O(modes) work: no point in threads.
+            Backend::Modal(b) => hs
+                .iter()
+                .map(|&h| b.harmonic(&self.s, w, h).map(HarmonicData::Modal))
+                .collect(),
+        };
+        Ok(ReceptanceAt {
+            rec: self,
+            w,
+            harmonics: hs,
+            data: data?,
+        })
+    }
+}
+
+enum HarmonicData {
+    Direct(direct::DirectHarmonic),
+    Modal(modal::ModalHarmonic),
+}
+
+/// The receptance at one fundamental frequency for a set of harmonics (see
+/// [`Receptance::prepare`]). All queries are read-only and may run concurrently.
+pub struct ReceptanceAt<'a> {
+    rec: &'a Receptance,
+    w: f64,
+    harmonics: Vec<usize>,
+    data: Vec<HarmonicData>,
+}
+
+impl<'a> ReceptanceAt<'a> {
+    /// The fundamental circular frequency `w`.
+    pub fn frequency(&self) -> f64 {
+        self.w
+    }
+
+    /// The prepared harmonics, in the order given (duplicates removed).
+    pub fn harmonics(&self) -> &[usize] {
+        &self.harmonics
+    }
+
+    fn get(&self, h: usize) -> Result<&HarmonicData, ReceptanceError> {
+        self.harmonics
+            .iter()
+            .position(|&x| x == h)
+            .map(|i| &self.data[i])
+            .ok_or(ReceptanceError::NotPrepared { harmonic: h })
+    }
+
+    fn modal(&self) -> &modal::ModalBackend {
+        match &self.rec.backend {
+            Backend::Modal(b) => b,
+            _ => unreachable!("modal harmonic data only comes from the modal backend"),
+        }
+    }
+
+    /// `G_h = W Z_h^{-1} W^T` (`m x m`, complex symmetric). Formed at [`Receptance::prepare`]
+    /// by the direct backends, on first use by the modal backend (then cached).
+    pub fn contact_receptance(&self, h: usize) -> Result<MatRef<'_, c64>, ReceptanceError> {
+        Ok(match self.get(h)? {
+            HarmonicData::Direct(d) => d.g.as_ref(),
+            HarmonicData::Modal(d) => d.g(self.modal()).as_ref(),
+        })
+    }
+
+    /// `out = G_h x` for `x` with `m` rows and any number of columns.
+    ///
+    /// The modal backend never forms `G_h` for this: `W Phi diag(1/d) Phi^T W^T x` plus the
+    /// residual flexibility, i.e. `O(m (modes + m))` per column.
+    pub fn apply(
+        &self,
+        h: usize,
+        x: MatRef<'_, c64>,
+        out: MatMut<'_, c64>,
+    ) -> Result<(), ReceptanceError> {
+        let m = self.rec.s.m;
+        if x.nrows() != m {
+            return Err(ReceptanceError::BadSize {
+                what: "rows of x in apply",
+                expected: m,
+                got: x.nrows(),
+            });
+        }
+        if out.nrows() != m || out.ncols() != x.ncols() {
+            return Err(ReceptanceError::BadSize {
+                what: "rows of out in apply (and columns must match x)",
+                expected: m,
+                got: out.nrows(),
+            });
+        }
+        match self.get(h)? {
+            HarmonicData::Direct(d) => {
+                faer::linalg::matmul::matmul(
+                    out,
+                    faer::Accum::Replace,
+                    d.g.as_ref(),
+                    x,
+                    c64::new(1.0, 0.0),
+                    faer::get_global_parallelism(),
+                );
+            }
+            HarmonicData::Modal(d) => d.apply(self.modal(), x, out),
+        }
+        Ok(())
+    }
+
+    /// `y = G_h x` for one vector (convenience form of [`apply`](Self::apply)).
+    pub fn apply_vec(&self, h: usize, x: &[c64]) -> Result<Vec<c64>, ReceptanceError> {
+        let m = self.rec.s.m;
+        if x.len() != m {
+            return Err(ReceptanceError::BadSize {
+                what: "length of x in apply_vec",
+                expected: m,
+                got: x.len(),
+            });
+        }
+        let mut y = Mat::zeros(m, 1);
+        self.apply(h, MatRef::from_column_major_slice(x, m, 1), y.as_mut())?;
+        Ok(col(&y))
+    }
+
+    /// `W Z_h^{-1} F_h`: the contact displacement of harmonic `h` without friction (`m`
+    /// entries; zeros when `h` is not forced).
+    pub fn forced_contact_response(&self, h: usize) -> Result<Vec<c64>, ReceptanceError> {
+        Ok(match self.get(h)? {
+            HarmonicData::Direct(d) => d.forced.clone(),
+            HarmonicData::Modal(d) => d.forced(self.modal(), &self.rec.s, h),
+        })
+    }
+
+    /// `U_h = Z_h^{-1} (F_h + W^T R_h)` at the DOFs `dofs` (all DOFs when `None`), for the
+    /// contact forces `r` (`m` entries) of harmonic `h`.
+    ///
+    /// Costs one solve with the stored factorisation (direct backends) or a modal sum plus
+    /// one static residual solve (modal backend).
+    pub fn recover(
+        &self,
+        h: usize,
+        r: &[c64],
+        dofs: Option<&[usize]>,
+    ) -> Result<Vec<c64>, ReceptanceError> {
+        let s = &self.rec.s;
+        if r.len() != s.m {
+            return Err(ReceptanceError::BadSize {
+                what: "length of the contact forces in recover",
+                expected: s.m,
+                got: r.len(),
+            });
+        }
+        if let Some(&bad) = dofs.and_then(|d| d.iter().find(|&&d| d >= s.n)) {
+            return Err(ReceptanceError::BadInput(format!(
+                "recover: DOF {bad} out of range 0..{}",
+                s.n
+            )));
+        }
+        let data = self.get(h)?;
+        let b = s.load(h, r);
+        let u = match data {
+            HarmonicData::Direct(d) => d.solve(b),
+            HarmonicData::Modal(d) => d.recover(self.modal(), b),
+        };
+        Ok(match dofs {
+            Some(d) => d.iter().map(|&i| u[(i, 0)]).collect(),
+            None => col(&u),
+        })
+    }
+}
+
+/// First column of a matrix as a vector.
+fn col(a: &Mat<c64>) -> Vec<c64> {
+    (0..a.nrows()).map(|i| a[(i, 0)]).collect()
+}
+
+/// Complex copy of a real sparse matrix (faer does not multiply mixed real/complex).
+fn to_complex(a: &SparseMatrix) -> SparseColMat<usize, c64> {
+    let trip: Vec<_> = a
+        .triplet_iter()
+        .map(|t| Triplet::new(t.row, t.col, c64::new(*t.val, 0.0)))
+        .collect();
+    SparseColMat::try_new_from_triplets(a.nrows(), a.ncols(), &trip)
+        .expect("same indices as a valid matrix")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ewr_model::examples;
+
+    #[test]
+    fn forcing_convention_is_cos_minus_i_sin() {
+        let mut m = examples::oscillator_2d();
+        m.forcing[0].sin = 3.0;
+        let s = Structure::new(&m).unwrap();
+        let f = s.force(1).unwrap();
+        assert_eq!(f[(0, 0)], c64::new(10.0, -3.0));
+        assert_eq!(f[(1, 0)], c64::new(10.0, 0.0));
+        assert!(s.force(3).is_none());
+    }
+
+    #[test]
+    fn auto_picks_dense_for_examples_and_refuses_zeta_on_direct() {
+        let m = examples::two_mass_damper(1.0);
+        let r = Receptance::new(&m, ReceptanceKind::Auto).unwrap();
+        assert_eq!(r.kind(), ReceptanceKind::Dense);
+        let mut mz = m.clone();
+        mz.damping.modal_zeta = Some(vec![0.01; 2]);
+        assert_eq!(
+            Receptance::new(&mz, ReceptanceKind::Dense).err(),
+            Some(ReceptanceError::ModalDampingNeedsModal)
+        );
+        let r = Receptance::new(&mz, ReceptanceKind::Auto).unwrap();
+        assert_eq!(r.kind(), ReceptanceKind::Modal { modes: 2 });
+    }
+}

@@ -1,0 +1,148 @@
+//! End-to-end tests of `ewr model ...`: the binary as a user runs it, exit codes included.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ewr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args(args)
+        .output()
+        .expect("the ewr binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+const EXAMPLES: [&str; 5] = [
+    "oscillator-2d",
+    "two-mass-damper",
+    "two-dof-1d",
+    "chain",
+    "blade-damper-blade",
+];
+
+fn info_json(file: &Path) -> serde_json::Value {
+    let o = ewr(&["model", "info", "--json", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn examples_are_written_checked_and_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXAMPLES {
+        let f = dir.path().join(format!("{name}.h5"));
+        let o = ewr(&["model", "example", name, "-o", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}: {:?}", text(&o));
+        let o = ewr(&["model", "check", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}: {:?}", text(&o));
+        assert!(text(&o).0.contains("valid ewr model"));
+        let j = info_json(&f);
+        assert!(j["n_dofs"].as_u64().unwrap() >= 2);
+        assert!(j["contacts"]["count"].as_u64().unwrap() >= 1);
+    }
+    let j = info_json(&dir.path().join("two-mass-damper.h5"));
+    let w: Vec<f64> = j["natural_frequencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    // Seed 000 sec. 5: 0.618, 0.874, 1.618, 2.288.
+    for (a, b) in w.iter().zip([0.618, 0.874, 1.618, 2.288]) {
+        assert!((a - b).abs() < 1e-3, "{w:?}");
+    }
+}
+
+#[test]
+fn shipped_models_match_the_built_in_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXAMPLES {
+        let shipped = workspace().join("models").join(format!("{name}.h5"));
+        assert!(shipped.exists(), "models/{name}.h5 is missing");
+        let fresh = dir.path().join(format!("{name}.h5"));
+        assert!(ewr(&["model", "example", name, "-o", fresh.to_str().unwrap()])
+            .status
+            .success());
+        let (mut a, mut b) = (info_json(&shipped), info_json(&fresh));
+        a["file"] = serde_json::Value::Null;
+        b["file"] = serde_json::Value::Null;
+        assert_eq!(a, b, "models/{name}.h5 differs from `ewr model example {name}`");
+    }
+}
+
+/// Runs a command that must fail on bad input: exit code 2, a message, no panic.
+fn refused(args: &[&str], words: &str) {
+    let o = ewr(args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {out} {err}");
+    assert!(err.contains(words), "{args:?}: stderr {err:?} lacks {words:?}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+}
+
+#[test]
+fn bad_files_exit_with_code_2_and_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    refused(&["model", "check", &p("missing.h5")], "No such file");
+    std::fs::write(p("empty.h5"), b"").unwrap();
+    refused(&["model", "info", &p("empty.h5")], "empty");
+    std::fs::write(p("text.h5"), b"not hdf5").unwrap();
+    refused(&["model", "check", &p("text.h5")], "not a readable HDF5 file");
+
+    // A valid file broken in two places: both problems are listed with their paths.
+    let f = p("bad.h5");
+    assert!(ewr(&["model", "example", "oscillator-2d", "-o", &f]).status.success());
+    {
+        let h = hdf5::File::open_rw(&f).unwrap();
+        h.unlink("contacts/mu_n").unwrap();
+        h.new_dataset_builder()
+            .with_data(&[-3.0])
+            .create("contacts/mu_n")
+            .unwrap();
+        h.unlink("forcing/dof").unwrap();
+        h.new_dataset_builder()
+            .with_data(&[0i64, 17])
+            .create("forcing/dof")
+            .unwrap();
+    }
+    refused(&["model", "check", &f], "/contacts/mu_n");
+    refused(&["model", "check", &f], "/forcing/dof: term 1 loads DOF 17");
+}
+
+#[test]
+fn bad_options_exit_with_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.h5");
+    let out = out.to_str().unwrap();
+    refused(&["model", "example", "nosuch", "-o", out], "available: oscillator-2d");
+    refused(&["model", "example", "chain", "-o", out, "--mu-n", "-1"], "--mu-n");
+    refused(&["model", "example", "chain", "-o", out, "--mu-n", "NaN"], "--mu-n");
+    refused(&["model", "example", "oscillator-2d", "-o", out, "--contacts", "3"], "chain");
+    refused(&["model", "frobnicate"], "unrecognized subcommand");
+}
+
+#[test]
+fn help_explains_the_commands() {
+    let o = ewr(&["--help"]);
+    assert!(o.status.success());
+    assert!(text(&o).0.contains("model"));
+    let o = ewr(&["model", "--help"]);
+    let s = text(&o).0;
+    for cmd in ["info", "check", "example"] {
+        assert!(s.contains(cmd), "{s}");
+    }
+    let o = ewr(&["model", "example", "--list"]);
+    let s = text(&o).0;
+    for name in EXAMPLES {
+        assert!(s.contains(name), "{s}");
+    }
+}
