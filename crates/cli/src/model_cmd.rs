@@ -292,7 +292,10 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
     match (&info.natural_frequencies, &info.natural_frequencies_note) {
         (Some(w), _) => {
             println!("natural frequencies (friction removed, undamped):");
-            println!("  {:>4}  {:>16}  {:>16}", "mode", "omega [rad/s]", "f = omega/2pi");
+            println!(
+                "  {:>4}  {:>16}  {:>16}",
+                "mode", "omega [rad/s]", "f = omega/2pi"
+            );
             for (i, w) in w.iter().enumerate() {
                 println!(
                     "  {:>4}  {:>16.8e}  {:>16.8e}",
@@ -341,7 +344,9 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
         )));
     }
     if a.contacts.is_some() && ex != Example::Chain {
-        return Err(Failure::input("--contacts applies to the chain example only"));
+        return Err(Failure::input(
+            "--contacts applies to the chain example only",
+        ));
     }
     if a.damper_mass.is_some() && ex != Example::TwoMassDamper {
         return Err(Failure::input(

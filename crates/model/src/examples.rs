@@ -121,7 +121,9 @@ fn built(b: ModelBuilder) -> Model {
 pub fn oscillator_2d() -> Model {
     built(
         ModelBuilder::new(2)
-            .title("oscillator-2d: one mass with 2-D friction (Pierre & Legrand, JSD 2025, sec. 3-4)")
+            .title(
+                "oscillator-2d: one mass with 2-D friction (Pierre & Legrand, JSD 2025, sec. 3-4)",
+            )
             .units("consistent, non-dimensional")
             .dof_labels(["u1", "u2"])
             .mass(0, 1.0)
@@ -309,9 +311,8 @@ pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
         (x2, y3, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),
         (x6, y7, (-a2.cos(), a2.sin()), (-a2.sin(), -a2.cos())),
     ];
-    let rel = |px: usize, py: usize, d: (f64, f64)| {
-        vec![(px, d.0), (py, d.1), (x4, -d.0), (y5, -d.1)]
-    };
+    let rel =
+        |px: usize, py: usize, d: (f64, f64)| vec![(px, d.0), (py, d.1), (x4, -d.0), (y5, -d.1)];
     let mut w_rows = Vec::new();
     for (i, &(px, py, t, nrm)) in faces.iter().enumerate() {
         b = b.spring_along(&rel(px, py, nrm), p.k_contact.1);

@@ -49,7 +49,9 @@ impl fmt::Display for ModelError {
                 write!(f, "cannot open model file {}: {reason}", path.display())
             }
             ModelError::Invalid { path, problems } => {
-                let n = problems.iter().filter(|p| p.severity == crate::Severity::Error);
+                let n = problems
+                    .iter()
+                    .filter(|p| p.severity == crate::Severity::Error);
                 write!(
                     f,
                     "{} is not a valid ewr model ({} error(s)):",
@@ -92,8 +94,8 @@ pub fn read(path: impl AsRef<Path>) -> Result<ReadModel, ModelError> {
         Ok(m) if m.len() == 0 => return Err(open_err("the file is empty".into())),
         Ok(_) => {}
     }
-    let file = hdf5::File::open(path)
-        .map_err(|e| open_err(format!("not a readable HDF5 file ({e})")))?;
+    let file =
+        hdf5::File::open(path).map_err(|e| open_err(format!("not a readable HDF5 file ({e})")))?;
     let mut problems = Vec::new();
     let model = read_model(&file, &mut problems);
     match model {
@@ -152,7 +154,10 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Model> {
             return None;
         }
         Ok(None) => {
-            out.push(Problem::error("/", "missing attribute version (expected 1)"));
+            out.push(Problem::error(
+                "/",
+                "missing attribute version (expected 1)",
+            ));
             return None;
         }
         Err(e) => {
@@ -178,7 +183,11 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Model> {
     };
     let forcing = read_forcing(file, out);
     let dof_labels = if file.link_exists("dof_labels") {
-        match file.dataset("dof_labels").map_err(|e| e.to_string()).and_then(|d| strings(&d)) {
+        match file
+            .dataset("dof_labels")
+            .map_err(|e| e.to_string())
+            .and_then(|d| strings(&d))
+        {
             Ok(l) => Some(l),
             Err(e) => {
                 out.push(Problem::error("/dof_labels", e));
@@ -218,7 +227,12 @@ fn optional_string(
 
 /// Reads a string attribute of any of the string types h5py, numpy and C codes write.
 fn attr_string(loc: &hdf5::Location, name: &str) -> Result<Option<String>, String> {
-    if !loc.attr_names().map_err(|e| e.to_string())?.iter().any(|a| a == name) {
+    if !loc
+        .attr_names()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .any(|a| a == name)
+    {
         return Ok(None);
     }
     let a = loc.attr(name).map_err(|e| e.to_string())?;
@@ -231,7 +245,10 @@ fn container_string(c: &hdf5::Container) -> Result<String, String> {
         .and_then(|t| t.to_descriptor())
         .map_err(|e| e.to_string())?;
     if c.size() != 1 {
-        return Err(format!("expected a single string, found {} values", c.size()));
+        return Err(format!(
+            "expected a single string, found {} values",
+            c.size()
+        ));
     }
     let first = |v: Vec<String>| v.into_iter().next().unwrap_or_default();
     strings_of(c, &td).map(first)
@@ -293,7 +310,12 @@ fn describe(td: &TypeDescriptor) -> String {
 }
 
 fn attr_ints(loc: &hdf5::Location, name: &str) -> Result<Option<Vec<i64>>, String> {
-    if !loc.attr_names().map_err(|e| e.to_string())?.iter().any(|a| a == name) {
+    if !loc
+        .attr_names()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .any(|a| a == name)
+    {
         return Ok(None);
     }
     let a = loc.attr(name).map_err(|e| e.to_string())?;
@@ -301,7 +323,12 @@ fn attr_ints(loc: &hdf5::Location, name: &str) -> Result<Option<Vec<i64>>, Strin
 }
 
 fn attr_float(loc: &hdf5::Location, name: &str) -> Result<Option<f64>, String> {
-    if !loc.attr_names().map_err(|e| e.to_string())?.iter().any(|a| a == name) {
+    if !loc
+        .attr_names()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .any(|a| a == name)
+    {
         return Ok(None);
     }
     let a = loc.attr(name).map_err(|e| e.to_string())?;
@@ -386,7 +413,10 @@ fn read_matrix(
 ) -> Option<SparseMatrix> {
     let path = format!("{gpath}/{name}");
     if !file.link_exists(name) {
-        out.push(Problem::error(path, "missing (a sparse matrix group is required)"));
+        out.push(Problem::error(
+            path,
+            "missing (a sparse matrix group is required)",
+        ));
         return None;
     }
     if let Ok(d) = file.dataset(name) {
@@ -463,7 +493,10 @@ fn read_dense(
     if shape.len() != 2 || (square && shape[0] != shape[1]) {
         out.push(Problem::error(
             path,
-            format!("a dense matrix dataset must be 2-D{}, found shape {shape:?}", if square { " and square" } else { "" }),
+            format!(
+                "a dense matrix dataset must be 2-D{}, found shape {shape:?}",
+                if square { " and square" } else { "" }
+            ),
         ));
         return None;
     }
@@ -502,7 +535,12 @@ fn read_compressed(
     if indptr.len() != major + 1 {
         return fail(
             "indptr",
-            format!("has {} entries, expected {} (one more than the {} count)", indptr.len(), major + 1, if by_rows { "row" } else { "column" }),
+            format!(
+                "has {} entries, expected {} (one more than the {} count)",
+                indptr.len(),
+                major + 1,
+                if by_rows { "row" } else { "column" }
+            ),
         );
     }
     if data.len() != indices.len() {
@@ -517,7 +555,11 @@ fn read_compressed(
     if indptr[major] as usize != data.len() {
         return fail(
             "indptr",
-            format!("last entry is {}, but there are {} values", indptr[major], data.len()),
+            format!(
+                "last entry is {}, but there are {} values",
+                indptr[major],
+                data.len()
+            ),
         );
     }
     let mut t = Vec::with_capacity(data.len());
@@ -526,7 +568,10 @@ fn read_compressed(
             let Some(b) = to_index(indices[p], minor) else {
                 return fail(
                     "indices",
-                    format!("index {} at position {p} is out of range 0..{minor}", indices[p]),
+                    format!(
+                        "index {} at position {p} is out of range 0..{minor}",
+                        indices[p]
+                    ),
                 );
             };
             let (i, j) = if by_rows { (a, b) } else { (b, a) };
@@ -610,7 +655,10 @@ fn assemble(
     match SparseMatrix::try_new_from_triplets(shape[0], shape[1], &t) {
         Ok(m) => Some(m),
         Err(e) => {
-            out.push(Problem::error(path, format!("cannot build the matrix: {e}")));
+            out.push(Problem::error(
+                path,
+                format!("cannot build the matrix: {e}"),
+            ));
             None
         }
     }
@@ -669,7 +717,10 @@ fn read_contacts(file: &hdf5::File, n: usize, out: &mut Vec<Problem>) -> Option<
     let g = match file.group("contacts") {
         Ok(g) => g,
         Err(e) => {
-            out.push(Problem::error("/contacts", format!("must be a group ({e})")));
+            out.push(Problem::error(
+                "/contacts",
+                format!("must be a group ({e})"),
+            ));
             return None;
         }
     };
@@ -768,7 +819,11 @@ fn dof_table(
         } else if let Some(u) = to_index(d, n) {
             dofs.push(Some(u));
         } else {
-            let hint = if ground_allowed { " (use -1 for ground)" } else { "" };
+            let hint = if ground_allowed {
+                " (use -1 for ground)"
+            } else {
+                ""
+            };
             out.push(Problem::error(
                 path,
                 format!("contact {c} direction {k} uses DOF {d}, out of range 0..{n}{hint}"),
@@ -909,7 +964,9 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
             scalar("eta", eta)?;
         }
         if let Some(z) = &d.modal_zeta {
-            g.new_dataset_builder().with_data(z.as_slice()).create("zeta")?;
+            g.new_dataset_builder()
+                .with_data(z.as_slice())
+                .create("zeta")?;
         }
     }
     let c = &model.contacts;
@@ -932,8 +989,7 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
                     .create("dofs")?
                     .write_raw(&table)?;
                 if let Some(o) = other {
-                    let table: Vec<i64> =
-                        o.iter().map(|d| d.map_or(-1, |d| d as i64)).collect();
+                    let table: Vec<i64> = o.iter().map(|d| d.map_or(-1, |d| d as i64)).collect();
                     g.new_dataset::<i64>()
                         .shape([c.len(), c.dim])
                         .create("dofs_other")?
@@ -1004,7 +1060,11 @@ fn write_csr(loc: &hdf5::Group, name: &str, a: &SparseMatrix, upper: bool) -> hd
         .create("shape")?
         .write_raw(&[a.nrows() as i64, a.ncols() as i64])?;
     g.new_dataset_builder().with_data(&data).create("data")?;
-    g.new_dataset_builder().with_data(&indices).create("indices")?;
-    g.new_dataset_builder().with_data(&indptr).create("indptr")?;
+    g.new_dataset_builder()
+        .with_data(&indices)
+        .create("indices")?;
+    g.new_dataset_builder()
+        .with_data(&indptr)
+        .create("indptr")?;
     Ok(())
 }

@@ -266,7 +266,11 @@ fn check_contacts(out: &mut Vec<Problem>, model: &Model) {
             if dofs.len() != nc * c.dim {
                 out.push(Problem::error(
                     "/contacts/dofs",
-                    format!("has {} entries, expected nc x dim = {nc} x {}", dofs.len(), c.dim),
+                    format!(
+                        "has {} entries, expected nc x dim = {nc} x {}",
+                        dofs.len(),
+                        c.dim
+                    ),
                 ));
                 return;
             }
@@ -364,13 +368,19 @@ fn check_forcing(out: &mut Vec<Problem>, model: &Model) {
         if f.dof >= n {
             out.push(Problem::error(
                 "/forcing/dof",
-                format!("term {i} loads DOF {}, which does not exist (0..{n})", f.dof),
+                format!(
+                    "term {i} loads DOF {}, which does not exist (0..{n})",
+                    f.dof
+                ),
             ));
         }
         if !f.cos.is_finite() || !f.sin.is_finite() {
             out.push(Problem::error(
                 "/forcing",
-                format!("term {i} has a non-finite amplitude (cos {}, sin {})", f.cos, f.sin),
+                format!(
+                    "term {i} has a non-finite amplitude (cos {}, sin {})",
+                    f.cos, f.sin
+                ),
             ));
         }
         if f.harmonic == 0 && f.sin != 0.0 {

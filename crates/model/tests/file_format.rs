@@ -99,11 +99,16 @@ fn node_to_node_contacts_round_trip_with_ground_marker() {
     let r = read(&f).unwrap();
     assert_same_model(&m, &r.model);
     let w = r.model.contacts.w_matrix(3).unwrap().to_dense();
-    assert_eq!((w[(0, 1)], w[(0, 0)], w[(1, 2)], w[(1, 0)]), (1.0, -1.0, 1.0, 0.0));
+    assert_eq!(
+        (w[(0, 1)], w[(0, 0)], w[(1, 2)], w[(1, 0)]),
+        (1.0, -1.0, 1.0, 0.0)
+    );
 }
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
 }
 
 #[test]
@@ -149,9 +154,9 @@ fn broken(edit: impl FnOnce(&hdf5::File)) -> Vec<Problem> {
 
 fn assert_problem(problems: &[Problem], path: &str, words: &str) {
     assert!(
-        problems.iter().any(|p| p.severity == Severity::Error
-            && p.path == path
-            && p.message.contains(words)),
+        problems
+            .iter()
+            .any(|p| p.severity == Severity::Error && p.path == path && p.message.contains(words)),
         "no error at {path} containing {words:?} in {problems:#?}"
     );
 }
@@ -342,12 +347,8 @@ fn unknown_version_is_named() {
 
 #[test]
 fn empty_row_of_w_is_named() {
-    let w = SparseMatrix::try_new_from_triplets(
-        2,
-        2,
-        &[faer::sparse::Triplet::new(0, 0, 1.0)],
-    )
-    .unwrap();
+    let w = SparseMatrix::try_new_from_triplets(2, 2, &[faer::sparse::Triplet::new(0, 0, 1.0)])
+        .unwrap();
     let err = ModelBuilder::new(2)
         .mass(0, 1.0)
         .mass(1, 1.0)
