@@ -41,16 +41,19 @@
 //!   (1 + (s - m)/sqrt((s - m)^2 + eps))/2`: `dPsi/dr = sigma r zh^T + (M - m) I`,
 //!   `dPsi/dv = -rho sigma r zh^T + rho m I`. `|M - max(m, s)| <= sqrt(eps)/2`.
 //!
-//! The paper gives the tanh and piecewise-linear laws in 2-D only through the norm; in
-//! 1-D the same formulas reduce to `r + m tanh(alpha v)` and `r + m clamp(v/delta, -1, 1)`.
+//! The paper writes the tanh and piecewise-linear laws in 2-D through `|v|` (eq. 12-16)
+//! and `max_eps` as a scalar smoothing of the scalar `max` of eq. 2, so no further
+//! generalisation is needed; in 1-D the radial laws reduce to `r + m tanh(alpha v)` and
+//! `r + m clamp(v/delta, -1, 1)`. `Psi` has units of force squared for the exact and
+//! max_eps laws and of force for the others, which matters when residuals are compared.
 //!
 //! # Degenerate points (all resolved deterministically, no division by zero)
 //!
 //! * `s == m` exactly (exact, projection): the stick side (`H = 0`); both sides agree on
 //!   `Psi`, only the derivative jumps.
 //! * `z = 0` (exact, projection, max_eps): `H = 0` and `zh = 0` (the zero subgradient of
-//!   `|z|`); for `m = 0` the exact law then has zero derivatives, the projection law
-//!   `dPsi/dr = I`, `dPsi/dv = 0`.
+//!   `|z|`); for `m = 0` the exact law then has zero derivatives (a singular Newton
+//!   block on its spurious branch), the projection law `dPsi/dr = I`, `dPsi/dv = 0`.
 //! * `m = 0`: exact `Psi = r |z|` (zero also on the spurious branch `r = rho v`);
 //!   projection `Psi = r`; tanh and pwl `Psi = r`.
 //! * `|v| == delta` (pwl): the linear branch. `v = 0` (tanh, pwl): `dPsi/dv = m g I`.
@@ -59,10 +62,11 @@
 //!
 //! Inputs are validated (lengths, `d`, law parameters, `rho > 0`, finite `muN >= 0`) and
 //! every input and output is checked to be finite, block by block while it is in cache:
-//! `Ok(())` guarantees finite outputs. On error the output contents are unspecified.
-//! Evaluation does not allocate; it runs in parallel over contacts (one task writes one
-//! contact, so results are bit-identical for any thread count) when
-//! `nc * n_t >= PARALLEL_THRESHOLD`.
+//! a NaN or infinite `r` or `v` (or an overflow) is [`LawError::NonFinite`] naming the
+//! contact and sample, and `Ok(())` guarantees finite outputs. On error the output
+//! contents are unspecified. Evaluation does not allocate; it runs in parallel over
+//! contacts (one task writes one contact, so results are bit-identical for any thread
+//! count) when `nc * n_t >= `[`PARALLEL_THRESHOLD`].
 
 mod error;
 mod kernel;
@@ -151,9 +155,9 @@ pub fn evaluate(
     input: &LawInput<'_>,
     out: &mut LawOutput<'_>,
 ) -> Result<(), LawError> {
-    let sizes = check(law, input, out.psi.len())?;
-    check_len("d_r", sizes.mat, out.d_r.len())?;
-    check_len("d_v", sizes.mat, out.d_v.len())?;
+    let mat_len = check(law, input, out.psi.len())?;
+    check_len("d_r", mat_len, out.d_r.len())?;
+    check_len("d_v", mat_len, out.d_v.len())?;
     dispatch::<true>(law, input, out.psi, out.d_r, out.d_v)
 }
 
@@ -165,10 +169,6 @@ pub fn evaluate_residual(
 ) -> Result<(), LawError> {
     check(law, input, psi.len())?;
     dispatch::<false>(law, input, psi, &mut [], &mut [])
-}
-
-struct Sizes {
-    mat: usize,
 }
 
 fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), LawError> {
@@ -183,7 +183,9 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), LawE
     }
 }
 
-fn check(law: FrictionLaw, input: &LawInput<'_>, psi_len: usize) -> Result<Sizes, LawError> {
+/// Validates everything but the per-contact values; returns the length `d_r` and `d_v`
+/// must have.
+fn check(law: FrictionLaw, input: &LawInput<'_>, psi_len: usize) -> Result<usize, LawError> {
     law.validate()?;
     let d = input.dim;
     if d != 1 && d != 2 {
@@ -201,7 +203,7 @@ fn check(law: FrictionLaw, input: &LawInput<'_>, psi_len: usize) -> Result<Sizes
         Bound::PerContact(m) => check_len("mu_n", nc, m.len())?,
         Bound::Sampled(m) => check_len("mu_n", mul(nc, n)?, m.len())?,
     }
-    Ok(Sizes { mat })
+    Ok(mat)
 }
 
 fn dispatch<const DER: bool>(
