@@ -1,0 +1,1 @@
+//! Importers of FE matrix exports (work in progress).

@@ -1,0 +1,1 @@
+//! Time-domain reference solver (work in progress).
