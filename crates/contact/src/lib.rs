@@ -1,5 +1,7 @@
 //! Friction laws on sampled time histories and the multi-contact E-WR weighted residual.
 
 pub mod law;
+pub mod residual;
 
 pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};
+pub use residual::{ContactHistories, ContactParams, EwrResidual, ResidualError};

@@ -1,0 +1,495 @@
+//! The E-WR weighted residual of all contacts at one frequency, its Jacobian and J x.
+//!
+//! Unknowns are the friction-force coefficients `R` of every contact and direction, in hb's
+//! block layout: signal `s = c * dim + k` (contact `c`, direction `k`) holds the
+//! coefficients `s * n_coeffs .. (s + 1) * n_coeffs` of the harmonic set (method.md sec. 5):
+//!
+//! ```text
+//! g(R) = P[ Psi( S R, S (T R + v_f) ) ],     T: R -> velocity coefficients,
+//! J    = P diag(dPsi/dr) S  +  P diag(dPsi/dv) S T
+//! ```
+//!
+//! `T` is the condensed structure: per harmonic `h`, the complex amplitudes obey
+//! `V_h = i h w (G_h R_h + Q_h)` with `G_h` the contact receptance and `Q_h` the forced
+//! contact displacement (see `ewr_hb::receptance` for the amplitude convention
+//! `x(t) = Re(X e^{i h w t})`, `X = a - i b`). The first factor of each Jacobian term is
+//! block-diagonal over contacts, each block a Galerkin matrix computed from one FFT of the
+//! sampled derivative, so `J` is never assembled sample by sample.
+
+use crate::law::{self, Bound, FrictionLaw, LawError, LawInput, LawOutput};
+use ewr_hb::receptance::{ReceptanceAt, ReceptanceError};
+use ewr_hb::{FourierError, FourierSampler, HarmonicSet};
+use faer::{Mat, MatMut, c64};
+use std::fmt;
+
+/// Why the residual could not be evaluated.
+#[derive(Debug)]
+pub enum ResidualError {
+    /// The friction law refused its input (e.g. a non-finite sample), naming the contact.
+    Law(LawError),
+    /// The receptance could not be applied.
+    Receptance(ReceptanceError),
+    /// The Fourier machinery refused its input.
+    Fourier(FourierError),
+    /// A vector or matrix has the wrong size.
+    Size {
+        /// What was being checked.
+        what: &'static str,
+        /// Expected length.
+        expected: usize,
+        /// Length given.
+        got: usize,
+    },
+}
+
+impl fmt::Display for ResidualError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResidualError::Law(e) => write!(f, "friction law: {e}"),
+            ResidualError::Receptance(e) => write!(f, "receptance: {e}"),
+            ResidualError::Fourier(e) => write!(f, "Fourier: {e}"),
+            ResidualError::Size {
+                what,
+                expected,
+                got,
+            } => write!(f, "{what}: expected {expected} entries, got {got}"),
+        }
+    }
+}
+
+impl std::error::Error for ResidualError {}
+
+impl From<LawError> for ResidualError {
+    fn from(e: LawError) -> Self {
+        ResidualError::Law(e)
+    }
+}
+impl From<ReceptanceError> for ResidualError {
+    fn from(e: ReceptanceError) -> Self {
+        ResidualError::Receptance(e)
+    }
+}
+impl From<FourierError> for ResidualError {
+    fn from(e: FourierError) -> Self {
+        ResidualError::Fourier(e)
+    }
+}
+
+/// Friction parameters of the contacts, as the residual needs them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactParams {
+    /// Tangential directions per contact (1 or 2).
+    pub dim: usize,
+    /// Friction bound `mu N` per contact.
+    pub mu_n: Vec<f64>,
+    /// Scaling `rho` per contact.
+    pub rho: Vec<f64>,
+}
+
+impl ContactParams {
+    /// The parameters of a model's contacts.
+    pub fn of(contacts: &ewr_model::Contacts) -> Self {
+        ContactParams {
+            dim: contacts.dim,
+            mu_n: contacts.mu_n.clone(),
+            rho: contacts.rho.clone(),
+        }
+    }
+
+    /// Number of contacts.
+    pub fn len(&self) -> usize {
+        self.mu_n.len()
+    }
+
+    /// True without contacts.
+    pub fn is_empty(&self) -> bool {
+        self.mu_n.is_empty()
+    }
+}
+
+/// Sampled time histories of every contact over one period, signal-major
+/// (`(c * dim + k) * n_samples + j`), at `tau_j = 2 pi j / n_samples`.
+#[derive(Clone, Debug)]
+pub struct ContactHistories {
+    /// Samples per period.
+    pub n_samples: usize,
+    /// Relative tangential displacement `w = W u`.
+    pub displacement: Vec<f64>,
+    /// Relative tangential velocity `v = w'`.
+    pub velocity: Vec<f64>,
+    /// Friction force `r` on the structure.
+    pub force: Vec<f64>,
+}
+
+/// The E-WR system `g(R) = 0` of all contacts at one frequency.
+///
+/// Holds the scratch it needs, so evaluations do not allocate; the derivatives of the last
+/// evaluation with a Jacobian are kept for [`jacobian_product`](Self::jacobian_product).
+pub struct EwrResidual<'a> {
+    rec: &'a ReceptanceAt<'a>,
+    set: HarmonicSet,
+    sampler: FourierSampler,
+    law: FrictionLaw,
+    params: ContactParams,
+    omega: f64,
+    /// Velocity coefficients of the forced response (no friction).
+    v_forced: Vec<f64>,
+    /// Displacement coefficients of the forced response.
+    w_forced: Vec<f64>,
+    // Scratch, all sized once.
+    r_samples: Vec<f64>,
+    v_coeffs: Vec<f64>,
+    v_samples: Vec<f64>,
+    psi: Vec<f64>,
+    d_r: Vec<f64>,
+    d_v: Vec<f64>,
+    cx: Mat<c64>,
+    cy: Mat<c64>,
+    galerkin: Mat<f64>,
+}
+
+impl<'a> EwrResidual<'a> {
+    /// The system at the frequency `rec` was prepared for, on `set` with `n_samples` time
+    /// samples (see `ewr_hb::default_samples`); `rec` must hold every harmonic of `set`.
+    pub fn new(
+        rec: &'a ReceptanceAt<'a>,
+        set: HarmonicSet,
+        n_samples: usize,
+        law: FrictionLaw,
+        params: ContactParams,
+    ) -> Result<Self, ResidualError> {
+        law.validate()?;
+        let sampler = FourierSampler::new(set.clone(), n_samples)?;
+        let m = params.dim * params.len();
+        let nco = set.n_coeffs();
+        let omega = rec.frequency();
+        let mut v_forced = vec![0.0; m * nco];
+        let mut w_forced = vec![0.0; m * nco];
+        for &h in set.harmonics() {
+            let q = rec.forced_contact_response(h)?;
+            if q.len() != m {
+                return Err(ResidualError::Size {
+                    what: "contact rows of the receptance",
+                    expected: m,
+                    got: q.len(),
+                });
+            }
+            let p = set.coeff_index(h).expect("h is in the set");
+            let hw = h as f64 * omega;
+            for (s, q) in q.iter().enumerate() {
+                w_forced[s * nco + p] = q.re;
+                if h > 0 {
+                    w_forced[s * nco + p + 1] = -q.im;
+                    // V = i h w Q: a = Re V = -hw Im Q, b = -Im V = -hw Re Q.
+                    v_forced[s * nco + p] = -hw * q.im;
+                    v_forced[s * nco + p + 1] = -hw * q.re;
+                }
+            }
+        }
+        let nt = n_samples;
+        let d = params.dim;
+        Ok(EwrResidual {
+            rec,
+            sampler,
+            law,
+            omega,
+            v_forced,
+            w_forced,
+            r_samples: vec![0.0; m * nt],
+            v_coeffs: vec![0.0; m * nco],
+            v_samples: vec![0.0; m * nt],
+            psi: vec![0.0; m * nt],
+            d_r: vec![0.0; m * d * nt],
+            d_v: vec![0.0; m * d * nt],
+            cx: Mat::zeros(m, 1),
+            cy: Mat::zeros(m, 1),
+            galerkin: Mat::zeros(nco, nco),
+            set,
+            params,
+        })
+    }
+
+    /// Number of unknowns (and equations): `dim * nc * n_coeffs`.
+    pub fn len(&self) -> usize {
+        self.params.dim * self.params.len() * self.set.n_coeffs()
+    }
+
+    /// True when there are no unknowns (no contacts).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The harmonic set of the unknowns.
+    pub fn harmonic_set(&self) -> &HarmonicSet {
+        &self.set
+    }
+
+    /// Samples per period used for the Galerkin integrals.
+    pub fn n_samples(&self) -> usize {
+        self.sampler.n_samples()
+    }
+
+    /// The fundamental frequency `w`.
+    pub fn frequency(&self) -> f64 {
+        self.omega
+    }
+
+    fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), ResidualError> {
+        if expected != got {
+            return Err(ResidualError::Size {
+                what,
+                expected,
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    /// Applies the condensed structure: `out = T x + add` (velocity coefficients of the
+    /// contacts for friction coefficients `x`, plus `add`), or the displacement
+    /// coefficients with `velocity = false`.
+    fn structure(
+        &mut self,
+        x: &[f64],
+        add: Option<&[f64]>,
+        velocity: bool,
+        out: &mut [f64],
+    ) -> Result<(), ResidualError> {
+        let nco = self.set.n_coeffs();
+        let m = self.params.dim * self.params.len();
+        match add {
+            Some(a) => out.copy_from_slice(a),
+            None => out.fill(0.0),
+        }
+        for &h in self.set.harmonics() {
+            if velocity && h == 0 {
+                continue;
+            }
+            let p = self.set.coeff_index(h).expect("h is in the set");
+            for s in 0..m {
+                let a = x[s * nco + p];
+                let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
+                self.cx[(s, 0)] = c64::new(a, -b);
+            }
+            self.rec
+                .apply(h, self.cx.as_ref(), self.cy.as_mut())
+                .map_err(ResidualError::Receptance)?;
+            let hw = h as f64 * self.omega;
+            for s in 0..m {
+                let y = self.cy[(s, 0)];
+                if velocity {
+                    out[s * nco + p] += -hw * y.im;
+                    out[s * nco + p + 1] += -hw * y.re;
+                } else {
+                    out[s * nco + p] += y.re;
+                    if h > 0 {
+                        out[s * nco + p + 1] += -y.im;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Synthesises `r = S R` and `v = S (T R + v_f)` into the scratch buffers.
+    fn sample(&mut self, r: &[f64]) -> Result<(), ResidualError> {
+        Self::check_len("friction coefficients R", self.len(), r.len())?;
+        let mut v = std::mem::take(&mut self.v_coeffs);
+        let vf = std::mem::take(&mut self.v_forced);
+        let res = self.structure(r, Some(&vf), true, &mut v);
+        self.v_forced = vf;
+        self.v_coeffs = v;
+        res?;
+        self.sampler.synthesize_many(r, &mut self.r_samples)?;
+        self.sampler
+            .synthesize_many(&self.v_coeffs, &mut self.v_samples)?;
+        Ok(())
+    }
+
+    fn law_input(&self) -> LawInput<'_> {
+        LawInput {
+            dim: self.params.dim,
+            n_samples: self.sampler.n_samples(),
+            r: &self.r_samples,
+            v: &self.v_samples,
+            mu_n: Bound::PerContact(&self.params.mu_n),
+            rho: &self.params.rho,
+        }
+    }
+
+    /// Evaluates `g(R)` into `g`.
+    pub fn residual(&mut self, r: &[f64], g: &mut [f64]) -> Result<(), ResidualError> {
+        Self::check_len("residual g", self.len(), g.len())?;
+        self.sample(r)?;
+        let mut psi = std::mem::take(&mut self.psi);
+        let res = law::evaluate_residual(self.law, &self.law_input(), &mut psi);
+        self.psi = psi;
+        res?;
+        self.sampler.project_many(&self.psi, g)?;
+        Ok(())
+    }
+
+    /// Evaluates `g(R)` and the dense Jacobian `dg/dR` (`len x len`), and keeps the law's
+    /// derivatives for [`jacobian_product`](Self::jacobian_product).
+    pub fn residual_and_jacobian(
+        &mut self,
+        r: &[f64],
+        g: &mut [f64],
+        mut jac: MatMut<'_, f64>,
+    ) -> Result<(), ResidualError> {
+        let n = self.len();
+        Self::check_len("residual g", n, g.len())?;
+        Self::check_len("Jacobian rows", n, jac.nrows())?;
+        Self::check_len("Jacobian columns", n, jac.ncols())?;
+        self.evaluate_with_derivatives(r)?;
+        self.sampler.project_many(&self.psi, g)?;
+        jac.fill(0.0);
+        let d = self.params.dim;
+        let m = d * self.params.len();
+        let nco = self.set.n_coeffs();
+        let nt = self.sampler.n_samples();
+        // Real 2 x 2 blocks of T per harmonic, looked up from G_h on the fly.
+        let hs: Vec<(usize, usize)> = self
+            .set
+            .harmonics()
+            .iter()
+            .filter(|&&h| h > 0)
+            .map(|&h| (h, self.set.coeff_index(h).expect("h is in the set")))
+            .collect();
+        for c in 0..self.params.len() {
+            for mi in 0..d {
+                let row0 = (c * d + mi) * nco;
+                for ni in 0..d {
+                    let idx = ((c * d + mi) * d + ni) * nt;
+                    // dPsi/dr: one Galerkin block on the diagonal of contact c.
+                    self.sampler
+                        .galerkin_matrix(&self.d_r[idx..idx + nt], self.galerkin.as_mut())?;
+                    let col0 = (c * d + ni) * nco;
+                    for i in 0..nco {
+                        for j in 0..nco {
+                            jac[(row0 + i, col0 + j)] += self.galerkin[(i, j)];
+                        }
+                    }
+                    // dPsi/dv: Galerkin block times T, restricted to velocity signal c*d+ni.
+                    self.sampler
+                        .galerkin_matrix(&self.d_v[idx..idx + nt], self.galerkin.as_mut())?;
+                    let s = c * d + ni;
+                    for &(h, p) in &hs {
+                        let gh = self.rec.contact_receptance(h)?;
+                        let hw = h as f64 * self.omega;
+                        for jsig in 0..m {
+                            let gz = gh[(s, jsig)];
+                            // (a_j, b_j) -> (a_v, b_v) = hw [[-gi, gr], [-gr, -gi]] (a, b).
+                            let (t00, t01, t10, t11) =
+                                (-hw * gz.im, hw * gz.re, -hw * gz.re, -hw * gz.im);
+                            let (ca, cb) = (jsig * nco + p, jsig * nco + p + 1);
+                            for i in 0..nco {
+                                let (ga, gb) = (self.galerkin[(i, p)], self.galerkin[(i, p + 1)]);
+                                jac[(row0 + i, ca)] += ga * t00 + gb * t10;
+                                jac[(row0 + i, cb)] += ga * t01 + gb * t11;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn evaluate_with_derivatives(&mut self, r: &[f64]) -> Result<(), ResidualError> {
+        self.sample(r)?;
+        let (mut psi, mut d_r, mut d_v) = (
+            std::mem::take(&mut self.psi),
+            std::mem::take(&mut self.d_r),
+            std::mem::take(&mut self.d_v),
+        );
+        let res = law::evaluate(
+            self.law,
+            &self.law_input(),
+            &mut LawOutput {
+                psi: &mut psi,
+                d_r: &mut d_r,
+                d_v: &mut d_v,
+            },
+        );
+        (self.psi, self.d_r, self.d_v) = (psi, d_r, d_v);
+        res?;
+        Ok(())
+    }
+
+    /// Evaluates `g(R)` and keeps the law's derivatives, without forming the Jacobian: the
+    /// matrix-free path, followed by [`jacobian_product`](Self::jacobian_product) calls.
+    pub fn residual_keep_derivatives(
+        &mut self,
+        r: &[f64],
+        g: &mut [f64],
+    ) -> Result<(), ResidualError> {
+        Self::check_len("residual g", self.len(), g.len())?;
+        self.evaluate_with_derivatives(r)?;
+        self.sampler.project_many(&self.psi, g)?;
+        Ok(())
+    }
+
+    /// `y = J x` at the point of the last evaluation with derivatives, without forming `J`:
+    /// FFTs and one receptance product per harmonic.
+    pub fn jacobian_product(&mut self, x: &[f64], y: &mut [f64]) -> Result<(), ResidualError> {
+        let n = self.len();
+        Self::check_len("x in J x", n, x.len())?;
+        Self::check_len("y in J x", n, y.len())?;
+        let d = self.params.dim;
+        let nt = self.sampler.n_samples();
+        // Reuse the r/v sample buffers for S x and S T x; the law's derivatives stay intact.
+        let mut tv = std::mem::take(&mut self.v_coeffs);
+        let res = self.structure(x, None, true, &mut tv);
+        self.v_coeffs = tv;
+        res?;
+        self.sampler.synthesize_many(x, &mut self.r_samples)?;
+        self.sampler
+            .synthesize_many(&self.v_coeffs, &mut self.v_samples)?;
+        for c in 0..self.params.len() {
+            for mi in 0..d {
+                let out = (c * d + mi) * nt;
+                for j in 0..nt {
+                    let mut acc = 0.0;
+                    for ni in 0..d {
+                        let idx = ((c * d + mi) * d + ni) * nt + j;
+                        let inp = (c * d + ni) * nt + j;
+                        acc += self.d_r[idx] * self.r_samples[inp]
+                            + self.d_v[idx] * self.v_samples[inp];
+                    }
+                    self.psi[out + j] = acc;
+                }
+            }
+        }
+        self.sampler.project_many(&self.psi, y)?;
+        // psi now holds J x samples; the next evaluation overwrites it.
+        Ok(())
+    }
+
+    /// Time histories of displacement, velocity and friction force at every contact for the
+    /// friction coefficients `r`.
+    pub fn histories(&mut self, r: &[f64]) -> Result<ContactHistories, ResidualError> {
+        self.sample(r)?;
+        let n = self.len();
+        let mut w = vec![0.0; n];
+        let wf = self.w_forced.clone();
+        self.structure(r, Some(&wf), false, &mut w)?;
+        let mut displacement = vec![0.0; self.r_samples.len()];
+        self.sampler.synthesize_many(&w, &mut displacement)?;
+        Ok(ContactHistories {
+            n_samples: self.sampler.n_samples(),
+            displacement,
+            velocity: self.v_samples.clone(),
+            force: self.r_samples.clone(),
+        })
+    }
+
+    /// Coefficients of the contacts' relative displacement (`W u`) for friction `r`.
+    pub fn displacement_coeffs(&mut self, r: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        Self::check_len("friction coefficients R", self.len(), r.len())?;
+        let mut w = vec![0.0; self.len()];
+        let wf = self.w_forced.clone();
+        self.structure(r, Some(&wf), false, &mut w)?;
+        Ok(w)
+    }
+}
