@@ -1,7 +1,12 @@
-//! Nonlinear solution of the E-WR equations: trust-region Newton now; continuation and
-//! studies build on it. Generic over "a residual with a Jacobian" ([`Residual`]), so the
-//! physics stays in `ewr-contact` and a matrix-free Krylov variant can slot in later.
+//! Nonlinear solution of the E-WR equations: trust-region Newton, periodic solutions with
+//! harmonic ramping, post-processing; continuation and studies build on them. The Newton
+//! solver is generic over "a residual with a Jacobian" ([`Residual`]), so the physics stays in
+//! `ewr-contact` and a matrix-free Krylov variant can slot in later.
 
 pub mod newton;
+pub mod periodic;
+pub mod post;
 
 pub use newton::{EvalError, NewtonOptions, NewtonReport, NewtonStatus, Residual, solve};
+pub use periodic::{PointSettings, PointSolution, SolveError, solve_point};
+pub use post::ContactSummary;

@@ -1,0 +1,192 @@
+//! What an engineer reads off a periodic solution, per contact: when it sticks, how well
+//! Coulomb's law holds on the samples, the energy it dissipates per cycle, amplitudes.
+
+use ewr_contact::{ContactHistories, ContactParams};
+use serde::Serialize;
+
+/// Speeds below this fraction of the period's largest are too small for the direction of
+/// sliding to be judged by [`ContactSummary::max_coulomb_violation`].
+pub const SLIDING_SPEED_FRACTION: f64 = 1e-2;
+
+/// Per-contact summary of a periodic solution.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ContactSummary {
+    /// Stick intervals `[t_start, t_end]` in time units within the period `[0, T)`; an
+    /// interval that wraps past the end of the period has `t_end > T`.
+    pub stick_intervals: Vec<[f64; 2]>,
+    /// Largest violation of Coulomb's law over the samples, relative to `mu N`: the excess
+    /// `|r| - mu N`, and when sliding (faster than [`SLIDING_SPEED_FRACTION`] of the largest
+    /// speed) the distance of `r` from `-mu N v / |v|`.
+    pub max_coulomb_violation: f64,
+    /// Energy dissipated by friction per cycle, `-integral r . v dt` (>= 0 for Coulomb).
+    pub dissipated_energy: f64,
+    /// Largest norm of the relative tangential displacement over the period.
+    pub displacement_amplitude: f64,
+    /// Largest norm of the relative tangential velocity over the period.
+    pub velocity_amplitude: f64,
+    /// Largest norm of the friction force over the period.
+    pub force_amplitude: f64,
+}
+
+/// Summarises every contact of `h` (sampled over one period of `2 pi / omega`).
+///
+/// A sample sticks when `|r - rho v| <= mu N`, the same classification the E-WR law uses:
+/// at an exact solution this is `v = 0, |r| <= mu N`, and it does not depend on a velocity
+/// threshold that Gibbs oscillations of a truncated series would defeat.
+pub fn summarise(h: &ContactHistories, params: &ContactParams, omega: f64) -> Vec<ContactSummary> {
+    let nt = h.n_samples;
+    let d = params.dim;
+    let period = std::f64::consts::TAU / omega;
+    let dt = period / nt as f64;
+    (0..params.len())
+        .map(|c| {
+            let mu_n = params.mu_n[c];
+            let rho = params.rho[c];
+            let comp = |buf: &[f64], k: usize, j: usize| buf[(c * d + k) * nt + j];
+            let norm =
+                |buf: &[f64], j: usize| (0..d).map(|k| comp(buf, k, j).powi(2)).sum::<f64>().sqrt();
+            let mut stuck = vec![false; nt];
+            let mut violation = 0.0f64;
+            let mut dissipated = 0.0;
+            let (mut wa, mut va, mut ra) = (0.0f64, 0.0f64, 0.0f64);
+            let vmax = (0..nt).map(|j| norm(&h.velocity, j)).fold(0.0, f64::max);
+            for j in 0..nt {
+                let rn = norm(&h.force, j);
+                let vn = norm(&h.velocity, j);
+                wa = wa.max(norm(&h.displacement, j));
+                va = va.max(vn);
+                ra = ra.max(rn);
+                let zn = (0..d)
+                    .map(|k| (comp(&h.force, k, j) - rho * comp(&h.velocity, k, j)).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                stuck[j] = zn <= mu_n;
+                let scale = if mu_n > 0.0 { mu_n } else { 1.0 };
+                let mut v = (rn - mu_n).max(0.0);
+                // The direction of a nearly zero velocity is not defined (and a truncated
+                // Fourier series rings around the stick-slip transitions), so the direction is
+                // only judged where the speed exceeds a fraction of the period's largest.
+                if !stuck[j] && vn > SLIDING_SPEED_FRACTION * vmax {
+                    let off = (0..d)
+                        .map(|k| {
+                            (comp(&h.force, k, j) + mu_n * comp(&h.velocity, k, j) / vn).powi(2)
+                        })
+                        .sum::<f64>()
+                        .sqrt();
+                    v = v.max(off);
+                }
+                violation = violation.max(v / scale);
+                dissipated -= (0..d)
+                    .map(|k| comp(&h.force, k, j) * comp(&h.velocity, k, j))
+                    .sum::<f64>()
+                    * dt;
+            }
+            ContactSummary {
+                stick_intervals: intervals(&stuck, dt),
+                max_coulomb_violation: violation,
+                dissipated_energy: dissipated,
+                displacement_amplitude: wa,
+                velocity_amplitude: va,
+                force_amplitude: ra,
+            }
+        })
+        .collect()
+}
+
+/// Runs of `true` as time intervals, joining a run that wraps around the end of the period.
+///
+/// A run of samples `j0 ..= j1` covers `[j0 dt, (j1 + 1) dt]`: each sample stands for the
+/// step that starts at it.
+fn intervals(flags: &[bool], dt: f64) -> Vec<[f64; 2]> {
+    let n = flags.len();
+    if n == 0 || !flags.contains(&true) {
+        return Vec::new();
+    }
+    if flags.iter().all(|&f| f) {
+        return vec![[0.0, n as f64 * dt]];
+    }
+    // Start scanning just after a `false`, so that no run is split by the period's end.
+    let first_false = flags.iter().position(|&f| !f).expect("not all true");
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for i in 1..=n {
+        let j = first_false + i;
+        let f = flags[j % n];
+        match (f, start) {
+            (true, None) => start = Some(j),
+            (false, Some(s)) => {
+                let s0 = s % n;
+                let len = j - s;
+                out.push([s0 as f64 * dt, (s0 + len) as f64 * dt]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_join_across_the_period_end() {
+        let f = [true, true, false, false, true, false, true];
+        let iv = intervals(&f, 1.0);
+        assert_eq!(iv, vec![[4.0, 5.0], [6.0, 9.0]]);
+        assert!(intervals(&[false; 4], 1.0).is_empty());
+        assert_eq!(intervals(&[true; 3], 0.5), vec![[0.0, 1.5]]);
+    }
+
+    #[test]
+    fn pure_slip_history_has_no_violation_and_dissipates_4_mu_n_amplitude() {
+        // 1-D: v = -sin(tau) (w = cos), r = mu N sign(sin): slip everywhere but at two
+        // instants; energy per cycle is 4 mu N X for displacement amplitude X = 1.
+        let nt = 4096;
+        let mu_n = 2.0;
+        let tau = |j: usize| std::f64::consts::TAU * j as f64 / nt as f64;
+        let w: Vec<f64> = (0..nt).map(|j| tau(j).cos()).collect();
+        let v: Vec<f64> = (0..nt).map(|j| -tau(j).sin()).collect();
+        let r: Vec<f64> = v.iter().map(|&v| -mu_n * v.signum()).collect();
+        let h = ContactHistories {
+            n_samples: nt,
+            displacement: w,
+            velocity: v,
+            force: r,
+        };
+        let p = ContactParams {
+            dim: 1,
+            mu_n: vec![mu_n],
+            rho: vec![1.0],
+        };
+        let s = &summarise(&h, &p, 1.0)[0];
+        assert!(s.max_coulomb_violation < 1e-12);
+        assert!(
+            (s.dissipated_energy - 4.0 * mu_n).abs() < 1e-3,
+            "{}",
+            s.dissipated_energy
+        );
+        // Sticking only where v = 0 exactly (j = 0 and nt/2, r there is mu N sign(0) = mu N).
+        assert!(s.stick_intervals.len() <= 2);
+        assert!((s.displacement_amplitude - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn force_above_the_bound_is_a_violation() {
+        let h = ContactHistories {
+            n_samples: 2,
+            displacement: vec![0.0; 2],
+            velocity: vec![0.0; 2],
+            force: vec![1.5, 0.5],
+        };
+        let p = ContactParams {
+            dim: 1,
+            mu_n: vec![1.0],
+            rho: vec![1.0],
+        };
+        let s = &summarise(&h, &p, 1.0)[0];
+        assert!((s.max_coulomb_violation - 0.5).abs() < 1e-15);
+    }
+}
