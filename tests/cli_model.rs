@@ -69,13 +69,18 @@ fn shipped_models_match_the_built_in_examples() {
         let shipped = workspace().join("models").join(format!("{name}.h5"));
         assert!(shipped.exists(), "models/{name}.h5 is missing");
         let fresh = dir.path().join(format!("{name}.h5"));
-        assert!(ewr(&["model", "example", name, "-o", fresh.to_str().unwrap()])
-            .status
-            .success());
+        assert!(
+            ewr(&["model", "example", name, "-o", fresh.to_str().unwrap()])
+                .status
+                .success()
+        );
         let (mut a, mut b) = (info_json(&shipped), info_json(&fresh));
         a["file"] = serde_json::Value::Null;
         b["file"] = serde_json::Value::Null;
-        assert_eq!(a, b, "models/{name}.h5 differs from `ewr model example {name}`");
+        assert_eq!(
+            a, b,
+            "models/{name}.h5 differs from `ewr model example {name}`"
+        );
     }
 }
 
@@ -84,7 +89,10 @@ fn refused(args: &[&str], words: &str) {
     let o = ewr(args);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {out} {err}");
-    assert!(err.contains(words), "{args:?}: stderr {err:?} lacks {words:?}");
+    assert!(
+        err.contains(words),
+        "{args:?}: stderr {err:?} lacks {words:?}"
+    );
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
 }
 
@@ -96,11 +104,18 @@ fn bad_files_exit_with_code_2_and_a_message() {
     std::fs::write(p("empty.h5"), b"").unwrap();
     refused(&["model", "info", &p("empty.h5")], "empty");
     std::fs::write(p("text.h5"), b"not hdf5").unwrap();
-    refused(&["model", "check", &p("text.h5")], "not a readable HDF5 file");
+    refused(
+        &["model", "check", &p("text.h5")],
+        "not a readable HDF5 file",
+    );
 
     // A valid file broken in two places: both problems are listed with their paths.
     let f = p("bad.h5");
-    assert!(ewr(&["model", "example", "oscillator-2d", "-o", &f]).status.success());
+    assert!(
+        ewr(&["model", "example", "oscillator-2d", "-o", &f])
+            .status
+            .success()
+    );
     {
         let h = hdf5::File::open_rw(&f).unwrap();
         h.unlink("contacts/mu_n").unwrap();
@@ -123,10 +138,30 @@ fn bad_options_exit_with_code_2() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.h5");
     let out = out.to_str().unwrap();
-    refused(&["model", "example", "nosuch", "-o", out], "available: oscillator-2d");
-    refused(&["model", "example", "chain", "-o", out, "--mu-n", "-1"], "--mu-n");
-    refused(&["model", "example", "chain", "-o", out, "--mu-n", "NaN"], "--mu-n");
-    refused(&["model", "example", "oscillator-2d", "-o", out, "--contacts", "3"], "chain");
+    refused(
+        &["model", "example", "nosuch", "-o", out],
+        "available: oscillator-2d",
+    );
+    refused(
+        &["model", "example", "chain", "-o", out, "--mu-n", "-1"],
+        "--mu-n",
+    );
+    refused(
+        &["model", "example", "chain", "-o", out, "--mu-n", "NaN"],
+        "--mu-n",
+    );
+    refused(
+        &[
+            "model",
+            "example",
+            "oscillator-2d",
+            "-o",
+            out,
+            "--contacts",
+            "3",
+        ],
+        "chain",
+    );
     refused(&["model", "frobnicate"], "unrecognized subcommand");
 }
 

@@ -348,7 +348,11 @@ impl Receptance {
     ///
     /// Duplicates in `harmonics` are ignored; queries for other harmonics fail with
     /// [`ReceptanceError::NotPrepared`].
-    pub fn prepare(&self, w: f64, harmonics: &[usize]) -> Result<ReceptanceAt<'_>, ReceptanceError> {
+    pub fn prepare(
+        &self,
+        w: f64,
+        harmonics: &[usize],
+    ) -> Result<ReceptanceAt<'_>, ReceptanceError> {
         if !w.is_finite() {
             return Err(ReceptanceError::BadInput(format!("frequency w = {w}")));
         }
@@ -361,11 +365,17 @@ impl Receptance {
         let data: Result<Vec<HarmonicData>, ReceptanceError> = match &self.backend {
             Backend::Dense(b) => hs
                 .par_iter()
-                .map(|&h| b.harmonic(&self.s, w, h).map(HarmonicData::Direct))
+                .map(|&h| {
+                    b.harmonic(&self.s, w, h)
+                        .map(|d| HarmonicData::Direct(Box::new(d)))
+                })
                 .collect(),
             Backend::Sparse(b) => hs
                 .par_iter()
-                .map(|&h| b.harmonic(&self.s, w, h).map(HarmonicData::Direct))
+                .map(|&h| {
+                    b.harmonic(&self.s, w, h)
+                        .map(|d| HarmonicData::Direct(Box::new(d)))
+                })
                 .collect(),
             // Per harmonic this is O(modes) work: no point in threads.
             Backend::Modal(b) => hs
@@ -383,7 +393,8 @@ impl Receptance {
 }
 
 enum HarmonicData {
-    Direct(direct::DirectHarmonic),
+    // Boxed: a dense LU is much larger than the modal data.
+    Direct(Box<direct::DirectHarmonic>),
     Modal(modal::ModalHarmonic),
 }
 
@@ -525,7 +536,7 @@ impl<'a> ReceptanceAt<'a> {
         let b = s.load(h, r);
         let u = match data {
             HarmonicData::Direct(d) => d.solve(b),
-            HarmonicData::Modal(d) => d.recover(self.modal(), b),
+            HarmonicData::Modal(d) => d.recover(self.modal(), s, b),
         };
         Ok(match dofs {
             Some(d) => d.iter().map(|&i| u[(i, 0)]).collect(),

@@ -118,9 +118,7 @@ impl DenseBackend {
             let k = self.k[(i, j)];
             c64::new(k - om * om * self.m[(i, j)], eta * k + om * self.c[(i, j)])
         });
-        let z_norm1 = (0..s.n)
-            .map(|j| z.col(j).norm_l1())
-            .fold(0.0, f64::max);
+        let z_norm1 = (0..s.n).map(|j| z.col(j).norm_l1()).fold(0.0, f64::max);
         DirectHarmonic::build(s, w, h, z_norm1, Solver::Dense(z.partial_piv_lu()))
     }
 }
@@ -195,13 +193,14 @@ impl SparseBackend {
         let z_norm1 = (0..s.n)
             .map(|j| z.val_of_col(j).iter().map(|v| v.norm()).sum::<f64>())
             .fold(0.0, f64::max);
-        let lu = Lu::try_new_with_symbolic(self.sym_lu.clone(), z.as_ref()).map_err(|e| match e {
-            LuError::SymbolicSingular { .. } => ReceptanceError::Singular {
-                harmonic: h,
-                frequency: w,
-            },
-            LuError::Generic(e) => ReceptanceError::Factorization(format!("{e:?}")),
-        })?;
+        let lu =
+            Lu::try_new_with_symbolic(self.sym_lu.clone(), z.as_ref()).map_err(|e| match e {
+                LuError::SymbolicSingular { .. } => ReceptanceError::Singular {
+                    harmonic: h,
+                    frequency: w,
+                },
+                LuError::Generic(e) => ReceptanceError::Factorization(format!("{e:?}")),
+            })?;
         DirectHarmonic::build(s, w, h, z_norm1, Solver::Sparse(lu))
     }
 }

@@ -50,7 +50,11 @@ fn m_mul(mass: SparseColMatRef<'_, usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> 
 
 /// `M`-orthogonalises `x` (`n x 1`) against the columns of `q` (twice: "twice is enough")
 /// and returns its `M`-norm afterwards.
-fn orthogonalise(mass: SparseColMatRef<'_, usize, f64>, q: MatRef<'_, f64>, x: &mut Mat<f64>) -> f64 {
+fn orthogonalise(
+    mass: SparseColMatRef<'_, usize, f64>,
+    q: MatRef<'_, f64>,
+    x: &mut Mat<f64>,
+) -> f64 {
     let par = faer::get_global_parallelism();
     for _ in 0..2 {
         if q.ncols() == 0 {
@@ -58,7 +62,14 @@ fn orthogonalise(mass: SparseColMatRef<'_, usize, f64>, q: MatRef<'_, f64>, x: &
         }
         let z = m_mul(mass, x.as_ref());
         let mut c = Mat::zeros(q.ncols(), 1);
-        faer::linalg::matmul::matmul(c.as_mut(), Accum::Replace, q.transpose(), z.as_ref(), 1.0, par);
+        faer::linalg::matmul::matmul(
+            c.as_mut(),
+            Accum::Replace,
+            q.transpose(),
+            z.as_ref(),
+            1.0,
+            par,
+        );
         faer::linalg::matmul::matmul(x.as_mut(), Accum::Add, q, c.as_ref(), -1.0, par);
     }
     let z = m_mul(mass, x.as_ref());
@@ -131,21 +142,24 @@ pub(crate) fn lowest_modes(
         solve(x.as_mut());
         let a: f64 = (0..n).map(|i| z[(i, 0)] * x[(i, 0)]).sum();
         if !a.is_finite() {
-            return Err(ReceptanceError::Lanczos("non-finite Lanczos coefficient".into()));
+            return Err(ReceptanceError::Lanczos(
+                "non-finite Lanczos coefficient".into(),
+            ));
         }
         alpha.push(a);
         // Full reorthogonalisation also removes the alpha q_j and beta q_{j-1} components.
         let b = orthogonalise(mass, MatRef::from_column_major_slice(&q, n, j), &mut x);
         let theta_max = alpha.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let breakdown = b <= 1e-12 * theta_max;
-        let check = breakdown || j >= p_max || (j >= nev && (j - nev) % step == 0);
+        let check = breakdown || j >= p_max || (j >= nev && (j - nev).is_multiple_of(step));
         if check {
             let (theta, y) = tridiagonal_eigen(&alpha, &beta)?;
             let last_beta = if breakdown { 0.0 } else { b };
             let k = nev.min(j);
             let converged = k == nev
                 && (0..k).all(|i| {
-                    (last_beta * y[(j - 1, i)]).abs() <= tol * theta[i].abs() + 1e3 * f64::EPSILON * theta_max
+                    (last_beta * y[(j - 1, i)]).abs()
+                        <= tol * theta[i].abs() + 1e3 * f64::EPSILON * theta_max
                 });
             if converged {
                 return Ok(ritz(&q, n, j, &theta, &y, k, sigma));
@@ -205,7 +219,15 @@ fn tridiagonal_eigen(alpha: &[f64], beta: &[f64]) -> Result<(Vec<f64>, Mat<f64>)
 }
 
 /// The `k` leading Ritz pairs as modes, `lambda` ascending.
-fn ritz(q: &[f64], n: usize, j: usize, theta: &[f64], y: &Mat<f64>, k: usize, sigma: f64) -> LanczosModes {
+fn ritz(
+    q: &[f64],
+    n: usize,
+    j: usize,
+    theta: &[f64],
+    y: &Mat<f64>,
+    k: usize,
+    sigma: f64,
+) -> LanczosModes {
     let qm = MatRef::from_column_major_slice(&q[..n * j], n, j);
     let mut phi = Mat::zeros(n, k);
     faer::linalg::matmul::matmul(

@@ -1,0 +1,515 @@
+//! Modal backend: lowest modes of `(K, M)` once, then the receptance by modal sum plus the
+//! residual (static) flexibility of the omitted modes.
+//!
+//! # Modal sum
+//!
+//! `G_h = sum_r (W phi_r)(W phi_r)^T / d_r + R / (1 + i eta_h + i Omega beta)` with
+//! `Omega = h w`, `d_r = omega_r^2 (1 + i eta_h) - Omega^2 + i Omega c_r` and
+//! `c_r = phi_r^T C phi_r + 2 zeta_r omega_r`:
+//! * `C = C_explicit + alpha M + beta K` is projected on the modes and only its diagonal is
+//!   kept. For Rayleigh damping this is exact (`c_r = alpha + beta omega_r^2`); for a
+//!   non-proportional explicit `C` it neglects the modal coupling (the usual light-damping
+//!   approximation).
+//! * `zeta_r` are the model's modal damping ratios for the first modes (none beyond the list);
+//!   they add to the projected viscous damping.
+//! * The residual term divides by `1 + i eta_h + i Omega beta`: the omitted modes respond
+//!   quasi-statically, and for them stiffness-proportional and hysteretic damping act as a
+//!   complex factor on the stiffness (exact in the limit `omega_r >> Omega`).
+//!
+//! # Residual flexibility (static exactness) and free-free structures
+//!
+//! `R = W [ sum_{omitted finite modes} phi phi^T / lambda + S ] W^T`, where `S` is the static
+//! flexibility of the massless DOFs (the "infinite-frequency modes", which the `M`-inner
+//! product Lanczos never sees: with `M = diag(M_aa, 0)`, `(K - sigma M)^{-1} =
+//! T (K^_aa - sigma M_aa)^{-1} T^T + E K_bb^{-1} E^T` and the last term does not depend on
+//! `sigma`).
+//! * **`K` positive definite** (Cholesky of `K` succeeds and no eigenvalue is below
+//!   `RIGID_REL * tr K / tr M`): `R = W K^{-1} W^T - sum_{retained} (W phi)(W phi)^T / lambda`,
+//!   exactly; at `h w = 0` the modal receptance equals `W K^{-1} W^T` to rounding.
+//! * **Rigid-body modes** (`K` singular): `K^{-1}` does not exist, but the flexibility of the
+//!   *elastic* omitted modes (what inertia-relief attachment modes represent) does. With
+//!   `A = K - sigma M` (`sigma < 0`) the identity `1/lambda = sum_j sigma^j / (lambda -
+//!   sigma)^{j+1}` (converging for `lambda > sigma / 2`) gives
+//!   `sum_{omitted} phi phi^T / lambda + S = sum_{j=0}^{J} sigma^j A^{-1} (M A^{-1})^j
+//!   - sum_{retained} phi phi^T sum_{j=0}^{J} sigma^j / (lambda_r - sigma)^{j+1}` up to a
+//!   truncation `O((sigma / lambda_{k+1})^{J+1})` on the omitted modes, where the retained modes
+//!   (rigid ones included) cancel exactly term by term. `J = 2` and `sigma = -1e-3 lambda_k`
+//!   give about `1e-9` relative on `R`. The rigid-body modes must all be retained (an error
+//!   tells to increase `modes` otherwise); they enter the modal sum with `omega_r = 0`, so at
+//!   `h w = 0` the receptance is singular, as in the direct backends
+//!   ([`ReceptanceError::Singular`]).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use faer::linalg::solvers::Solve;
+use faer::prelude::ReborrowMut;
+use faer::sparse::linalg::matmul::sparse_dense_matmul;
+use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
+use faer::{Accum, Mat, MatMut, MatRef, Side, c64};
+
+use super::lanczos::{LanczosModes, lowest_modes};
+use super::{ReceptanceError, Structure};
+
+/// Eigenvalues below `RIGID_REL * tr K / tr M` are rigid-body modes (`lambda = 0`).
+const RIGID_REL: f64 = 1e-11;
+/// Lanczos shift for a singular `K`: `sigma = -SHIFT_REL * tr K / tr M`.
+const SHIFT_REL: f64 = 1e-5;
+/// Residual-series shift relative to the highest retained eigenvalue.
+const RESIDUAL_SHIFT_REL: f64 = 1e-3;
+/// Lanczos convergence: Ritz residual `<= LANCZOS_TOL * theta`.
+const LANCZOS_TOL: f64 = 1e-10;
+/// Columns of `W^T` solved at once for the residual flexibility (bounds memory to
+/// `n * CHUNK` reals).
+const CHUNK: usize = 64;
+
+/// The retained modes of the structure, as used by the modal receptance.
+#[derive(Clone, Debug)]
+pub struct Modes {
+    /// Natural circular frequencies `omega_r`, ascending (0 for rigid-body modes).
+    pub omega: Vec<f64>,
+    /// Mode shapes `phi_r` (`n x modes`), `M`-orthonormal.
+    pub phi: Mat<f64>,
+    /// `W phi_r` (`m x modes`): the modes at the contacts.
+    pub w_phi: Mat<f64>,
+    /// Modal viscous damping `c_r = phi_r^T C phi_r + 2 zeta_r omega_r` (the `2 zeta omega`
+    /// of `d_r`).
+    pub damping: Vec<f64>,
+    /// Residual flexibility of the omitted modes at the contacts (`m x m`, real symmetric).
+    pub residual: Mat<f64>,
+    /// How many of the retained modes are rigid-body modes.
+    pub rigid_body_modes: usize,
+}
+
+/// Applies the static residual operator `sum_{omitted} phi phi^T / lambda + S`.
+struct StaticResidual {
+    llt: Llt<usize, f64>,
+    /// Shift of `llt` (0: `llt` factors `K` itself and one term is exact).
+    sigma: f64,
+    /// Coefficient of `phi_r phi_r^T` to subtract for each retained mode.
+    g: Vec<f64>,
+}
+
+impl StaticResidual {
+    fn apply(
+        &self,
+        mass: &faer::sparse::SparseColMat<usize, f64>,
+        phi: MatRef<'_, f64>,
+        b: MatRef<'_, f64>,
+    ) -> Mat<f64> {
+        let par = faer::get_global_parallelism();
+        let mut x = b.to_owned();
+        self.llt.solve_in_place(x.as_mut());
+        let mut acc = x.clone();
+        if self.sigma != 0.0 {
+            let mut sj = 1.0;
+            for _ in 0..2 {
+                let mut y = Mat::zeros(x.nrows(), x.ncols());
+                sparse_dense_matmul(
+                    y.as_mut(),
+                    Accum::Replace,
+                    mass.as_ref(),
+                    x.as_ref(),
+                    1.0,
+                    par,
+                );
+                self.llt.solve_in_place(y.as_mut());
+                sj *= self.sigma;
+                acc += sj * &y;
+                x = y;
+            }
+        }
+        if phi.ncols() > 0 {
+            let mut t = phi.transpose() * b;
+            for (r, &g) in self.g.iter().enumerate() {
+                t.row_mut(r).iter_mut().for_each(|v| *v *= g);
+            }
+            faer::linalg::matmul::matmul(acc.as_mut(), Accum::Add, phi, t.as_ref(), -1.0, par);
+        }
+        acc
+    }
+}
+
+/// Pattern union of `K` and `M` with a symbolic Cholesky, to factor `K - sigma M` for any
+/// `sigma` cheaply.
+struct Shifted {
+    sym: SymbolicSparseColMat<usize>,
+    argsort: Argsort<usize>,
+    sym_llt: SymbolicLlt<usize>,
+    /// `(value, is_mass)` per triplet, in the argsort's order.
+    src: Vec<(f64, bool)>,
+}
+
+impl Shifted {
+    fn new(s: &Structure) -> Result<Self, ReceptanceError> {
+        let mut pairs = Vec::new();
+        let mut src = Vec::new();
+        for (a, is_mass) in [(&s.k, false), (&s.mass, true)] {
+            for t in a.triplet_iter() {
+                pairs.push(Pair::new(t.row, t.col));
+                src.push((*t.val, is_mass));
+            }
+        }
+        for i in 0..s.n {
+            pairs.push(Pair::new(i, i));
+            src.push((0.0, false));
+        }
+        let (sym, argsort) = SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs)
+            .map_err(|e| ReceptanceError::BadInput(format!("sparsity pattern: {e:?}")))?;
+        let sym_llt = SymbolicLlt::try_new(sym.as_ref(), Side::Lower)
+            .map_err(|e| ReceptanceError::Factorization(format!("symbolic Cholesky: {e:?}")))?;
+        Ok(Shifted {
+            sym,
+            argsort,
+            sym_llt,
+            src,
+        })
+    }
+
+    /// Cholesky factor of `K - sigma M`, or `None` if it is not positive definite.
+    fn factor(&self, sigma: f64) -> Result<Option<Llt<usize, f64>>, ReceptanceError> {
+        let vals: Vec<f64> = self
+            .src
+            .iter()
+            .map(|&(v, is_mass)| if is_mass { -sigma * v } else { v })
+            .collect();
+        let a = SparseColMat::new_from_argsort(self.sym.clone(), &self.argsort, &vals)
+            .map_err(|e| ReceptanceError::Factorization(format!("{e:?}")))?;
+        match Llt::try_new_with_symbolic(self.sym_llt.clone(), a.as_ref(), Side::Lower) {
+            Ok(llt) => Ok(Some(llt)),
+            Err(faer::sparse::linalg::LltError::Numeric(_)) => Ok(None),
+            Err(e) => Err(ReceptanceError::Factorization(format!("{e:?}"))),
+        }
+    }
+}
+
+/// Frequency-independent data of the modal backend.
+pub(crate) struct ModalBackend {
+    pub modes: Modes,
+    lambda: Vec<f64>,
+    w_phi_c: Mat<c64>,
+    residual_c: Mat<c64>,
+    stat: StaticResidual,
+    /// Per forced harmonic: `Phi^T F_h` and `W Res F_h`.
+    forced: BTreeMap<usize, (Vec<c64>, Vec<c64>)>,
+    /// Scale of the eigenvalues (`max(lambda_max, tr K / tr M)`), for singularity tests.
+    scale: f64,
+}
+
+fn real_mul(a: &faer::sparse::SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
+    let mut y = Mat::zeros(a.nrows(), x.ncols());
+    sparse_dense_matmul(
+        y.as_mut(),
+        Accum::Replace,
+        a.as_ref(),
+        x,
+        1.0,
+        faer::get_global_parallelism(),
+    );
+    y
+}
+
+impl ModalBackend {
+    pub fn new(s: &Structure, nev: usize) -> Result<Self, ReceptanceError> {
+        let n = s.n;
+        let mut tr_k = 0.0;
+        let mut tr_m = 0.0;
+        let mut rank_bound = 0;
+        for j in 0..n {
+            let mjj = diag(&s.mass, j);
+            tr_k += diag(&s.k, j);
+            tr_m += mjj;
+            if mjj != 0.0 {
+                rank_bound += 1;
+            }
+        }
+        let lam_scale = if tr_m > 0.0 && tr_k > 0.0 {
+            tr_k / tr_m
+        } else {
+            1.0
+        };
+        let shifted = Shifted::new(s)?;
+        let lanczos = |llt: &Llt<usize, f64>, sigma: f64| {
+            lowest_modes(
+                &|x: MatMut<'_, f64>| llt.solve_in_place(x),
+                s.mass.as_ref(),
+                rank_bound,
+                nev,
+                sigma,
+                LANCZOS_TOL,
+            )
+        };
+        let rigid_tol = RIGID_REL * lam_scale;
+        // K positive definite: one factorisation serves the Lanczos and the exact residual.
+        let mut spd = None;
+        if let Some(llt) = shifted.factor(0.0)? {
+            let modes = lanczos(&llt, 0.0)?;
+            if modes.lambda.first().is_none_or(|&l| l > rigid_tol) {
+                spd = Some((llt, modes));
+            }
+        }
+        let (stat, lm, rigid) = match spd {
+            Some((llt, lm)) => {
+                let g = lm.lambda.iter().map(|l| 1.0 / l).collect();
+                (StaticResidual { llt, sigma: 0.0, g }, lm, 0)
+            }
+            None => {
+                let sigma_l = -SHIFT_REL * lam_scale;
+                let llt = shifted.factor(sigma_l)?.ok_or_else(|| {
+                    ReceptanceError::Factorization(
+                        "K - sigma M is not positive definite (negative stiffness, or a massless \
+                         DOF without stiffness)"
+                            .into(),
+                    )
+                })?;
+                let mut lm = lanczos(&llt, sigma_l)?;
+                if let Some(&l) = lm.lambda.first()
+                    && l < -rigid_tol
+                {
+                    return Err(ReceptanceError::Factorization(format!(
+                        "K is not positive semi-definite (eigenvalue {l:e})"
+                    )));
+                }
+                let rigid = lm.lambda.iter().filter(|&&l| l <= rigid_tol).count();
+                lm.lambda
+                    .iter_mut()
+                    .filter(|l| **l <= rigid_tol)
+                    .for_each(|l| *l = 0.0);
+                let k = lm.lambda.len();
+                if k == 0 || (rigid == k && k < rank_bound) {
+                    return Err(ReceptanceError::Lanczos(format!(
+                        "K is singular and all {k} retained modes are rigid-body modes: retain \
+                         more modes than the structure has rigid-body modes"
+                    )));
+                }
+                let lam_k = lm.lambda[k - 1];
+                let sigma = if lam_k > 0.0 {
+                    -RESIDUAL_SHIFT_REL * lam_k
+                } else {
+                    sigma_l
+                };
+                let llt_r = if sigma == sigma_l {
+                    llt
+                } else {
+                    shifted.factor(sigma)?.ok_or_else(|| {
+                        ReceptanceError::Factorization("K - sigma M lost definiteness".into())
+                    })?
+                };
+                let g = lm
+                    .lambda
+                    .iter()
+                    .map(|&l| {
+                        let d = l - sigma;
+                        1.0 / d + sigma / (d * d) + sigma * sigma / (d * d * d)
+                    })
+                    .collect();
+                (
+                    StaticResidual {
+                        llt: llt_r,
+                        sigma,
+                        g,
+                    },
+                    lm,
+                    rigid,
+                )
+            }
+        };
+        let LanczosModes { lambda, phi } = lm;
+        let k = lambda.len();
+        let omega: Vec<f64> = lambda.iter().map(|l| l.max(0.0).sqrt()).collect();
+
+        // Projected viscous damping (diagonal only) plus modal damping ratios.
+        let cphi = real_mul(&s.c, phi.as_ref());
+        let zeta = s.modal_zeta.as_deref().unwrap_or(&[]);
+        let damping: Vec<f64> = (0..k)
+            .map(|r| {
+                let proj: f64 = (0..n).map(|i| phi[(i, r)] * cphi[(i, r)]).sum();
+                proj + 2.0 * zeta.get(r).copied().unwrap_or(0.0) * omega[r]
+            })
+            .collect();
+        let w_phi = real_mul(&s.w, phi.as_ref());
+
+        // Residual flexibility at the contacts, a chunk of W^T columns at a time.
+        let m = s.m;
+        let mut residual = Mat::zeros(m, m);
+        let mut c0 = 0;
+        while c0 < m {
+            let c1 = (c0 + CHUNK).min(m);
+            let mut b = Mat::zeros(n, c1 - c0);
+            let w = s.w.as_ref();
+            for j in 0..n {
+                for (i, v) in w.row_idx_of_col(j).zip(w.val_of_col(j)) {
+                    if (c0..c1).contains(&i) {
+                        b[(j, i - c0)] = *v;
+                    }
+                }
+            }
+            let x = stat.apply(&s.mass, phi.as_ref(), b.as_ref());
+            let wx = real_mul(&s.w, x.as_ref());
+            residual.subcols_mut(c0, c1 - c0).copy_from(&wx);
+            c0 = c1;
+        }
+        let residual = Mat::from_fn(m, m, |i, j| 0.5 * (residual[(i, j)] + residual[(j, i)]));
+
+        // Forced harmonics: modal participation and static residual response at the contacts.
+        let mut forced = BTreeMap::new();
+        for &h in s.forcing.keys() {
+            let f = s.force(h).expect("key of the forcing map");
+            let fr = Mat::from_fn(
+                n,
+                2,
+                |i, j| if j == 0 { f[(i, 0)].re } else { f[(i, 0)].im },
+            );
+            let pf = phi.transpose() * &fr;
+            let x = stat.apply(&s.mass, phi.as_ref(), fr.as_ref());
+            let wx = real_mul(&s.w, x.as_ref());
+            forced.insert(
+                h,
+                (
+                    (0..k).map(|r| c64::new(pf[(r, 0)], pf[(r, 1)])).collect(),
+                    (0..m).map(|i| c64::new(wx[(i, 0)], wx[(i, 1)])).collect(),
+                ),
+            );
+        }
+        let scale = lambda.iter().fold(lam_scale, |a, &l| a.max(l));
+        let to_c =
+            |a: &Mat<f64>| Mat::from_fn(a.nrows(), a.ncols(), |i, j| c64::new(a[(i, j)], 0.0));
+        Ok(ModalBackend {
+            w_phi_c: to_c(&w_phi),
+            residual_c: to_c(&residual),
+            modes: Modes {
+                omega,
+                phi,
+                w_phi,
+                damping,
+                residual,
+                rigid_body_modes: rigid,
+            },
+            lambda,
+            stat,
+            forced,
+            scale,
+        })
+    }
+
+    pub fn harmonic(
+        &self,
+        s: &Structure,
+        w: f64,
+        h: usize,
+    ) -> Result<ModalHarmonic, ReceptanceError> {
+        let om = h as f64 * w;
+        let eta = s.eta_h(h);
+        let tiny = 1e-13 * self.scale.max(om * om);
+        let mut inv_d = Vec::with_capacity(self.lambda.len());
+        for (&l, &c) in self.lambda.iter().zip(&self.modes.damping) {
+            let d = c64::new(l - om * om, eta * l + om * c);
+            if d.norm() <= tiny {
+                return Err(ReceptanceError::Singular {
+                    harmonic: h,
+                    frequency: w,
+                });
+            }
+            inv_d.push(d.inv());
+        }
+        Ok(ModalHarmonic {
+            inv_d,
+            res_factor: c64::new(1.0, eta + om * s.rayleigh_beta).inv(),
+            g: OnceLock::new(),
+        })
+    }
+}
+
+fn diag(a: &faer::sparse::SparseColMat<usize, f64>, j: usize) -> f64 {
+    let a = a.as_ref();
+    a.row_idx_of_col(j)
+        .zip(a.val_of_col(j))
+        .filter(|(i, _)| *i == j)
+        .map(|(_, v)| *v)
+        .sum()
+}
+
+/// Per-harmonic data of the modal backend.
+pub(crate) struct ModalHarmonic {
+    inv_d: Vec<c64>,
+    res_factor: c64,
+    g: OnceLock<Mat<c64>>,
+}
+
+impl ModalHarmonic {
+    /// `G_h`, formed on first use.
+    pub fn g(&self, b: &ModalBackend) -> &Mat<c64> {
+        self.g.get_or_init(|| {
+            let m = b.w_phi_c.nrows();
+            let mut a = b.w_phi_c.clone();
+            for (r, &d) in self.inv_d.iter().enumerate() {
+                a.col_mut(r).iter_mut().for_each(|v| *v *= d);
+            }
+            let g = &a * b.w_phi_c.transpose();
+            Mat::from_fn(m, m, |i, j| {
+                0.5 * (g[(i, j)] + g[(j, i)]) + self.res_factor * b.residual_c[(i, j)]
+            })
+        })
+    }
+
+    /// `out = G_h x` without forming `G_h`.
+    pub fn apply(&self, b: &ModalBackend, x: MatRef<'_, c64>, mut out: MatMut<'_, c64>) {
+        let par = faer::get_global_parallelism();
+        let mut t = b.w_phi_c.transpose() * x;
+        for (r, &d) in self.inv_d.iter().enumerate() {
+            t.row_mut(r).iter_mut().for_each(|v| *v *= d);
+        }
+        faer::linalg::matmul::matmul(
+            out.rb_mut(),
+            Accum::Replace,
+            b.w_phi_c.as_ref(),
+            t.as_ref(),
+            c64::new(1.0, 0.0),
+            par,
+        );
+        faer::linalg::matmul::matmul(
+            out,
+            Accum::Add,
+            b.residual_c.as_ref(),
+            x,
+            self.res_factor,
+            par,
+        );
+    }
+
+    /// `W Z_h^{-1} F_h` (zeros when harmonic `h` is not forced).
+    pub fn forced(&self, b: &ModalBackend, s: &Structure, h: usize) -> Vec<c64> {
+        let Some((pf, wres)) = b.forced.get(&h) else {
+            return vec![c64::new(0.0, 0.0); s.m];
+        };
+        (0..s.m)
+            .map(|i| {
+                let modal: c64 = (0..pf.len())
+                    .map(|r| b.w_phi_c[(i, r)] * self.inv_d[r] * pf[r])
+                    .sum();
+                modal + self.res_factor * wres[i]
+            })
+            .collect()
+    }
+
+    /// `Z_h^{-1} b` by modal sum plus static residual (`b` is `n x 1`).
+    pub fn recover(&self, mb: &ModalBackend, s: &Structure, b: Mat<c64>) -> Mat<c64> {
+        let n = b.nrows();
+        let br = Mat::from_fn(
+            n,
+            2,
+            |i, j| if j == 0 { b[(i, 0)].re } else { b[(i, 0)].im },
+        );
+        let phi = mb.modes.phi.as_ref();
+        let pb = phi.transpose() * &br;
+        let q: Vec<c64> = (0..phi.ncols())
+            .map(|r| self.inv_d[r] * c64::new(pb[(r, 0)], pb[(r, 1)]))
+            .collect();
+        let x = mb.stat.apply(&s.mass, phi, br.as_ref());
+        Mat::from_fn(n, 1, |i, _| {
+            let modal: c64 = (0..q.len()).map(|r| phi[(i, r)] * q[r]).sum();
+            modal + self.res_factor * c64::new(x[(i, 0)], x[(i, 1)])
+        })
+    }
+}

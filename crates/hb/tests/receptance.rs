@@ -1,0 +1,594 @@
+//! Receptance at the contacts: closed forms, backend agreement, modal convergence and static
+//! exactness, massless DOFs, response recovery and free-free structures.
+
+use ewr_hb::{Receptance, ReceptanceError, ReceptanceKind};
+use ewr_model::examples::{self, BladeDamperBlade};
+use ewr_model::{Contacts, Model, ModelBuilder};
+use faer::linalg::solvers::Solve;
+use faer::{Mat, MatRef, c64};
+
+fn c(re: f64, im: f64) -> c64 {
+    c64::new(re, im)
+}
+
+/// `||a - b||_F / ||b||_F`.
+fn rel(a: MatRef<'_, c64>, b: MatRef<'_, c64>) -> f64 {
+    (a - b).norm_l2() / b.norm_l2()
+}
+
+fn relv(a: &[c64], b: &[c64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).norm_sqr()).sum();
+    let den: f64 = b.iter().map(|y| y.norm_sqr()).sum();
+    (num / den).sqrt()
+}
+
+/// Reference `Z_h` built densely in the test, independently of the crate.
+fn z_dense(model: &Model, w: f64, h: usize) -> Mat<c64> {
+    let om = h as f64 * w;
+    let eta = if h == 0 {
+        0.0
+    } else {
+        model.damping.hysteretic_eta.unwrap_or(0.0)
+    };
+    let k = model.stiffness.to_dense();
+    let m = model.mass.to_dense();
+    let cc = model.viscous_damping().to_dense();
+    let n = model.n_dofs();
+    Mat::from_fn(n, n, |i, j| {
+        c(
+            k[(i, j)] - om * om * m[(i, j)],
+            eta * k[(i, j)] + om * cc[(i, j)],
+        )
+    })
+}
+
+fn w_dense(model: &Model) -> Mat<c64> {
+    let w = model.contacts.w_matrix(model.n_dofs()).unwrap().to_dense();
+    Mat::from_fn(w.nrows(), w.ncols(), |i, j| c(w[(i, j)], 0.0))
+}
+
+/// Reference `G_h = W Z_h^{-1} W^T`.
+fn g_ref(model: &Model, w: f64, h: usize) -> Mat<c64> {
+    let wd = w_dense(model);
+    let x = z_dense(model, w, h)
+        .partial_piv_lu()
+        .solve(wd.transpose().to_owned());
+    &wd * &x
+}
+
+fn g_of(model: &Model, kind: ReceptanceKind, w: f64, h: usize) -> Mat<c64> {
+    let r = Receptance::new(model, kind).unwrap();
+    let at = r.prepare(w, &[h]).unwrap();
+    at.contact_receptance(h).unwrap().to_owned()
+}
+
+fn sdof(m: f64, k: f64, cd: f64, eta: Option<f64>) -> Model {
+    let mut b = ModelBuilder::new(1)
+        .mass(0, m)
+        .spring_to_ground(0, k)
+        .damper_to_ground(0, cd)
+        .contacts(Contacts::to_ground(1, vec![0], vec![1.0]))
+        .force(0, 1, 2.0, 1.0);
+    if let Some(e) = eta {
+        b = b.hysteretic(e);
+    }
+    b.build().unwrap()
+}
+
+const ALL_EXACT: [ReceptanceKind; 2] = [ReceptanceKind::Dense, ReceptanceKind::Sparse];
+
+#[test]
+fn single_dof_closed_form_every_backend() {
+    let (m, k, cd, eta) = (2.0, 3.0, 0.1, 0.05);
+    for with_eta in [None, Some(eta)] {
+        let model = sdof(m, k, cd, with_eta);
+        let kinds = [
+            ReceptanceKind::Dense,
+            ReceptanceKind::Sparse,
+            ReceptanceKind::Modal { modes: 1 },
+        ];
+        for kind in kinds {
+            let r = Receptance::new(&model, kind).unwrap();
+            for w in [0.0, 0.3, 1.2247, 2.5] {
+                let hs = [0, 1, 2, 5];
+                let at = r.prepare(w, &hs).unwrap();
+                for h in hs {
+                    let om = h as f64 * w;
+                    let e = if h == 0 { 0.0 } else { with_eta.unwrap_or(0.0) };
+                    let expect = c(k - om * om * m, e * k + om * cd).inv();
+                    let g = at.contact_receptance(h).unwrap()[(0, 0)];
+                    assert!(
+                        (g - expect).norm() <= 1e-12 * expect.norm(),
+                        "{kind:?} w={w} h={h}: {g} vs {expect}"
+                    );
+                    // Forcing 2 cos + 1 sin at h = 1 has amplitude 2 - i.
+                    let f = if h == 1 { c(2.0, -1.0) } else { c(0.0, 0.0) };
+                    let fr = at.forced_contact_response(h).unwrap()[0];
+                    assert!((fr - expect * f).norm() <= 1e-12 * expect.norm() * 3.0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn oscillator_2d_is_diagonal_closed_form() {
+    let model = examples::oscillator_2d();
+    for kind in [
+        ReceptanceKind::Dense,
+        ReceptanceKind::Sparse,
+        ReceptanceKind::Modal { modes: 2 },
+    ] {
+        let r = Receptance::new(&model, kind).unwrap();
+        let at = r.prepare(0.7, &[1, 3]).unwrap();
+        for h in [1, 3] {
+            let om = 0.7 * h as f64;
+            let g = at.contact_receptance(h).unwrap();
+            let g1 = c(1.0 - om * om, 0.01 * om).inv();
+            let g2 = c(2.0 - om * om, 0.01 * om).inv();
+            let expect = Mat::from_fn(2, 2, |i, j| match (i, j) {
+                (0, 0) => g1,
+                (1, 1) => g2,
+                _ => c(0.0, 0.0),
+            });
+            assert!(rel(g, expect.as_ref()) < 1e-12, "{kind:?} h={h}");
+            let fr = at.forced_contact_response(h).unwrap();
+            let fe = if h == 1 {
+                [g1 * 10.0, g2 * 10.0]
+            } else {
+                [c(0.0, 0.0); 2]
+            };
+            for (a, b) in fr.iter().zip(fe) {
+                assert!((a - b).norm() <= 1e-12 * 10.0 * g1.norm().max(g2.norm()));
+            }
+        }
+    }
+}
+
+/// Hand-made receptance of the two-mass chain at the damper mass: per direction the chain
+/// `[[k1 + k2, -k2], [-k2, k2]]` (k1 = k2 = 1 in direction 1, 2 in direction 2), dampers
+/// 0.02 in both, unit masses; G is diagonal, `(Z^{-1})_{22} = Z_11 / det Z`.
+fn two_mass_hand(w: f64) -> [c64; 2] {
+    [1.0, 2.0].map(|s| {
+        let i = c(0.0, w);
+        let z11 = c(2.0 * s - w * w, 0.0) + i * 0.04;
+        let z12 = c(-s, 0.0) - i * 0.02;
+        let z22 = c(s - w * w, 0.0) + i * 0.02;
+        z11 / (z11 * z22 - z12 * z12)
+    })
+}
+
+#[test]
+fn two_mass_damper_matches_hand_inverse_and_peaks_at_resonances() {
+    let model = examples::two_mass_damper(1.0);
+    for kind in ALL_EXACT
+        .into_iter()
+        .chain([ReceptanceKind::Modal { modes: 4 }])
+    {
+        let r = Receptance::new(&model, kind).unwrap();
+        for w in [0.3, 0.618, 1.0, 2.0] {
+            let at = r.prepare(w, &[1]).unwrap();
+            let g = at.contact_receptance(1).unwrap();
+            let [a, b] = two_mass_hand(w);
+            let expect = Mat::from_fn(2, 2, |i, j| match (i, j) {
+                (0, 0) => a,
+                (1, 1) => b,
+                _ => c(0.0, 0.0),
+            });
+            assert!(rel(g, expect.as_ref()) < 1e-11, "{kind:?} w={w}");
+        }
+    }
+    let r = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let amp = |w: f64, d: usize| {
+        r.prepare(w, &[1]).unwrap().contact_receptance(1).unwrap()[(d, d)].norm()
+    };
+    let r5 = 5f64.sqrt();
+    for (d, s) in [(0, 1.0), (1, 2.0)] {
+        for wr in [(s * (3.0 - r5) / 2.0).sqrt(), (s * (3.0 + r5) / 2.0).sqrt()] {
+            // Light damping (zeta = 0.01 omega_r here): a sharp, local maximum.
+            let peak = amp(wr, d);
+            for off in [0.9, 1.1] {
+                assert!(peak > 3.0 * amp(wr * off, d), "dir {d} at {wr}: {peak}");
+            }
+            for off in [0.995, 1.005] {
+                assert!(peak > amp(wr * off, d), "dir {d} at {wr}: not a maximum");
+            }
+        }
+    }
+    // The published values: 0.618, 1.618 (direction 1), 0.874, 2.288 (direction 2).
+    let printed = [(0, 0.618), (0, 1.618), (1, 0.874), (1, 2.288)];
+    for (d, wr) in printed {
+        assert!(amp(wr, d) > 3.0 * amp(wr * 0.9, d));
+    }
+}
+
+#[test]
+fn dense_equals_sparse_on_examples() {
+    let models = [
+        examples::oscillator_2d(),
+        examples::two_mass_damper(1.0),
+        examples::two_mass_damper(0.0),
+        examples::two_dof_1d(),
+        examples::chain(15),
+        examples::blade_damper_blade(&BladeDamperBlade::default()),
+    ];
+    for model in &models {
+        let wscale = if model.n_dofs() == 10 { 2000.0 } else { 1.0 };
+        let d = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+        let s = Receptance::new(model, ReceptanceKind::Sparse).unwrap();
+        for w in [0.2, 0.9, 1.7].map(|w| w * wscale) {
+            let hs = [0, 1, 3, 5];
+            let (ad, as_) = (d.prepare(w, &hs).unwrap(), s.prepare(w, &hs).unwrap());
+            for h in hs {
+                let gd = ad.contact_receptance(h).unwrap();
+                let gs = as_.contact_receptance(h).unwrap();
+                assert!(rel(gs, gd) < 1e-10, "{:?} w={w} h={h}", model.title);
+                let gr = g_ref(model, w, h);
+                assert!(rel(gd, gr.as_ref()) < 1e-10);
+                let (fd, fs) = (
+                    ad.forced_contact_response(h).unwrap(),
+                    as_.forced_contact_response(h).unwrap(),
+                );
+                if fd.iter().any(|v| v.norm() > 0.0) {
+                    assert!(relv(&fs, &fd) < 1e-10);
+                }
+            }
+        }
+    }
+}
+
+/// A 2-D lattice of `nx * ny` nodes with two DOFs each: axial and shear springs to the four
+/// neighbours, diagonal springs coupling the directions, a consistent-like mass (neighbour
+/// coupling 1/12), Rayleigh damping, `nc` 2-D contacts to ground on the top row, forcing at a
+/// corner. `clamped` adds springs to ground on the left edge; otherwise the lattice is free.
+fn lattice(nx: usize, ny: usize, nc: usize, clamped: bool) -> Model {
+    let n = 2 * nx * ny;
+    let dof = |ix: usize, iy: usize, d: usize| 2 * (iy * nx + ix) + d;
+    let mut b = ModelBuilder::new(n).rayleigh(0.01, 1e-3);
+    let s = std::f64::consts::FRAC_1_SQRT_2;
+    for iy in 0..ny {
+        for ix in 0..nx {
+            let mass = 1.0 + 0.3 * ((ix * 7 + iy * 3) as f64).sin();
+            for d in 0..2 {
+                b = b.mass(dof(ix, iy, d), mass);
+                if clamped && ix == 0 {
+                    b = b.spring_to_ground(dof(ix, iy, d), 5.0);
+                }
+            }
+            let link = |b: ModelBuilder, jx: usize, jy: usize, axial: usize| {
+                let mut b = b;
+                for d in 0..2 {
+                    let k = if d == axial { 1.0 } else { 0.3 };
+                    b = b.spring(dof(ix, iy, d), dof(jx, jy, d), k).mass_entry(
+                        dof(ix, iy, d),
+                        dof(jx, jy, d),
+                        1.0 / 12.0,
+                    );
+                }
+                b
+            };
+            if ix + 1 < nx {
+                b = link(b, ix + 1, iy, 0);
+            }
+            if iy + 1 < ny {
+                b = link(b, ix, iy + 1, 1);
+            }
+            if ix + 1 < nx && iy + 1 < ny {
+                let (a, c2) = ((ix, iy), (ix + 1, iy + 1));
+                b = b.spring_along(
+                    &[
+                        (dof(a.0, a.1, 0), s),
+                        (dof(a.0, a.1, 1), s),
+                        (dof(c2.0, c2.1, 0), -s),
+                        (dof(c2.0, c2.1, 1), -s),
+                    ],
+                    0.2,
+                );
+            }
+        }
+    }
+    let mut cdofs = Vec::new();
+    for i in 0..nc {
+        let ix = (i + 1) * nx / (nc + 1);
+        cdofs.extend([dof(ix, ny - 1, 0), dof(ix, ny - 1, 1)]);
+    }
+    b.contacts(Contacts::to_ground(2, cdofs, vec![1.0; nc]))
+        .force(dof(nx - 1, 0, 0), 1, 1.0, 0.5)
+        .force(dof(nx - 1, 0, 1), 3, 0.0, 2.0)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn dense_equals_sparse_on_a_generated_lattice() {
+    // 2 * 30 * 30 = 1800 DOFs: a dense complex LU takes about a second here.
+    let model = lattice(30, 30, 4, true);
+    let d = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let s = Receptance::new(&model, ReceptanceKind::Sparse).unwrap();
+    assert_eq!(
+        Receptance::new(&model, ReceptanceKind::Auto)
+            .unwrap()
+            .kind(),
+        ReceptanceKind::Sparse
+    );
+    let hs = [1, 3];
+    let (ad, as_) = (d.prepare(0.05, &hs).unwrap(), s.prepare(0.05, &hs).unwrap());
+    for h in hs {
+        let (gd, gs) = (
+            ad.contact_receptance(h).unwrap(),
+            as_.contact_receptance(h).unwrap(),
+        );
+        assert!(rel(gs, gd) < 1e-10, "h={h}: {}", rel(gs, gd));
+        let (fd, fs) = (
+            ad.forced_contact_response(h).unwrap(),
+            as_.forced_contact_response(h).unwrap(),
+        );
+        assert!(relv(&fs, &fd) < 1e-10);
+    }
+}
+
+#[test]
+fn modal_converges_with_modes_and_is_statically_exact() {
+    // 2 * 16 * 16 = 512 DOFs (faer's generics are instantiated unoptimised in a debug test).
+    let model = lattice(16, 16, 4, true);
+    let exact = Receptance::new(&model, ReceptanceKind::Sparse).unwrap();
+    let m10 = Receptance::new(&model, ReceptanceKind::Modal { modes: 10 }).unwrap();
+    let om = m10.modes().unwrap().omega.clone();
+    assert_eq!(om.len(), 10);
+    // Between the 3rd and 4th natural frequencies: inside every retained band.
+    let w = 0.5 * (om[2] + om[3]);
+    let g_ex = exact
+        .prepare(w, &[1])
+        .unwrap()
+        .contact_receptance(1)
+        .unwrap()
+        .to_owned();
+    let g0_ex = exact
+        .prepare(w, &[0])
+        .unwrap()
+        .contact_receptance(0)
+        .unwrap()
+        .to_owned();
+    let mut errs = Vec::new();
+    for modes in [10, 40, 160] {
+        let r = if modes == 10 {
+            None
+        } else {
+            Some(Receptance::new(&model, ReceptanceKind::Modal { modes }).unwrap())
+        };
+        let r = r.as_ref().unwrap_or(&m10);
+        // Retained frequencies agree with the 10-mode run (Lanczos convergence).
+        let o = &r.modes().unwrap().omega;
+        for i in 0..10 {
+            assert!(
+                (o[i] - om[i]).abs() <= 1e-9 * om[i],
+                "mode {i}: {} vs {}",
+                o[i],
+                om[i]
+            );
+        }
+        let at = r.prepare(w, &[0, 1]).unwrap();
+        errs.push(rel(at.contact_receptance(1).unwrap(), g_ex.as_ref()));
+        // Static: exact thanks to the residual flexibility.
+        let e0 = rel(at.contact_receptance(0).unwrap(), g0_ex.as_ref());
+        assert!(e0 < 1e-9, "{modes} modes static error {e0}");
+        // apply() without forming G agrees with G.
+        let x = Mat::from_fn(8, 2, |i, j| c(i as f64 - 3.0, j as f64 + 0.5));
+        let mut y = Mat::zeros(8, 2);
+        at.apply(1, x.as_ref(), y.as_mut()).unwrap();
+        let gx = at.contact_receptance(1).unwrap() * &x;
+        assert!(rel(y.as_ref(), gx.as_ref()) < 1e-12);
+    }
+    assert!(errs[0] > errs[1] && errs[1] > errs[2], "errors {errs:?}");
+    assert!(errs[2] < 1e-3, "errors {errs:?}");
+}
+
+#[test]
+fn massless_dofs_all_backends_agree() {
+    // Stiffness-proportional damping so that the modal backend with every finite mode is
+    // exact (the explicit dampers of these examples are not proportional: see below).
+    let mut tmd = examples::two_mass_damper(0.0);
+    tmd.damping_matrix = None;
+    tmd.damping.rayleigh = Some((0.0, 0.01));
+    let mut bdb = examples::blade_damper_blade(&BladeDamperBlade::default());
+    bdb.damping_matrix = None;
+    bdb.damping.rayleigh = Some((0.0, 1.5e-5));
+    for (model, modes, ws) in [(&tmd, 2, [0.0, 0.5, 1.3]), (&bdb, 8, [0.0, 1300.0, 2100.0])] {
+        for w in ws {
+            let gr = g_ref(model, w, 1);
+            for kind in [
+                ReceptanceKind::Dense,
+                ReceptanceKind::Sparse,
+                ReceptanceKind::Modal { modes },
+            ] {
+                let g = g_of(model, kind, w, 1);
+                assert!(rel(g.as_ref(), gr.as_ref()) < 1e-9, "{kind:?} w={w}");
+            }
+            // Truncated to two modes, the statics stay exact.
+            if w == 0.0 {
+                let g = g_of(model, ReceptanceKind::Modal { modes: 1 }, w, 1);
+                assert!(rel(g.as_ref(), gr.as_ref()) < 1e-9);
+            }
+        }
+    }
+    // With the published (non-proportional) dampers, the modal backend keeps only the
+    // diagonal of the projected damping and no damping in the residual: close, not exact.
+    let bdb = examples::blade_damper_blade(&BladeDamperBlade::default());
+    let w = 1300.0;
+    let gr = g_ref(&bdb, w, 1);
+    for kind in ALL_EXACT {
+        assert!(rel(g_of(&bdb, kind, w, 1).as_ref(), gr.as_ref()) < 1e-10);
+    }
+    let gm = g_of(&bdb, ReceptanceKind::Modal { modes: 8 }, w, 1);
+    assert!(rel(gm.as_ref(), gr.as_ref()) < 0.05);
+}
+
+#[test]
+fn recover_matches_a_dense_solve() {
+    let model = lattice(6, 5, 3, true);
+    let m = 6;
+    let r_h: Vec<c64> = (0..m)
+        .map(|i| c(0.3 * i as f64 - 0.4, 0.1 * i as f64))
+        .collect();
+    let wd = w_dense(&model);
+    let n = model.n_dofs();
+    let modes_all = Receptance::new(&model, ReceptanceKind::Modal { modes: n })
+        .unwrap()
+        .modes()
+        .unwrap()
+        .omega
+        .len();
+    assert_eq!(modes_all, n);
+    for kind in [
+        ReceptanceKind::Dense,
+        ReceptanceKind::Sparse,
+        ReceptanceKind::Modal { modes: n },
+    ] {
+        let rec = Receptance::new(&model, kind).unwrap();
+        for (w, h) in [(0.4, 1), (0.4, 3), (0.9, 0)] {
+            let at = rec.prepare(w, &[0, 1, 3]).unwrap();
+            let mut b = Mat::from_fn(n, 1, |i, _| {
+                (0..m).map(|k| wd[(k, i)] * r_h[k]).sum::<c64>()
+            });
+            for t in &model.forcing {
+                if t.harmonic == h {
+                    b[(t.dof, 0)] += c(t.cos, -t.sin);
+                }
+            }
+            let u_ref = z_dense(&model, w, h).partial_piv_lu().solve(&b);
+            let u_ref: Vec<c64> = (0..n).map(|i| u_ref[(i, 0)]).collect();
+            let u = at.recover(h, &r_h, None).unwrap();
+            assert!(
+                relv(&u, &u_ref) < 1e-9,
+                "{kind:?} h={h}: {}",
+                relv(&u, &u_ref)
+            );
+            let pick = [5, 0, n - 1];
+            let us = at.recover(h, &r_h, Some(&pick)).unwrap();
+            for (k, &i) in pick.iter().enumerate() {
+                assert_eq!(us[k], u[i]);
+            }
+            // W U = G R + W Z^-1 F.
+            let wu: Vec<c64> = (0..m)
+                .map(|k| (0..n).map(|i| wd[(k, i)] * u[i]).sum())
+                .collect();
+            let gr = at.apply_vec(h, &r_h).unwrap();
+            let fr = at.forced_contact_response(h).unwrap();
+            let rhs: Vec<c64> = gr.iter().zip(&fr).map(|(a, b)| a + b).collect();
+            assert!(relv(&wu, &rhs) < 1e-10);
+        }
+    }
+}
+
+/// A free chain of `n` unit masses (no ground spring), 1-D contact to ground on mass 0,
+/// Rayleigh damping, forcing on the last mass.
+fn free_chain(n: usize) -> Model {
+    let mut b = ModelBuilder::new(n).rayleigh(0.02, 1e-3);
+    for i in 0..n {
+        b = b.mass(i, 1.0 + 0.1 * (i % 3) as f64);
+        if i + 1 < n {
+            b = b.spring(i, i + 1, 1.0 + 0.5 * (i % 2) as f64);
+        }
+    }
+    b.contacts(Contacts::to_ground(1, vec![0], vec![1.0]))
+        .force(n - 1, 1, 1.0, 0.0)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn free_free_structure() {
+    let model = free_chain(200);
+    let dense = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let sparse = Receptance::new(&model, ReceptanceKind::Sparse).unwrap();
+    let modal_all = Receptance::new(&model, ReceptanceKind::Modal { modes: 200 }).unwrap();
+    let modal = Receptance::new(&model, ReceptanceKind::Modal { modes: 20 }).unwrap();
+    let modal60 = Receptance::new(&model, ReceptanceKind::Modal { modes: 60 }).unwrap();
+    let md = modal.modes().unwrap();
+    assert_eq!(md.rigid_body_modes, 1);
+    assert_eq!(md.omega[0], 0.0);
+    let w = 0.5 * (md.omega[3] + md.omega[4]);
+    let hs = [1, 2];
+    let gd = dense.prepare(w, &hs).unwrap();
+    let gs = sparse.prepare(w, &hs).unwrap();
+    let ga = modal_all.prepare(w, &hs).unwrap();
+    let gm = modal.prepare(w, &hs).unwrap();
+    let gm60 = modal60.prepare(w, &hs).unwrap();
+    for h in hs {
+        let d = gd.contact_receptance(h).unwrap();
+        assert!(rel(gs.contact_receptance(h).unwrap(), d) < 1e-10);
+        // Every mode retained: exact.
+        assert!(
+            rel(ga.contact_receptance(h).unwrap(), d) < 1e-8,
+            "all modes h={h}"
+        );
+        // 20 and 60 of 200 modes plus the elastic residual flexibility: close, and closer
+        // with more modes.
+        let e = rel(gm.contact_receptance(h).unwrap(), d);
+        let e60 = rel(gm60.contact_receptance(h).unwrap(), d);
+        assert!(
+            e < 2e-2 && e60 < e / 10.0,
+            "h={h}: 20 modes {e}, 60 modes {e60}"
+        );
+        let (fd, fm) = (
+            gd.forced_contact_response(h).unwrap(),
+            gm.forced_contact_response(h).unwrap(),
+        );
+        if h == 1 {
+            assert!(relv(&fm, &fd) < 1e-2);
+        }
+    }
+    // h = 0 (or w = 0): K is singular, no static receptance exists; every backend says so.
+    for r in [&dense, &sparse, &modal] {
+        assert!(matches!(
+            r.prepare(w, &[0, 1]).err(),
+            Some(ReceptanceError::Singular { harmonic: 0, .. })
+        ));
+    }
+}
+
+#[test]
+fn errors_are_reported_not_panicked() {
+    let model = examples::oscillator_2d();
+    let r = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let at = r.prepare(0.5, &[1, 1, 3]).unwrap();
+    assert_eq!(at.harmonics(), &[1, 3]);
+    assert_eq!(
+        at.contact_receptance(2).err(),
+        Some(ReceptanceError::NotPrepared { harmonic: 2 })
+    );
+    assert!(matches!(
+        at.recover(1, &[c(1.0, 0.0)], None),
+        Err(ReceptanceError::BadSize { .. })
+    ));
+    assert!(matches!(
+        at.recover(1, &[c(1.0, 0.0); 2], Some(&[7])),
+        Err(ReceptanceError::BadInput(_))
+    ));
+    assert!(matches!(
+        r.prepare(f64::NAN, &[1]),
+        Err(ReceptanceError::BadInput(_))
+    ));
+    // Undamped, exactly at resonance: singular.
+    let mut und = examples::oscillator_2d();
+    und.damping_matrix = None;
+    for kind in [
+        ReceptanceKind::Dense,
+        ReceptanceKind::Sparse,
+        ReceptanceKind::Modal { modes: 2 },
+    ] {
+        let r = Receptance::new(&und, kind).unwrap();
+        assert!(
+            matches!(
+                r.prepare(1.0, &[1]).err(),
+                Some(ReceptanceError::Singular { .. })
+            ),
+            "{kind:?}"
+        );
+    }
+    let e = ReceptanceError::Singular {
+        harmonic: 1,
+        frequency: 1.0,
+    };
+    assert!(e.to_string().contains("singular"));
+}
