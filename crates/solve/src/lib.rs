@@ -3,10 +3,12 @@
 //! solver is generic over "a residual with a Jacobian" ([`Residual`]), so the physics stays in
 //! `ewr-contact` and a matrix-free Krylov variant can slot in later.
 
+pub mod continuation;
 pub mod newton;
 pub mod periodic;
 pub mod post;
 
+pub use continuation::{Continuation, FrcPoint, FrcSettings, frc};
 pub use newton::{EvalError, NewtonOptions, NewtonReport, NewtonStatus, Residual, solve};
-pub use periodic::{PointSettings, PointSolution, SolveError, solve_point};
+pub use periodic::{DofResponse, PointSettings, PointSolution, SolveError, solve_point};
 pub use post::ContactSummary;

@@ -66,6 +66,8 @@ pub struct PointSettings {
     pub newton: NewtonOptions,
     /// Solve with fewer harmonics first and prolong (paper Table 1: much faster from zero).
     pub ramp: bool,
+    /// DOFs whose response is recovered (peak amplitudes in [`PointSolution::dofs`]).
+    pub monitor: Vec<usize>,
 }
 
 /// The E-WR residual divided by `(max mu N)^2`, the natural size of `Psi = r max(mu N, |z|)
@@ -138,13 +140,105 @@ pub struct PointSolution {
     pub histories: ContactHistories,
     /// Per-contact summary.
     pub contacts: Vec<ContactSummary>,
+    /// Response of the monitored DOFs.
+    pub dofs: DofResponse,
 }
+
+/// The response of the monitored DOFs, recovered from the contact forces.
+#[derive(Clone, Debug, Default)]
+pub struct DofResponse {
+    /// The DOFs, as in [`PointSettings::monitor`].
+    pub dofs: Vec<usize>,
+    /// Displacement coefficients per DOF (hb layout, DOF-major).
+    pub coeffs: Vec<f64>,
+    /// Peak `max_t |u_i(t)|` per DOF.
+    pub peak: Vec<f64>,
+    /// `max_t sqrt(sum_i u_i(t)^2)` over the monitored DOFs (the paper's "total amplitude").
+    pub norm_peak: f64,
+}
+
+/// The maximum of a periodic sampled function `f(0..n)`, refined by the vertex of the
+/// parabola through the largest sample and its neighbours.
+fn refined_max(n: usize, f: impl Fn(usize) -> f64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let (j, fj) = (0..n)
+        .map(|j| (j, f(j)))
+        .fold((0, f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a });
+    let (fm, fp) = (f((j + n - 1) % n), f((j + 1) % n));
+    let curv = fm - 2.0 * fj + fp;
+    if curv < 0.0 {
+        let x = 0.5 * (fm - fp) / curv;
+        (fj - 0.25 * (fm - fp) * x).max(fj)
+    } else {
+        fj
+    }
+}
+
+/// Recovers the monitored DOFs' response for friction coefficients `x` on `set`.
+fn dof_response(
+    at: &ewr_hb::receptance::ReceptanceAt<'_>,
+    set: &HarmonicSet,
+    n_samples: usize,
+    m: usize,
+    x: &[f64],
+    dofs: &[usize],
+) -> Result<DofResponse, SolveError> {
+    let nco = set.n_coeffs();
+    let mut coeffs = vec![0.0; dofs.len() * nco];
+    for &h in set.harmonics() {
+        let p = set.coeff_index(h).expect("h is in the set");
+        let r: Vec<faer::c64> = (0..m)
+            .map(|s| {
+                let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
+                faer::c64::new(x[s * nco + p], -b)
+            })
+            .collect();
+        let u = at.recover(h, &r, Some(dofs))?;
+        for (i, u) in u.iter().enumerate() {
+            coeffs[i * nco + p] = u.re;
+            if h > 0 {
+                coeffs[i * nco + p + 1] = -u.im;
+            }
+        }
+    }
+    // Peaks are read on a finer grid than the Galerkin one and refined by a parabola through
+    // the largest sample, so that they do not depend on where the samples happen to fall.
+    let n_fine = (4 * n_samples).max(64);
+    let mut sampler = ewr_hb::FourierSampler::new(set.clone(), n_fine)?;
+    let mut samples = vec![0.0; dofs.len() * n_fine];
+    sampler.synthesize_many(&coeffs, &mut samples)?;
+    let peak = (0..dofs.len())
+        .map(|i| {
+            let u = &samples[i * n_fine..(i + 1) * n_fine];
+            refined_max(n_fine, |j| u[j].abs())
+        })
+        .collect();
+    let norm_peak = refined_max(n_fine, |j| {
+        (0..dofs.len())
+            .map(|i| samples[i * n_fine + j].powi(2))
+            .sum::<f64>()
+            .sqrt()
+    });
+    Ok(DofResponse {
+        dofs: dofs.to_vec(),
+        coeffs,
+        peak,
+        norm_peak,
+    })
+}
+
+/// Factors applied to every contact's `rho` on successive attempts at a stage.
+const RHO_RETRIES: [f64; 3] = [1.0, 10.0, 0.1];
 
 /// The harmonic sets of a ramp towards `target`: a few harmonics, then doubling.
 pub fn ramp_sets(target: &HarmonicSet) -> Vec<HarmonicSet> {
     let h_max = target.h_max();
     let mut out = Vec::new();
-    let mut h = 5usize;
+    // Start from the single harmonic: its solution is nearly always reached from zero
+    // force, and each doubling then starts close to its answer.
+    let mut h = 1usize;
     while h < h_max {
         let set = match target.kind() {
             HarmonicKind::Odd => HarmonicSet::odd(h | 1),
@@ -193,19 +287,34 @@ pub fn solve_point(
     let mut last: Option<NewtonReport> = None;
     for stage in &stages {
         let x0 = stage.prolong(&x, &x_set)?;
-        let mut sys = EwrResidual::new(
-            &at,
-            stage.clone(),
-            settings.n_samples,
-            settings.law,
-            params.clone(),
-        )?;
-        let mut scaled = ScaledResidual {
-            inner: &mut sys,
-            scale,
-        };
-        let report = newton::solve(&mut scaled, &x0, &settings.newton);
-        iterations += report.iterations;
+        let mut report = None;
+        // The zero set of the E-WR law is Coulomb's law whatever rho is, so rho only changes
+        // Newton's path: when a solve stalls in a local minimum of ||g||, the same equations
+        // with rho scaled by 10 or 1/10 usually get through (paper Table 1).
+        for rho_factor in RHO_RETRIES {
+            let mut p = params.clone();
+            p.rho.iter_mut().for_each(|r| *r *= rho_factor);
+            let mut sys =
+                EwrResidual::new(&at, stage.clone(), settings.n_samples, settings.law, p)?;
+            let mut scaled = ScaledResidual {
+                inner: &mut sys,
+                scale,
+            };
+            let r = newton::solve(&mut scaled, &x0, &settings.newton);
+            iterations += r.iterations;
+            let done = r.status.converged();
+            let better = report
+                .as_ref()
+                .is_none_or(|b: &NewtonReport| r.residual < b.residual);
+            if better {
+                report = Some(r);
+            }
+            // Only the exact and projection laws have a zero set that does not depend on rho.
+            if done || !matches!(settings.law, FrictionLaw::Exact | FrictionLaw::Projection) {
+                break;
+            }
+        }
+        let report = report.expect("at least one attempt");
         // A stage that did not converge still gives the next one a better start than zero;
         // only the last stage's status counts.
         x = report.x.clone();
@@ -224,6 +333,14 @@ pub fn solve_point(
     let histories = sys.histories(&x)?;
     let displacement = sys.displacement_coeffs(&x)?;
     let contacts = summarise(&histories, params, omega);
+    let dofs = dof_response(
+        &at,
+        &settings.set,
+        settings.n_samples,
+        m,
+        &x,
+        &settings.monitor,
+    )?;
     Ok(PointSolution {
         omega,
         set: settings.set.clone(),
@@ -234,5 +351,6 @@ pub fn solve_point(
         iterations,
         histories,
         contacts,
+        dofs,
     })
 }

@@ -17,6 +17,7 @@ fn solve(omega: f64, h_max: usize) -> PointSolution {
         law: FrictionLaw::Exact,
         newton: NewtonOptions::default(),
         ramp: true,
+        monitor: vec![0, 1],
     };
     let p = ContactParams::of(&model.contacts);
     let s = solve_point(&rec, &p, omega, &settings, None).unwrap();

@@ -1,0 +1,382 @@
+//! Frequency response curves: periodic solutions followed in `w`, by sequential
+//! continuation (previous solution as the start, as in the paper) or pseudo-arclength
+//! continuation (tangent predictor, adaptive step, passes turning points).
+
+use crate::newton::{self, EvalError, NewtonStatus, Residual};
+use crate::periodic::{
+    PointSettings, PointSolution, ScaledResidual, SolveError, scaled_norm, solve_point,
+};
+use ewr_contact::{ContactParams, EwrResidual};
+use ewr_hb::receptance::Receptance;
+use faer::linalg::solvers::Solve;
+use faer::reborrow::ReborrowMut;
+use faer::{Mat, MatMut};
+
+/// How to follow the curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Continuation {
+    /// Fixed frequency steps from the previous solution; the step is halved where a point
+    /// fails and grows back after successes.
+    Sequential,
+    /// Pseudo-arclength in `(R, w)`: follows the curve through turning points.
+    Arclength,
+}
+
+impl std::str::FromStr for Continuation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sequential" => Ok(Continuation::Sequential),
+            "arclength" => Ok(Continuation::Arclength),
+            _ => Err(format!(
+                "unknown continuation {s:?}: use \"sequential\" or \"arclength\""
+            )),
+        }
+    }
+}
+
+/// Settings of a frequency sweep.
+#[derive(Clone, Debug)]
+pub struct FrcSettings {
+    /// First frequency.
+    pub omega_start: f64,
+    /// Last frequency (may be below the start: the sweep goes down).
+    pub omega_end: f64,
+    /// Nominal step: in `w` for sequential, in scaled arclength for arclength.
+    pub step: f64,
+    /// Smallest step before a point is given up (sequential) or the curve is stopped
+    /// (arclength).
+    pub min_step: f64,
+    /// Largest step (arclength grows the step on easy points up to this).
+    pub max_step: f64,
+    /// Sequential or arclength.
+    pub method: Continuation,
+    /// How each periodic solution is computed.
+    pub point: PointSettings,
+    /// Safety cap on the number of points.
+    pub max_points: usize,
+}
+
+/// One point of a frequency response curve.
+#[derive(Clone, Debug)]
+pub struct FrcPoint {
+    /// The periodic solution (its status says whether it converged).
+    pub solution: PointSolution,
+    /// The step that led to this point.
+    pub step: f64,
+}
+
+/// Follows the frequency response from `omega_start` to `omega_end`.
+///
+/// `on_point` is called with every point as soon as it is computed, converged or not, so that
+/// a caller can write it out at once; returning `false` from it stops the sweep.
+pub fn frc(
+    rec: &Receptance,
+    params: &ContactParams,
+    s: &FrcSettings,
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+) -> Result<Vec<FrcPoint>, SolveError> {
+    if !(s.step > 0.0 && s.min_step > 0.0 && s.min_step <= s.step && s.max_step >= s.step) {
+        return Err(SolveError::Start(format!(
+            "steps must satisfy 0 < min_step <= step <= max_step (got {}, {}, {})",
+            s.min_step, s.step, s.max_step
+        )));
+    }
+    match s.method {
+        Continuation::Sequential => sequential(rec, params, s, on_point),
+        Continuation::Arclength => arclength(rec, params, s, on_point),
+    }
+}
+
+fn sequential(
+    rec: &Receptance,
+    params: &ContactParams,
+    s: &FrcSettings,
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+) -> Result<Vec<FrcPoint>, SolveError> {
+    let dir = if s.omega_end >= s.omega_start {
+        1.0
+    } else {
+        -1.0
+    };
+    let beyond = |w: f64| (w - s.omega_end) * dir > 1e-12 * s.omega_end.abs().max(1.0);
+    let mut out = Vec::new();
+    let mut prev: Option<PointSolution> = None;
+    let mut w = s.omega_start;
+    let mut step = s.step;
+    while !beyond(w) && out.len() < s.max_points {
+        let start = prev.as_ref().map(|p| (&p.set, p.friction.as_slice()));
+        let sol = solve_point(rec, params, w, &s.point, start)?;
+        let ok = sol.status.converged();
+        if !ok && prev.is_some() && step / 2.0 >= s.min_step {
+            // Retry closer to the last good point.
+            step /= 2.0;
+            w = prev.as_ref().map_or(w, |p| p.omega) + dir * step;
+            continue;
+        }
+        let point = FrcPoint {
+            solution: sol,
+            step,
+        };
+        let go_on = on_point(&point);
+        if ok {
+            prev = Some(point.solution.clone());
+            step = (step * 1.5).min(s.step);
+        } else {
+            // Give this frequency up; restart the next one from zero friction with ramping.
+            prev = None;
+            step = s.step;
+        }
+        let last_w = point.solution.omega;
+        out.push(point);
+        if !go_on {
+            break;
+        }
+        w = last_w + dir * step;
+        // Land exactly on the end frequency rather than stepping past it.
+        if beyond(w) && !beyond(last_w) && (last_w - s.omega_end).abs() > 1e-12 {
+            w = s.omega_end;
+        }
+    }
+    Ok(out)
+}
+
+/// The E-WR equations with the frequency as an unknown, bordered by the arclength
+/// constraint `t . (y - y_pred) = 0` in the scaled variables `(R / r_scale, w)`.
+struct Bordered<'r> {
+    rec: &'r Receptance,
+    params: ContactParams,
+    point: PointSettings,
+    scale: f64,
+    r_scale: f64,
+    tangent: Vec<f64>,
+    predicted: Vec<f64>,
+}
+
+impl Bordered<'_> {
+    fn n(&self) -> usize {
+        self.tangent.len() - 1
+    }
+
+    /// g(R, w) scaled, and optionally its R-Jacobian into `jr`.
+    fn g(&self, y: &[f64], g: &mut [f64], jr: Option<MatMut<'_, f64>>) -> Result<(), EvalError> {
+        let n = self.n();
+        let w = y[n];
+        let r: Vec<f64> = y[..n].iter().map(|v| v * self.r_scale).collect();
+        let at = self
+            .rec
+            .prepare(w, self.point.set.harmonics())
+            .map_err(|e| EvalError(e.to_string()))?;
+        let mut sys = EwrResidual::new(
+            &at,
+            self.point.set.clone(),
+            self.point.n_samples,
+            self.point.law,
+            self.params.clone(),
+        )
+        .map_err(|e| EvalError(e.to_string()))?;
+        let mut scaled = ScaledResidual {
+            inner: &mut sys,
+            scale: self.scale,
+        };
+        scaled.evaluate(&r, g, jr)
+    }
+}
+
+impl Residual for Bordered<'_> {
+    fn len(&self) -> usize {
+        self.tangent.len()
+    }
+
+    fn evaluate(
+        &mut self,
+        y: &[f64],
+        out: &mut [f64],
+        jacobian: Option<MatMut<'_, f64>>,
+    ) -> Result<(), EvalError> {
+        let n = self.n();
+        match jacobian {
+            None => self.g(y, &mut out[..n], None)?,
+            Some(mut j) => {
+                let mut jr = Mat::<f64>::zeros(n, n);
+                self.g(y, &mut out[..n], Some(jr.as_mut()))?;
+                // dg/dw by a forward difference: the receptance's frequency dependence has no
+                // cheap analytic derivative for every backend.
+                let dw = 1e-7 * y[n].abs().max(1.0);
+                let mut yp = y.to_vec();
+                yp[n] += dw;
+                let mut gp = vec![0.0; n];
+                self.g(&yp, &mut gp, None)?;
+                let mut jm = j.rb_mut();
+                for i in 0..n {
+                    for c in 0..n {
+                        // Unknowns are R / r_scale.
+                        jm[(i, c)] = jr[(i, c)] * self.r_scale;
+                    }
+                    jm[(i, n)] = (gp[i] - out[i]) / dw;
+                }
+                for c in 0..=n {
+                    jm[(n, c)] = self.tangent[c];
+                }
+            }
+        }
+        out[n] = (0..=n)
+            .map(|i| self.tangent[i] * (y[i] - self.predicted[i]))
+            .sum();
+        Ok(())
+    }
+}
+
+/// Unit tangent of the curve at `y`, oriented along `previous` (or towards increasing `w`
+/// times `dir` when there is none).
+fn tangent(
+    b: &Bordered<'_>,
+    y: &[f64],
+    previous: Option<&[f64]>,
+    dir: f64,
+) -> Result<Vec<f64>, EvalError> {
+    let n = b.n();
+    let mut jr = Mat::<f64>::zeros(n, n);
+    let mut g = vec![0.0; n];
+    b.g(y, &mut g, Some(jr.as_mut()))?;
+    let dw = 1e-7 * y[n].abs().max(1.0);
+    let mut yp = y.to_vec();
+    yp[n] += dw;
+    let mut gp = vec![0.0; n];
+    b.g(&yp, &mut gp, None)?;
+    // J_R dR/dw = -dg/dw, in the scaled unknowns R / r_scale.
+    let rhs = faer::Col::<f64>::from_fn(n, |i| -(gp[i] - g[i]) / dw);
+    for c in 0..n {
+        for i in 0..n {
+            jr[(i, c)] *= b.r_scale;
+        }
+    }
+    let dr = jr.partial_piv_lu().solve(&rhs);
+    let mut t: Vec<f64> = (0..n).map(|i| dr[i]).chain([1.0]).collect();
+    if t.iter().any(|v| !v.is_finite()) {
+        // Singular J_R (a fold in w): the tangent is its null vector; keep the previous one.
+        t = previous
+            .map(<[f64]>::to_vec)
+            .ok_or_else(|| EvalError("singular Jacobian at the first point".into()))?;
+    }
+    let norm = t.iter().map(|v| v * v).sum::<f64>().sqrt();
+    t.iter_mut().for_each(|v| *v /= norm);
+    let sign = match previous {
+        Some(p) => p.iter().zip(&t).map(|(a, b)| a * b).sum::<f64>().signum(),
+        None => t[n].signum() * dir,
+    };
+    if sign < 0.0 {
+        t.iter_mut().for_each(|v| *v = -*v);
+    }
+    Ok(t)
+}
+
+fn arclength(
+    rec: &Receptance,
+    params: &ContactParams,
+    s: &FrcSettings,
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+) -> Result<Vec<FrcPoint>, SolveError> {
+    let dir = if s.omega_end >= s.omega_start {
+        1.0
+    } else {
+        -1.0
+    };
+    let (lo, hi) = if dir > 0.0 {
+        (s.omega_start, s.omega_end)
+    } else {
+        (s.omega_end, s.omega_start)
+    };
+    let mut out = Vec::new();
+    let first = solve_point(rec, params, s.omega_start, &s.point, None)?;
+    let first_ok = first.status.converged();
+    let point = FrcPoint {
+        solution: first,
+        step: 0.0,
+    };
+    let go_on = on_point(&point);
+    out.push(point);
+    if !first_ok || !go_on {
+        return Ok(out);
+    }
+    let r_scale = params.mu_n.iter().copied().fold(0.0, f64::max).max(1e-300);
+    let n = out[0].solution.friction.len();
+    let mut b = Bordered {
+        rec,
+        params: params.clone(),
+        point: s.point.clone(),
+        scale: scaled_norm(params),
+        r_scale,
+        tangent: vec![0.0; n + 1],
+        predicted: vec![0.0; n + 1],
+    };
+    let to_y = |sol: &PointSolution| -> Vec<f64> {
+        sol.friction
+            .iter()
+            .map(|v| v / r_scale)
+            .chain([sol.omega])
+            .collect()
+    };
+    let mut y = to_y(&out[0].solution);
+    let mut t_prev: Option<Vec<f64>> = None;
+    let mut step = s.step;
+    let mut newton_opts = s.point.newton.clone();
+    newton_opts.max_iterations = newton_opts.max_iterations.min(30);
+    while out.len() < s.max_points {
+        let t = match tangent(&b, &y, t_prev.as_deref(), dir) {
+            Ok(t) => t,
+            Err(_) => break,
+        };
+        b.tangent = t.clone();
+        b.predicted = y.iter().zip(&t).map(|(a, d)| a + step * d).collect();
+        let x0 = b.predicted.clone();
+        let report = newton::solve(&mut b, &x0, &newton_opts);
+        if !report.status.converged() {
+            if step / 2.0 >= s.min_step {
+                step /= 2.0;
+                continue;
+            }
+            // Record the failure at the predicted frequency and stop: the curve is lost.
+            let mut failed = out.last().expect("first point").solution.clone();
+            failed.omega = b.predicted[n];
+            failed.status = match report.status {
+                NewtonStatus::Converged => NewtonStatus::Stalled,
+                other => other,
+            };
+            failed.residual = report.residual;
+            failed.iterations = report.iterations;
+            let p = FrcPoint {
+                solution: failed,
+                step,
+            };
+            on_point(&p);
+            out.push(p);
+            break;
+        }
+        let yn = report.x;
+        let w = yn[n];
+        // Post-process with the regular point solver from the corrected point (it converges
+        // at once and gives histories, summaries and the status on the plain equations).
+        let r: Vec<f64> = yn[..n].iter().map(|v| v * r_scale).collect();
+        let set = s.point.set.clone();
+        let mut sol = solve_point(rec, params, w, &s.point, Some((&set, &r)))?;
+        sol.iterations += report.iterations;
+        let p = FrcPoint {
+            solution: sol,
+            step,
+        };
+        let go_on = on_point(&p);
+        out.push(p);
+        if !go_on || w < lo || w > hi {
+            break;
+        }
+        if report.iterations <= 3 {
+            step = (step * 1.5).min(s.max_step);
+        } else if report.iterations > 8 {
+            step = (step / 1.5).max(s.min_step);
+        }
+        y = yn;
+        t_prev = Some(t);
+    }
+    Ok(out)
+}

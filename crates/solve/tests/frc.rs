@@ -1,0 +1,175 @@
+//! Frequency response curves: the linear limit against the closed form, and the two
+//! continuation methods against each other.
+
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_hb::{HarmonicSet, default_samples};
+use ewr_model::{Model, examples};
+use ewr_solve::{
+    Continuation, FrcPoint, FrcSettings, NewtonOptions, PointSettings, frc, solve_point,
+};
+
+fn settings(
+    h_max: usize,
+    law: FrictionLaw,
+    method: Continuation,
+    range: (f64, f64, f64),
+) -> FrcSettings {
+    let set = HarmonicSet::odd(h_max).unwrap();
+    FrcSettings {
+        omega_start: range.0,
+        omega_end: range.1,
+        step: range.2,
+        min_step: range.2 / 64.0,
+        max_step: range.2 * 4.0,
+        method,
+        point: PointSettings {
+            n_samples: default_samples(&set),
+            set,
+            law,
+            newton: NewtonOptions::default(),
+            ramp: true,
+            monitor: vec![0, 1],
+        },
+        max_points: 500,
+    }
+}
+
+fn run(model: &Model, s: &FrcSettings) -> Vec<FrcPoint> {
+    let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+    let p = ContactParams::of(&model.contacts);
+    let mut seen = 0;
+    let pts = frc(&rec, &p, s, &mut |_| {
+        seen += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, pts.len(), "every point is reported as it is computed");
+    pts
+}
+
+#[test]
+fn without_friction_the_curve_is_the_linear_frf() {
+    // mu N = 0 with the projection law (the exact law's spurious branch r = rho v is not a
+    // Coulomb solution there): u_k = 10 / |k_k - w^2 + 0.01 i w|.
+    let mut model = examples::oscillator_2d();
+    model.contacts.mu_n = vec![0.0];
+    let s = settings(
+        3,
+        FrictionLaw::Projection,
+        Continuation::Sequential,
+        (0.5, 1.5, 0.1),
+    );
+    let pts = run(&model, &s);
+    assert_eq!(pts.len(), 11);
+    for p in &pts {
+        let w = p.solution.omega;
+        assert!(p.solution.status.converged());
+        for (i, k) in [1.0, 2.0].into_iter().enumerate() {
+            let z = ((k - w * w).powi(2) + (0.01 * w).powi(2)).sqrt();
+            let exact = 10.0 / z;
+            let got = p.solution.dofs.peak[i];
+            assert!(
+                (got - exact).abs() < 1e-7 * exact,
+                "w {w}: {got} vs {exact}"
+            );
+        }
+    }
+    assert!((pts.last().unwrap().solution.omega - 1.5).abs() < 1e-12);
+}
+
+/// Linear interpolation of the total amplitude of `pts` (sorted by w) at `w`.
+fn amplitude_at(pts: &[FrcPoint], w: f64) -> f64 {
+    let mut v: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|p| (p.solution.omega, p.solution.dofs.norm_peak))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let i = v.partition_point(|p| p.0 < w).clamp(1, v.len() - 1);
+    let (a, b) = (v[i - 1], v[i]);
+    a.1 + (b.1 - a.1) * (w - a.0) / (b.0 - a.0)
+}
+
+#[test]
+fn arclength_and_sequential_trace_the_same_curve() {
+    let model = examples::oscillator_2d();
+    let seq = run(
+        &model,
+        &settings(
+            15,
+            FrictionLaw::Exact,
+            Continuation::Sequential,
+            (0.8, 1.3, 0.01),
+        ),
+    );
+    assert!(seq.iter().all(|p| p.solution.status.converged()));
+    let arc = run(
+        &model,
+        &settings(
+            15,
+            FrictionLaw::Exact,
+            Continuation::Arclength,
+            (0.8, 1.3, 0.05),
+        ),
+    );
+    assert!(arc.iter().all(|p| p.solution.status.converged()));
+    assert!(
+        arc.last().unwrap().solution.omega >= 1.3,
+        "arclength stopped early"
+    );
+    // Arclength points land at frequencies of their own: solve each of them again from
+    // zero friction force (independently of both curves) and compare; and compare with
+    // the sequential curve, interpolated, to the accuracy of its 0.01 step.
+    let s = settings(
+        15,
+        FrictionLaw::Exact,
+        Continuation::Sequential,
+        (0.8, 1.3, 0.01),
+    );
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    for p in &arc {
+        let w = p.solution.omega;
+        if !(0.8..=1.3).contains(&w) {
+            continue;
+        }
+        let a = p.solution.dofs.norm_peak;
+        let fresh = solve_point(&rec, &params, w, &s.point, None).unwrap();
+        assert!(
+            fresh.status.converged(),
+            "w {w}: {:?} {} after {}",
+            fresh.status,
+            fresh.residual,
+            fresh.iterations
+        );
+        let b = fresh.dofs.norm_peak;
+        assert!(
+            (a - b).abs() < 1e-7 * b,
+            "w {w}: arclength {a} vs direct {b}"
+        );
+        let c = amplitude_at(&seq, w);
+        assert!(
+            (a - c).abs() < 1e-2 * c,
+            "w {w}: arclength {a} vs sequential {c}"
+        );
+    }
+}
+
+#[test]
+fn sequential_sweep_down_lands_on_the_end() {
+    let model = examples::two_mass_damper(1.0);
+    let mut s = settings(
+        7,
+        FrictionLaw::Exact,
+        Continuation::Sequential,
+        (1.2, 0.3, 0.1),
+    );
+    s.point.monitor = vec![0, 1, 2, 3];
+    let pts = run(&model, &s);
+    assert!(pts.iter().all(|p| p.solution.status.converged()));
+    assert!((pts.last().unwrap().solution.omega - 0.3).abs() < 1e-12);
+    assert!(
+        pts.windows(2)
+            .all(|w| w[1].solution.omega < w[0].solution.omega)
+    );
+}
