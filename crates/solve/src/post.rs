@@ -50,7 +50,7 @@ pub fn summarise(h: &ContactHistories, params: &ContactParams, omega: f64) -> Ve
             let mut dissipated = 0.0;
             let (mut wa, mut va, mut ra) = (0.0f64, 0.0f64, 0.0f64);
             let vmax = (0..nt).map(|j| norm(&h.velocity, j)).fold(0.0, f64::max);
-            for j in 0..nt {
+            for (j, stuck_j) in stuck.iter_mut().enumerate() {
                 let rn = norm(&h.force, j);
                 let vn = norm(&h.velocity, j);
                 wa = wa.max(norm(&h.displacement, j));
@@ -60,13 +60,13 @@ pub fn summarise(h: &ContactHistories, params: &ContactParams, omega: f64) -> Ve
                     .map(|k| (comp(&h.force, k, j) - rho * comp(&h.velocity, k, j)).powi(2))
                     .sum::<f64>()
                     .sqrt();
-                stuck[j] = zn <= mu_n;
+                *stuck_j = zn <= mu_n;
                 let scale = if mu_n > 0.0 { mu_n } else { 1.0 };
                 let mut v = (rn - mu_n).max(0.0);
                 // The direction of a nearly zero velocity is not defined (and a truncated
                 // Fourier series rings around the stick-slip transitions), so the direction is
                 // only judged where the speed exceeds a fraction of the period's largest.
-                if !stuck[j] && vn > SLIDING_SPEED_FRACTION * vmax {
+                if !*stuck_j && vn > SLIDING_SPEED_FRACTION * vmax {
                     let off = (0..d)
                         .map(|k| {
                             (comp(&h.force, k, j) + mu_n * comp(&h.velocity, k, j) / vn).powi(2)

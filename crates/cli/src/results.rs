@@ -1,0 +1,343 @@
+//! Result files other tools read: time-series CSV, FRC CSV (written point by point), and the
+//! HDF5 result files documented in `docs/results-format.md`.
+
+use crate::solve_cmd::{Curve, Setup};
+use ewr_contact::{ContactHistories, ContactParams};
+use ewr_solve::{FrcPoint, PointSolution};
+use hdf5::types::VarLenUnicode;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| format!("cannot write {}: {e}", path.display())
+}
+
+/// Column names of a time-series CSV: `t`, then per contact `c` the `w<c>_<k>` for every
+/// direction `k` (from 1), then `v<c>_<k>`, then `r<c>_<k>`.
+pub fn timeseries_header(params: &ContactParams) -> Vec<String> {
+    let mut cols = vec!["t".to_string()];
+    for c in 0..params.len() {
+        for q in ["w", "v", "r"] {
+            for k in 1..=params.dim {
+                cols.push(format!("{q}{c}_{k}"));
+            }
+        }
+    }
+    cols
+}
+
+/// Writes one period of contact histories (one row per sample) as CSV.
+pub fn write_timeseries(
+    path: &Path,
+    h: &ContactHistories,
+    omega: f64,
+    params: &ContactParams,
+) -> Result<(), String> {
+    let f = File::create(path).map_err(io_err(path))?;
+    let mut w = BufWriter::new(f);
+    let nt = h.n_samples;
+    let d = params.dim;
+    let period = std::f64::consts::TAU / omega;
+    writeln!(w, "{}", timeseries_header(params).join(",")).map_err(io_err(path))?;
+    for j in 0..nt {
+        let mut row = vec![format!("{}", period * j as f64 / nt as f64)];
+        for c in 0..params.len() {
+            for buf in [&h.displacement, &h.velocity, &h.force] {
+                for k in 0..d {
+                    row.push(format!("{}", buf[(c * d + k) * nt + j]));
+                }
+            }
+        }
+        writeln!(w, "{}", row.join(",")).map_err(io_err(path))?;
+    }
+    w.flush().map_err(io_err(path))
+}
+
+/// The FRC table, one row per point, flushed as each point arrives so that an interrupted
+/// sweep keeps every finished point.
+pub struct FrcCsv {
+    out: BufWriter<File>,
+    path: std::path::PathBuf,
+}
+
+impl FrcCsv {
+    /// Creates the file and writes the header: `mu_n, omega, converged, iterations, residual,
+    /// amp_norm`, then `amp_w<c>` per contact (max over the period of |w_c(t)|), then
+    /// `peak_u<i>` per monitored DOF.
+    pub fn create(path: &Path, n_contacts: usize, monitor: &[usize]) -> Result<Self, String> {
+        let f = File::create(path).map_err(io_err(path))?;
+        let mut out = BufWriter::new(f);
+        let mut cols: Vec<String> = [
+            "mu_n",
+            "omega",
+            "converged",
+            "iterations",
+            "residual",
+            "amp_norm",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        cols.extend((0..n_contacts).map(|c| format!("amp_w{c}")));
+        cols.extend(monitor.iter().map(|i| format!("peak_u{i}")));
+        writeln!(out, "{}", cols.join(",")).map_err(io_err(path))?;
+        out.flush().map_err(io_err(path))?;
+        Ok(FrcCsv {
+            out,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends one point and flushes it to the file.
+    pub fn row(&mut self, mu_n: f64, p: &FrcPoint) -> Result<(), String> {
+        let s = &p.solution;
+        let mut row = vec![
+            format!("{mu_n}"),
+            format!("{}", s.omega),
+            format!("{}", u8::from(s.status.converged())),
+            format!("{}", s.iterations),
+            format!("{}", s.residual),
+            format!("{}", s.dofs.norm_peak),
+        ];
+        row.extend(
+            s.contacts
+                .iter()
+                .map(|c| format!("{}", c.displacement_amplitude)),
+        );
+        row.extend(s.dofs.peak.iter().map(|v| format!("{v}")));
+        let path = self.path.clone();
+        writeln!(self.out, "{}", row.join(",")).map_err(io_err(&path))?;
+        self.out.flush().map_err(io_err(&path))
+    }
+}
+
+fn h5(e: hdf5::Error) -> String {
+    e.to_string()
+}
+
+fn put_str(loc: &hdf5::Location, name: &str, v: &str) -> Result<(), String> {
+    let s: VarLenUnicode = v.parse().map_err(|e| format!("{e}"))?;
+    loc.new_attr::<VarLenUnicode>()
+        .create(name)
+        .and_then(|a| a.write_scalar(&s))
+        .map_err(h5)
+}
+
+fn put_f64(loc: &hdf5::Location, name: &str, v: f64) -> Result<(), String> {
+    loc.new_attr::<f64>()
+        .create(name)
+        .and_then(|a| a.write_scalar(&v))
+        .map_err(h5)
+}
+
+fn put_i64(loc: &hdf5::Location, name: &str, v: i64) -> Result<(), String> {
+    loc.new_attr::<i64>()
+        .create(name)
+        .and_then(|a| a.write_scalar(&v))
+        .map_err(h5)
+}
+
+fn put_2d(g: &hdf5::Group, name: &str, rows: usize, cols: usize, v: &[f64]) -> Result<(), String> {
+    g.new_dataset::<f64>()
+        .shape([rows, cols])
+        .create(name)
+        .and_then(|d| d.write_raw(v))
+        .map_err(h5)
+}
+
+fn put_1d<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, v: &[T]) -> Result<(), String> {
+    g.new_dataset_builder()
+        .with_data(v)
+        .create(name)
+        .map(|_| ())
+        .map_err(h5)
+}
+
+/// Writes `f` to `path` through a temporary file renamed at the end, so that a failed or
+/// interrupted write never leaves a half-written result under the final name.
+fn atomically(
+    path: &Path,
+    f: impl FnOnce(&hdf5::File) -> Result<(), String>,
+) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(".partial");
+    let tmp = path.with_file_name(tmp_name);
+    let result = hdf5::File::create(&tmp)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))
+        .and_then(|file| {
+            f(&file)?;
+            file.flush().map_err(h5)
+        });
+    match result {
+        Ok(()) => {
+            std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(format!("cannot write {}: {e}", path.display()))
+        }
+    }
+}
+
+fn common_attrs(f: &hdf5::File, kind: &str, model: &Path, setup: &Setup) -> Result<(), String> {
+    put_str(f, "format", "ewr-result")?;
+    put_i64(f, "version", 1)?;
+    put_str(f, "kind", kind)?;
+    put_str(f, "model", &model.display().to_string())?;
+    put_str(f, "harmonics", &setup.point.set.to_string())?;
+    put_i64(f, "n_samples", setup.point.n_samples as i64)?;
+    put_str(f, "law", &setup.point.law.to_string())?;
+    put_i64(f, "contact_dim", setup.model.contacts.dim as i64)?;
+    put_i64(f, "n_contacts", setup.model.contacts.len() as i64)?;
+    let hs: Vec<i64> = setup
+        .point
+        .set
+        .harmonics()
+        .iter()
+        .map(|&h| h as i64)
+        .collect();
+    put_1d(f, "harmonic_list", &hs)?;
+    let dofs: Vec<i64> = setup.point.monitor.iter().map(|&d| d as i64).collect();
+    put_1d(f, "monitored_dofs", &dofs)?;
+    put_1d(f, "mu_n", &setup.model.contacts.mu_n)?;
+    put_1d(f, "rho", &setup.model.contacts.rho)
+}
+
+/// Writes one periodic solution (layout in docs/results-format.md).
+pub fn write_solution(
+    path: &Path,
+    model: &Path,
+    setup: &Setup,
+    s: &PointSolution,
+) -> Result<(), String> {
+    atomically(path, |f| {
+        common_attrs(f, "solve", model, setup)?;
+        put_f64(f, "omega", s.omega)?;
+        put_i64(f, "converged", i64::from(s.status.converged()))?;
+        put_str(f, "status", &s.status.to_string())?;
+        put_f64(f, "residual", s.residual)?;
+        put_i64(f, "iterations", s.iterations as i64)?;
+        let nco = s.set.n_coeffs();
+        let m = s.friction.len() / nco.max(1);
+        put_2d(f, "friction", m, nco, &s.friction)?;
+        put_2d(f, "contact_displacement", m, nco, &s.displacement)?;
+        put_2d(
+            f,
+            "dof_displacement",
+            s.dofs.dofs.len(),
+            nco,
+            &s.dofs.coeffs,
+        )?;
+        put_1d(f, "dof_peak", &s.dofs.peak)?;
+        let h = &s.histories;
+        let g = f.create_group("time").map_err(h5)?;
+        let nt = h.n_samples;
+        let period = std::f64::consts::TAU / s.omega;
+        let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
+        put_1d(&g, "t", &t)?;
+        put_2d(&g, "w", m, nt, &h.displacement)?;
+        put_2d(&g, "v", m, nt, &h.velocity)?;
+        put_2d(&g, "r", m, nt, &h.force)?;
+        let c = f.create_group("contacts").map_err(h5)?;
+        let col = |f: &dyn Fn(&ewr_solve::ContactSummary) -> f64| -> Vec<f64> {
+            s.contacts.iter().map(f).collect()
+        };
+        put_1d(
+            &c,
+            "max_coulomb_violation",
+            &col(&|x| x.max_coulomb_violation),
+        )?;
+        put_1d(&c, "dissipated_energy", &col(&|x| x.dissipated_energy))?;
+        put_1d(
+            &c,
+            "displacement_amplitude",
+            &col(&|x| x.displacement_amplitude),
+        )?;
+        put_1d(&c, "force_amplitude", &col(&|x| x.force_amplitude))?;
+        let mut flat = Vec::new();
+        let mut owner = Vec::new();
+        for (i, cs) in s.contacts.iter().enumerate() {
+            for iv in &cs.stick_intervals {
+                flat.extend_from_slice(iv);
+                owner.push(i as i64);
+            }
+        }
+        put_2d(&c, "stick_intervals", owner.len(), 2, &flat)?;
+        put_1d(&c, "stick_interval_contact", &owner)
+    })
+}
+
+/// Writes frequency response curves (layout in docs/results-format.md).
+pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> Result<(), String> {
+    atomically(path, |f| {
+        common_attrs(f, "frc", model, setup)?;
+        put_i64(f, "n_curves", curves.len() as i64)?;
+        for (i, c) in curves.iter().enumerate() {
+            let g = f.create_group(&format!("curve_{i}")).map_err(h5)?;
+            put_f64(&g, "mu_n_override", c.mu_n.unwrap_or(f64::NAN))?;
+            let pts = &c.points;
+            let np = pts.len();
+            put_1d(
+                &g,
+                "omega",
+                &pts.iter().map(|p| p.solution.omega).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &g,
+                "converged",
+                &pts.iter()
+                    .map(|p| i64::from(p.solution.status.converged()))
+                    .collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &g,
+                "iterations",
+                &pts.iter()
+                    .map(|p| p.solution.iterations as i64)
+                    .collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &g,
+                "residual",
+                &pts.iter().map(|p| p.solution.residual).collect::<Vec<_>>(),
+            )?;
+            put_1d(&g, "step", &pts.iter().map(|p| p.step).collect::<Vec<_>>())?;
+            put_1d(
+                &g,
+                "amp_norm",
+                &pts.iter()
+                    .map(|p| p.solution.dofs.norm_peak)
+                    .collect::<Vec<_>>(),
+            )?;
+            let nc = setup.model.contacts.len();
+            let amp_w: Vec<f64> = pts
+                .iter()
+                .flat_map(|p| p.solution.contacts.iter().map(|c| c.displacement_amplitude))
+                .collect();
+            put_2d(&g, "amp_w", np, nc, &amp_w)?;
+            let nd = setup.point.monitor.len();
+            let peaks: Vec<f64> = pts
+                .iter()
+                .flat_map(|p| p.solution.dofs.peak.iter().copied())
+                .collect();
+            put_2d(&g, "dof_peak", np, nd, &peaks)?;
+            let len = pts.first().map_or(0, |p| p.solution.friction.len());
+            let fr: Vec<f64> = pts
+                .iter()
+                .flat_map(|p| p.solution.friction.iter().copied())
+                .collect();
+            put_2d(&g, "friction", np, len, &fr)?;
+            let cd: Vec<f64> = pts
+                .iter()
+                .flat_map(|p| p.solution.displacement.iter().copied())
+                .collect();
+            put_2d(&g, "contact_displacement", np, len, &cd)?;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,543 @@
+//! `ewr solve` (one periodic solution) and `ewr frc` (frequency response curves).
+
+use crate::Failure;
+use crate::results;
+use clap::Args;
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_hb::{HarmonicSet, default_samples};
+use ewr_model::Model;
+use ewr_solve::{
+    Continuation, FrcPoint, FrcSettings, NewtonOptions, PointSettings, PointSolution, frc,
+    solve_point,
+};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Options shared by `solve` and `frc`: harmonics, friction law, overrides, solver.
+#[derive(Args, Clone, Debug)]
+pub struct Common {
+    /// The model file (HDF5, see docs/model-format.md).
+    pub model: PathBuf,
+    /// Harmonic set: `odd:H` (odd harmonics 1..H, the paper's N_phi = H + 1) or `all:H`
+    /// (0..H, needed for static loads or even harmonics).
+    #[arg(long, default_value = "odd:59", value_name = "SET")]
+    pub harmonics: String,
+    /// Time samples per period for the Galerkin integrals (default: 8 (H+1) rounded up to a
+    /// power of two, at least 64).
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+    /// Scaling rho of the friction law for every contact (default: the model's, usually 1).
+    #[arg(long, value_name = "R")]
+    pub rho: Option<f64>,
+    /// Friction law: exact, projection, tanh:ALPHA, pwl:DELTA or maxeps:EPS.
+    #[arg(long, default_value = "exact", value_name = "LAW")]
+    pub law: String,
+    /// Condensation backend: auto, dense, sparse or modal:MODES.
+    #[arg(long, default_value = "auto", value_name = "KIND")]
+    pub receptance: String,
+    /// Tolerance on the scaled residual ||g|| / (max muN)^2.
+    #[arg(long, default_value_t = 1e-10, value_name = "TOL")]
+    pub tol: f64,
+    /// Newton iteration cap per solve.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub max_iter: usize,
+    /// Solve directly on the full harmonic set instead of ramping up from one harmonic.
+    #[arg(long)]
+    pub no_ramp: bool,
+    /// DOFs whose response is reported, by index or label, comma-separated (default: all
+    /// DOFs of models up to 16 DOFs, else the forced DOFs).
+    #[arg(long, value_name = "LIST")]
+    pub dofs: Option<String>,
+}
+
+/// Arguments of `ewr solve`.
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Excitation circular frequency w (rad per time unit of the model).
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    pub omega: f64,
+    /// Friction bound mu*N for every contact, overriding the model's.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    pub mu_n: Option<f64>,
+    /// Write the result (coefficients, time histories, status) to this HDF5 file.
+    #[arg(long, short, value_name = "RESULT.h5")]
+    pub output: Option<PathBuf>,
+    /// Write one period of contact displacement, velocity and friction force as CSV.
+    #[arg(long, value_name = "TS.csv")]
+    pub timeseries: Option<PathBuf>,
+    /// Plot the solution (time histories, trajectory, force locus, |r| vs |v|): .png or .svg.
+    #[arg(long, value_name = "FIG")]
+    pub plot: Option<PathBuf>,
+    /// Print a JSON summary on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `ewr frc`.
+#[derive(Args, Debug)]
+pub struct FrcArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// First frequency.
+    #[arg(long, value_name = "A", allow_negative_numbers = true)]
+    pub omega_start: f64,
+    /// Last frequency (below the first for a downward sweep).
+    #[arg(long, value_name = "B", allow_negative_numbers = true)]
+    pub omega_end: f64,
+    /// Frequency step (sequential) or initial arclength step (arclength).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub step: f64,
+    /// Continuation: sequential (fixed steps from the previous solution, as the paper) or
+    /// arclength (pseudo-arclength, adaptive step, passes turning points).
+    #[arg(long, default_value = "sequential", value_name = "METHOD")]
+    pub continuation: String,
+    /// Friction bound(s) mu*N for every contact, comma-separated: one curve per value,
+    /// computed in parallel (default: the model's bounds, one curve).
+    #[arg(long, value_name = "X[,Y...]", allow_negative_numbers = true)]
+    pub mu_n: Option<String>,
+    /// Write every curve (coefficients and status per point) to this HDF5 file.
+    #[arg(long, short, value_name = "FRC.h5")]
+    pub output: Option<PathBuf>,
+    /// Write a table (one row per point, flushed as points are computed) as CSV.
+    #[arg(long, value_name = "FRC.csv")]
+    pub csv: Option<PathBuf>,
+    /// Plot the curves (amplitude against frequency): .png or .svg.
+    #[arg(long, value_name = "FIG")]
+    pub plot: Option<PathBuf>,
+    /// Print a JSON summary on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Everything a run needs, checked and resolved from the options.
+pub struct Setup {
+    /// The model, with overrides applied.
+    pub model: Model,
+    /// How each periodic solution is computed.
+    pub point: PointSettings,
+    /// Resolved receptance backend request.
+    pub kind: ReceptanceKind,
+}
+
+fn parse_kind(s: &str) -> Result<ReceptanceKind, Failure> {
+    match s {
+        "auto" => Ok(ReceptanceKind::Auto),
+        "dense" => Ok(ReceptanceKind::Dense),
+        "sparse" => Ok(ReceptanceKind::Sparse),
+        _ => match s.strip_prefix("modal:").map(str::parse::<usize>) {
+            Some(Ok(modes)) if modes > 0 => Ok(ReceptanceKind::Modal { modes }),
+            _ => Err(Failure::input(format!(
+                "--receptance {s:?}: use auto, dense, sparse or modal:MODES (MODES > 0)"
+            ))),
+        },
+    }
+}
+
+fn parse_dofs(list: &str, model: &Model) -> Result<Vec<usize>, Failure> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            let idx = match item.parse::<usize>() {
+                Ok(i) => Some(i),
+                Err(_) => model.dof_by_label(item),
+            };
+            match idx {
+                Some(i) if i < model.n_dofs() => Ok(i),
+                Some(i) => Err(Failure::input(format!(
+                    "--dofs: DOF {i} is out of range 0..{}",
+                    model.n_dofs()
+                ))),
+                None => Err(Failure::input(format!(
+                    "--dofs: {item:?} is neither a DOF index nor a DOF label of the model"
+                ))),
+            }
+        })
+        .collect()
+}
+
+fn finite_positive(name: &str, x: f64) -> Result<f64, Failure> {
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(Failure::input(format!(
+            "{name} {x}: must be finite and > 0"
+        )))
+    }
+}
+
+/// Reads the model, applies the overrides and resolves every option; bad input is exit 2.
+pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
+    let read = ewr_model::read(&c.model).map_err(|e| Failure::input(e.to_string()))?;
+    for w in &read.warnings {
+        eprintln!("{w}");
+    }
+    let mut model = read.model;
+    if model.contacts.is_empty() {
+        return Err(Failure::input(format!(
+            "{} has no friction contacts: nothing for E-WR to solve (`ewr model info` shows \
+             its linear properties)",
+            c.model.display()
+        )));
+    }
+    if let Some(x) = mu_n {
+        if !x.is_finite() || x < 0.0 {
+            return Err(Failure::input(format!(
+                "--mu-n {x}: the friction bound must be finite and >= 0"
+            )));
+        }
+        model.contacts.mu_n.iter_mut().for_each(|m| *m = x);
+    }
+    if let Some(r) = c.rho {
+        finite_positive("--rho", r)?;
+        model.contacts.rho.iter_mut().for_each(|m| *m = r);
+    }
+    let set: HarmonicSet = c
+        .harmonics
+        .parse()
+        .map_err(|e| Failure::input(format!("--harmonics: {e}")))?;
+    let law: FrictionLaw = c
+        .law
+        .parse()
+        .map_err(|e| Failure::input(format!("--law: {e}")))?;
+    let n_samples = c.samples.unwrap_or_else(|| default_samples(&set));
+    if n_samples <= 2 * set.h_max() {
+        return Err(Failure::input(format!(
+            "--samples {n_samples}: must exceed 2 x the highest harmonic ({})",
+            2 * set.h_max()
+        )));
+    }
+    if let Some(f) = model.forcing.iter().find(|f| !set.contains(f.harmonic)) {
+        eprintln!(
+            "warning: the forcing on DOF {} at harmonic {} is outside {} and is ignored",
+            f.dof, f.harmonic, c.harmonics
+        );
+    }
+    finite_positive("--tol", c.tol)?;
+    let monitor = match &c.dofs {
+        Some(list) => parse_dofs(list, &model)?,
+        None if model.n_dofs() <= 16 => (0..model.n_dofs()).collect(),
+        None => {
+            let mut d: Vec<usize> = model.forcing.iter().map(|f| f.dof).collect();
+            d.sort_unstable();
+            d.dedup();
+            d
+        }
+    };
+    let point = PointSettings {
+        set,
+        n_samples,
+        law,
+        newton: NewtonOptions {
+            tol_residual: c.tol,
+            max_iterations: c.max_iter,
+            ..NewtonOptions::default()
+        },
+        ramp: !c.no_ramp,
+        monitor,
+    };
+    Ok(Setup {
+        model,
+        point,
+        kind: parse_kind(&c.receptance)?,
+    })
+}
+
+fn receptance(setup: &Setup) -> Result<Receptance, Failure> {
+    Receptance::new(&setup.model, setup.kind)
+        .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))
+}
+
+/// JSON summary of one periodic solution.
+#[derive(Serialize)]
+struct SolveSummary<'a> {
+    converged: bool,
+    status: String,
+    residual: f64,
+    iterations: usize,
+    omega: f64,
+    harmonics: String,
+    n_samples: usize,
+    law: String,
+    elapsed_s: f64,
+    contacts: &'a [ewr_solve::ContactSummary],
+    dofs: Vec<DofPeak>,
+}
+
+#[derive(Serialize)]
+struct DofPeak {
+    dof: usize,
+    label: Option<String>,
+    peak: f64,
+}
+
+fn dof_peaks(model: &Model, s: &PointSolution) -> Vec<DofPeak> {
+    s.dofs
+        .dofs
+        .iter()
+        .zip(&s.dofs.peak)
+        .map(|(&dof, &peak)| DofPeak {
+            dof,
+            label: model.dof_labels.as_ref().map(|l| l[dof].clone()),
+            peak,
+        })
+        .collect()
+}
+
+/// `ewr solve`: exit 0 converged, 1 not converged (results still written), 2 bad input.
+pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
+    finite_positive("--omega", a.omega)?;
+    let setup = setup(&a.common, a.mu_n)?;
+    let t0 = Instant::now();
+    let rec = receptance(&setup)?;
+    let params = ContactParams::of(&setup.model.contacts);
+    let sol = solve_point(&rec, &params, a.omega, &setup.point, None)
+        .map_err(|e| Failure::work(format!("at w = {}: {e}", a.omega)))?;
+    let elapsed = t0.elapsed().as_secs_f64();
+    let converged = sol.status.converged();
+    if let Some(p) = &a.timeseries {
+        results::write_timeseries(p, &sol.histories, sol.omega, &params).map_err(Failure::work)?;
+    }
+    if let Some(p) = &a.output {
+        results::write_solution(p, &a.common.model, &setup, &sol).map_err(Failure::work)?;
+    }
+    if let Some(p) = &a.plot {
+        crate::plot::solution(p, &sol, &params).map_err(Failure::work)?;
+    }
+    let summary = SolveSummary {
+        converged,
+        status: sol.status.to_string(),
+        residual: sol.residual,
+        iterations: sol.iterations,
+        omega: sol.omega,
+        harmonics: sol.set.to_string(),
+        n_samples: setup.point.n_samples,
+        law: setup.point.law.to_string(),
+        elapsed_s: elapsed,
+        contacts: &sol.contacts,
+        dofs: dof_peaks(&setup.model, &sol),
+    };
+    if a.json {
+        let s = serde_json::to_string_pretty(&summary)
+            .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
+        println!("{s}");
+    } else {
+        print_solution(&summary);
+    }
+    if converged {
+        Ok(())
+    } else {
+        Err(Failure::work(format!(
+            "the periodic solution at w = {} did not converge ({}; scaled residual {:.3e}); \
+             results were written with this status",
+            a.omega, sol.status, sol.residual
+        )))
+    }
+}
+
+fn print_solution(s: &SolveSummary<'_>) {
+    println!(
+        "w = {}  {}  {} samples  law {}",
+        s.omega, s.harmonics, s.n_samples, s.law
+    );
+    println!(
+        "{}: scaled residual {:.3e} after {} Newton iterations ({:.3} s)",
+        s.status, s.residual, s.iterations, s.elapsed_s
+    );
+    for (c, cs) in s.contacts.iter().enumerate() {
+        let stick: Vec<String> = cs
+            .stick_intervals
+            .iter()
+            .map(|i| format!("[{:.4}, {:.4}]", i[0], i[1]))
+            .collect();
+        println!(
+            "contact {c}: |w| max {:.6e}, |r| max {:.6e}, dissipated/cycle {:.6e}, Coulomb \
+             violation {:.2e}",
+            cs.displacement_amplitude,
+            cs.force_amplitude,
+            cs.dissipated_energy,
+            cs.max_coulomb_violation
+        );
+        if stick.is_empty() {
+            println!("  slides all the time");
+        } else {
+            println!("  sticks on {}", stick.join(" "));
+        }
+    }
+    for d in &s.dofs {
+        let label = d
+            .label
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        println!("DOF {}{label}: peak {:.6e}", d.dof, d.peak);
+    }
+}
+
+/// One frequency response curve: its bound (if overridden) and its points.
+pub struct Curve {
+    /// The `--mu-n` value of this curve, if any.
+    pub mu_n: Option<f64>,
+    /// The points in the order computed.
+    pub points: Vec<FrcPoint>,
+}
+
+/// `ewr frc`: exit 0 all converged, 1 some point did not (all written), 2 bad input.
+pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
+    for (name, x) in [
+        ("--omega-start", a.omega_start),
+        ("--omega-end", a.omega_end),
+    ] {
+        finite_positive(name, x)?;
+    }
+    finite_positive("--step", a.step)?;
+    let method: Continuation = a.continuation.parse().map_err(Failure::input)?;
+    let mu_values: Vec<Option<f64>> = match &a.mu_n {
+        None => vec![None],
+        Some(list) => list
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse::<f64>()
+                    .map(Some)
+                    .map_err(|_| Failure::input(format!("--mu-n: {s:?} is not a number")))
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    // Validate every curve's setup before any work starts.
+    let setups: Vec<Setup> = mu_values
+        .iter()
+        .map(|&m| setup(&a.common, m))
+        .collect::<Result<_, _>>()?;
+    let t0 = Instant::now();
+    let span = (a.omega_end - a.omega_start).abs();
+    let expected = ((span / a.step).ceil() as u64 + 1) * setups.len() as u64;
+    let bar = crate::progress::bar(expected, "points");
+    let csv = match &a.csv {
+        Some(p) => Some(Mutex::new(
+            results::FrcCsv::create(p, setups[0].model.contacts.len(), &setups[0].point.monitor)
+                .map_err(Failure::work)?,
+        )),
+        None => None,
+    };
+    let recs: Vec<Receptance> = setups.iter().map(receptance).collect::<Result<_, _>>()?;
+    let failed_write = Mutex::new(None::<String>);
+    let curves: Vec<Result<Curve, String>> = setups
+        .par_iter()
+        .zip(&recs)
+        .zip(&mu_values)
+        .map(|((setup, rec), &mu_n)| {
+            let params = ContactParams::of(&setup.model.contacts);
+            let settings = FrcSettings {
+                omega_start: a.omega_start,
+                omega_end: a.omega_end,
+                step: a.step,
+                min_step: a.step / 64.0,
+                max_step: a.step * 8.0,
+                method,
+                point: setup.point.clone(),
+                max_points: 100_000,
+            };
+            let mut on_point = |p: &FrcPoint| {
+                bar.inc(1);
+                if let Some(csv) = &csv {
+                    let mut w = csv.lock().expect("CSV writer lock");
+                    if let Err(e) = w.row(mu_n.unwrap_or(f64::NAN), p) {
+                        *failed_write.lock().expect("lock") = Some(e);
+                        return false;
+                    }
+                }
+                true
+            };
+            frc(rec, &params, &settings, &mut on_point)
+                .map(|points| Curve { mu_n, points })
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    bar.finish_and_clear();
+    if let Some(e) = failed_write.into_inner().expect("lock") {
+        return Err(Failure::work(e));
+    }
+    let mut done = Vec::new();
+    let mut errors = Vec::new();
+    for c in curves {
+        match c {
+            Ok(c) => done.push(c),
+            Err(e) => errors.push(e),
+        }
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    if let Some(p) = &a.output {
+        results::write_frc(p, &a.common.model, &setups[0], &done).map_err(Failure::work)?;
+    }
+    if let Some(p) = &a.plot {
+        crate::plot::frc(p, &done).map_err(Failure::work)?;
+    }
+    let n_points: usize = done.iter().map(|c| c.points.len()).sum();
+    let n_failed: usize = done
+        .iter()
+        .flat_map(|c| &c.points)
+        .filter(|p| !p.solution.status.converged())
+        .count();
+    let iterations: usize = done
+        .iter()
+        .flat_map(|c| &c.points)
+        .map(|p| p.solution.iterations)
+        .sum();
+    if a.json {
+        let s = serde_json::json!({
+            "curves": done.len(),
+            "points": n_points,
+            "failed_points": n_failed,
+            "iterations": iterations,
+            "elapsed_s": elapsed,
+            "errors": errors,
+        });
+        println!("{s:#}");
+    } else {
+        println!(
+            "{} curve(s), {n_points} points ({n_failed} not converged), {iterations} Newton \
+             iterations, {elapsed:.3} s",
+            done.len()
+        );
+        for c in &done {
+            let peak = c
+                .points
+                .iter()
+                .filter(|p| p.solution.status.converged())
+                .max_by(|x, y| {
+                    x.solution
+                        .dofs
+                        .norm_peak
+                        .total_cmp(&y.solution.dofs.norm_peak)
+                });
+            if let Some(p) = peak {
+                let label = c.mu_n.map(|m| format!("mu_n = {m}: ")).unwrap_or_default();
+                println!(
+                    "  {label}peak amplitude {:.6e} at w = {:.6}",
+                    p.solution.dofs.norm_peak, p.solution.omega
+                );
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Failure::work(format!(
+            "{} curve(s) stopped on an error: {}",
+            errors.len(),
+            errors.join("; ")
+        )));
+    }
+    if n_failed > 0 {
+        return Err(Failure::work(format!(
+            "{n_failed} of {n_points} points did not converge; every point was written with \
+             its status"
+        )));
+    }
+    Ok(())
+}
