@@ -28,6 +28,7 @@ fn e<E: std::fmt::Debug>(what: &str) -> impl Fn(E) -> String + '_ {
 }
 
 fn kind(path: &Path) -> Result<bool, String> {
+    crate::results::ensure_parent(path)?;
     match path.extension().and_then(|e| e.to_str()) {
         Some("png") => Ok(true),
         Some("svg") => Ok(false),

@@ -9,6 +9,15 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+/// Creates the folder a result file goes into, so that `-o out/run.h5` just works.
+pub fn ensure_parent(path: &Path) -> Result<(), String> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create folder {}: {e}", dir.display())),
+        _ => Ok(()),
+    }
+}
+
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
     move |e| format!("cannot write {}: {e}", path.display())
 }
@@ -34,6 +43,7 @@ pub fn write_timeseries(
     omega: f64,
     params: &ContactParams,
 ) -> Result<(), String> {
+    ensure_parent(path)?;
     let f = File::create(path).map_err(io_err(path))?;
     let mut w = BufWriter::new(f);
     let nt = h.n_samples;
@@ -66,6 +76,7 @@ impl FrcCsv {
     /// amp_norm`, then `amp_w<c>` per contact (max over the period of |w_c(t)|), then
     /// `peak_u<i>` per monitored DOF.
     pub fn create(path: &Path, n_contacts: usize, monitor: &[usize]) -> Result<Self, String> {
+        ensure_parent(path)?;
         let f = File::create(path).map_err(io_err(path))?;
         let mut out = BufWriter::new(f);
         let mut cols: Vec<String> = [
@@ -167,6 +178,7 @@ fn atomically(
     tmp_name.push(name);
     tmp_name.push(".partial");
     let tmp = path.with_file_name(tmp_name);
+    ensure_parent(path)?;
     let result = hdf5::File::create(&tmp)
         .map_err(|e| format!("cannot create {}: {e}", path.display()))
         .and_then(|file| {

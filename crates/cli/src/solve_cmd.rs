@@ -241,6 +241,7 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         },
         ramp: !c.no_ramp,
         monitor,
+        retry_rho: true,
     };
     Ok(Setup {
         model,
@@ -261,6 +262,8 @@ struct SolveSummary<'a> {
     status: String,
     residual: f64,
     iterations: usize,
+    /// Factor on rho that the solution satisfies (1 unless only a rho retry converged).
+    rho_factor: f64,
     omega: f64,
     harmonics: String,
     n_samples: usize,
@@ -315,6 +318,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         status: sol.status.to_string(),
         residual: sol.residual,
         iterations: sol.iterations,
+        rho_factor: sol.rho_factor,
         omega: sol.omega,
         harmonics: sol.set.to_string(),
         n_samples: setup.point.n_samples,

@@ -68,6 +68,9 @@ pub struct PointSettings {
     pub ramp: bool,
     /// DOFs whose response is recovered (peak amplitudes in [`PointSolution::dofs`]).
     pub monitor: Vec<usize>,
+    /// When a solve stalls, retry it with every `rho` scaled by 10 and by 1/10 (the
+    /// solution does not depend on `rho` for the exact and projection laws).
+    pub retry_rho: bool,
 }
 
 /// The E-WR residual divided by `(max mu N)^2`, the natural size of `Psi = r max(mu N, |z|)
@@ -136,6 +139,9 @@ pub struct PointSolution {
     pub residual: f64,
     /// Newton iterations over all ramp stages.
     pub iterations: usize,
+    /// Factor on every contact's `rho` that the solution satisfies: 1 unless a retry with a
+    /// scaled `rho` converged and the final solve with the original `rho` did not.
+    pub rho_factor: f64,
     /// Sampled histories at the contacts.
     pub histories: ContactHistories,
     /// Per-contact summary.
@@ -284,13 +290,16 @@ pub fn solve_point(
         None => (stages[0].clone(), vec![0.0; m * stages[0].n_coeffs()]),
     };
     let mut iterations = 0;
+    let mut rho_used = 1.0;
     let mut last: Option<NewtonReport> = None;
     for stage in &stages {
         let x0 = stage.prolong(&x, &x_set)?;
         let mut report = None;
-        // The zero set of the E-WR law is Coulomb's law whatever rho is, so rho only changes
-        // Newton's path: when a solve stalls in a local minimum of ||g||, the same equations
-        // with rho scaled by 10 or 1/10 usually get through (paper Table 1).
+        // The zero set of the E-WR law is Coulomb's law whatever rho is, so rho mostly
+        // changes Newton's path: when a solve stalls in a local minimum of ||g||, the
+        // equations with rho scaled by 10 or 1/10 usually get through (paper Table 1). Their
+        // Galerkin solution differs from the original rho's by the truncation error only, and
+        // is then used as the start of a final solve with the original rho.
         for rho_factor in RHO_RETRIES {
             let mut p = params.clone();
             p.rho.iter_mut().for_each(|r| *r *= rho_factor);
@@ -300,8 +309,28 @@ pub fn solve_point(
                 inner: &mut sys,
                 scale,
             };
-            let r = newton::solve(&mut scaled, &x0, &settings.newton);
+            let mut r = newton::solve(&mut scaled, &x0, &settings.newton);
             iterations += r.iterations;
+            if rho_factor != 1.0 && r.status.converged() {
+                let mut sys = EwrResidual::new(
+                    &at,
+                    stage.clone(),
+                    settings.n_samples,
+                    settings.law,
+                    params.clone(),
+                )?;
+                let mut scaled = ScaledResidual {
+                    inner: &mut sys,
+                    scale,
+                };
+                let polished = newton::solve(&mut scaled, &r.x, &settings.newton);
+                iterations += polished.iterations;
+                if polished.status.converged() {
+                    r = polished;
+                } else {
+                    rho_used = rho_factor;
+                }
+            }
             let done = r.status.converged();
             let better = report
                 .as_ref()
@@ -310,7 +339,10 @@ pub fn solve_point(
                 report = Some(r);
             }
             // Only the exact and projection laws have a zero set that does not depend on rho.
-            if done || !matches!(settings.law, FrictionLaw::Exact | FrictionLaw::Projection) {
+            if done
+                || !settings.retry_rho
+                || !matches!(settings.law, FrictionLaw::Exact | FrictionLaw::Projection)
+            {
                 break;
             }
         }
@@ -349,6 +381,7 @@ pub fn solve_point(
         status: report.status,
         residual: report.residual,
         iterations,
+        rho_factor: rho_used,
         histories,
         contacts,
         dofs,

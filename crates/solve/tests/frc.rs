@@ -30,6 +30,7 @@ fn settings(
             newton: NewtonOptions::default(),
             ramp: true,
             monitor: vec![0, 1],
+            retry_rho: true,
         },
         max_points: 500,
     }
