@@ -3,7 +3,13 @@
 //! This binary is a thin layer: it parses arguments, calls the library crates and turns
 //! their errors into messages and exit codes (0 success, 1 failure while working, 2 bad input).
 
+mod import_cmd;
 mod model_cmd;
+mod plot;
+mod progress;
+mod results;
+mod simulate_cmd;
+mod solve_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,6 +39,18 @@ enum Command {
     /// Inspect, check and create model files.
     #[command(subcommand)]
     Model(model_cmd::ModelCommand),
+    /// Periodic solution at one frequency (exit 0 converged, 1 not converged, 2 bad input).
+    Solve(solve_cmd::SolveArgs),
+    /// Frequency response curve(s) by continuation in the excitation frequency.
+    Frc(solve_cmd::FrcArgs),
+    /// Create a model file from FE matrices (CalculiX, Matrix Market) and CSV files.
+    #[command(subcommand)]
+    Import(import_cmd::ImportCommand),
+    /// Time-domain reference solution: implicit time stepping with exact Coulomb friction
+    /// to the periodic steady state (exit 0 steady, 1 not steady, 2 bad input).
+    Simulate(simulate_cmd::SimulateArgs),
+    /// Compare two time-series CSV files column by column (e.g. simulate against solve).
+    Compare(simulate_cmd::CompareArgs),
 }
 
 /// An error that ends the program: what to tell the user and the exit code.
@@ -65,6 +83,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Model(cmd) => model_cmd::run(cmd),
+        Command::Solve(a) => solve_cmd::solve(&a),
+        Command::Frc(a) => solve_cmd::frc_cmd(&a),
+        Command::Import(cmd) => import_cmd::run(cmd),
+        Command::Simulate(a) => simulate_cmd::simulate(&a),
+        Command::Compare(a) => simulate_cmd::compare(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

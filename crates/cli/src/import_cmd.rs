@@ -1,0 +1,151 @@
+//! `ewr import ...`: model files from FE matrix exports (CalculiX, Matrix Market).
+
+use crate::Failure;
+use clap::{Args, Subcommand};
+use ewr_import::{ImportError, ImportOptions, Imported, MtxFiles};
+use std::path::PathBuf;
+
+/// Subcommands of `ewr import`.
+#[derive(Subcommand)]
+pub enum ImportCommand {
+    /// Import a CalculiX matrix export: JOB.sti, JOB.mas and JOB.dof.
+    #[command(
+        long_about = "Import the stiffness and mass matrices CalculiX writes for a step \
+                      `*FREQUENCY, SOLVER=MATRIXSTORAGE`: JOB.sti, JOB.mas and JOB.dof (the \
+                      node and direction of each equation, which lets the contacts and \
+                      forcing files name FE nodes). See docs/importing.md."
+    )]
+    Calculix(CalculixArgs),
+    /// Import M, K (and C) from Matrix Market files.
+    #[command(
+        long_about = "Import M, K and optionally C from Matrix Market coordinate files \
+                      (`real general` or `real symmetric`, as scipy.io.mmwrite, MATLAB \
+                      scripts and PETSc write them). See docs/importing.md."
+    )]
+    Mtx(MtxArgs),
+}
+
+/// Arguments of `ewr import calculix`.
+#[derive(Args)]
+pub struct CalculixArgs {
+    /// The CalculiX job: `dir/JOB` (or any of its files, e.g. `dir/JOB.inp`).
+    job: PathBuf,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Arguments of `ewr import mtx`.
+#[derive(Args)]
+pub struct MtxArgs {
+    /// Mass matrix (Matrix Market).
+    #[arg(long, value_name = "M.mtx")]
+    mass: PathBuf,
+    /// Stiffness matrix (Matrix Market).
+    #[arg(long, value_name = "K.mtx")]
+    stiffness: PathBuf,
+    /// Viscous damping matrix (Matrix Market).
+    #[arg(long, value_name = "C.mtx")]
+    damping: Option<PathBuf>,
+    /// DOF map, one `node.direction` per equation (CalculiX's .dof format), so that the
+    /// contacts and forcing files can name FE nodes.
+    #[arg(long, value_name = "FILE")]
+    dofs: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Options shared by every importer.
+#[derive(Args)]
+pub struct CommonArgs {
+    /// Output model file (HDF5).
+    #[arg(short, long, value_name = "MODEL.h5")]
+    output: PathBuf,
+    /// Friction contacts (CSV; without it the model is linear).
+    #[arg(long, value_name = "C.csv")]
+    contacts: Option<PathBuf>,
+    /// Harmonic forcing (CSV).
+    #[arg(long, value_name = "F.csv")]
+    forcing: Option<PathBuf>,
+    /// Rayleigh damping C += alpha M + beta K.
+    #[arg(long, value_name = "ALPHA,BETA", value_parser = parse_pair, allow_hyphen_values = true)]
+    rayleigh: Option<(f64, f64)>,
+    /// Hysteretic loss factor (adds i*eta*K to the dynamic stiffness).
+    #[arg(long, value_name = "ETA", allow_negative_numbers = true)]
+    eta: Option<f64>,
+    /// Model title (default: "imported from ...").
+    #[arg(long)]
+    title: Option<String>,
+    /// Free-text statement of the units (FE exports do not state them; ewr converts none).
+    #[arg(long)]
+    units: Option<String>,
+}
+
+fn parse_pair(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("`{s}`: expected two numbers ALPHA,BETA"))?;
+    let num = |x: &str| {
+        x.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("`{x}` is not a number"))
+    };
+    Ok((num(a)?, num(b)?))
+}
+
+impl CommonArgs {
+    fn options(&self) -> ImportOptions {
+        ImportOptions {
+            contacts: self.contacts.clone(),
+            forcing: self.forcing.clone(),
+            rayleigh: self.rayleigh,
+            eta: self.eta,
+            title: self.title.clone(),
+            units: self.units.clone(),
+        }
+    }
+}
+
+/// Runs one `ewr import` subcommand.
+pub fn run(cmd: ImportCommand) -> Result<(), Failure> {
+    let (result, common) = match &cmd {
+        ImportCommand::Calculix(a) => (
+            ewr_import::import_calculix(&a.job, &a.common.options()),
+            &a.common,
+        ),
+        ImportCommand::Mtx(a) => {
+            let files = MtxFiles {
+                mass: a.mass.clone(),
+                stiffness: a.stiffness.clone(),
+                damping: a.damping.clone(),
+                dofs: a.dofs.clone(),
+            };
+            (
+                ewr_import::import_mtx(&files, &a.common.options()),
+                &a.common,
+            )
+        }
+    };
+    // Every import error is about what the user gave us: a file or an option.
+    let imported = result.map_err(|e: ImportError| Failure::input(e.to_string()))?;
+    write(&imported, common)
+}
+
+fn write(imported: &Imported, common: &CommonArgs) -> Result<(), Failure> {
+    let m = &imported.model;
+    ewr_model::write(&common.output, m).map_err(|e| Failure::work(e.to_string()))?;
+    println!(
+        "wrote {} ({} DOFs, {} contacts of dim {}, {} forcing terms)",
+        common.output.display(),
+        m.n_dofs(),
+        m.contacts.len(),
+        m.contacts.dim,
+        m.forcing.len()
+    );
+    for n in &imported.notes {
+        println!("  note: {n}");
+    }
+    for w in &imported.warnings {
+        println!("  {w}");
+    }
+    Ok(())
+}

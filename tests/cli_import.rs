@@ -1,0 +1,496 @@
+//! End-to-end tests of `ewr import ...` on real CalculiX output and on bad input.
+//!
+//! (a) always: the committed CalculiX export of `tests/ccx/plate*` and the shipped
+//!     `models/blade-ccx.h5` must reproduce CalculiX's own eigenfrequencies (`*-freq.dat`).
+//! (b) when `ccx` is on PATH: CalculiX is rerun on the committed inputs in a temporary folder
+//!     and the fresh export is checked the same way. With `EWR_REQUIRE_CCX=1` (set by CI) a
+//!     missing `ccx` is a failure, not a skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ewr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args(args)
+        .output()
+        .expect("the ewr binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[track_caller]
+fn ok(args: &[&str]) -> String {
+    let o = ewr(args);
+    assert!(o.status.success(), "ewr {args:?}: {:?}", text(&o));
+    text(&o).0
+}
+
+/// Runs ewr and expects bad-input exit code 2 with `words` in the message.
+#[track_caller]
+fn bad(args: &[&str], words: &str) {
+    let o = ewr(args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "ewr {args:?}: {out} {err}");
+    assert!(err.contains(words), "expected `{words}` in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn info_json(file: &Path) -> serde_json::Value {
+    serde_json::from_str(&ok(&["model", "info", "--json", s(file)])).unwrap()
+}
+
+fn frequencies_hz(info: &serde_json::Value) -> Vec<f64> {
+    info["natural_frequencies"]
+        .as_array()
+        .expect("natural frequencies computed")
+        .iter()
+        .map(|w| w.as_f64().unwrap() / std::f64::consts::TAU)
+        .collect()
+}
+
+/// Frequencies (cycles per time unit) of the eigenvalue table of a CalculiX `.dat` file.
+fn dat_frequencies(dat: &Path) -> Vec<f64> {
+    ewr_import::calculix::read_dat_eigenvalues(dat)
+        .unwrap()
+        .iter()
+        .map(|m| m.frequency)
+        .collect()
+}
+
+/// CalculiX prints 7 significant digits: agreement to 1e-6 relative is all the .dat allows.
+#[track_caller]
+fn assert_matches_ccx(ours: &[f64], ccx: &[f64]) {
+    assert!(
+        ccx.len() >= 6 && ours.len() >= ccx.len(),
+        "{ours:?} {ccx:?}"
+    );
+    for (k, (a, b)) in ours.iter().zip(ccx).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-6 * b,
+            "mode {}: ewr {a} Hz, CalculiX {b} Hz",
+            k + 1
+        );
+    }
+}
+
+/// Imports the plate job `dir/plate` with its contacts and forcing and checks it against
+/// `dir/plate-freq.dat`; returns the model's summary.
+fn check_plate(dir: &Path, out: &Path) -> serde_json::Value {
+    let fixture = workspace().join("tests/ccx");
+    let msg = ok(&[
+        "import",
+        "calculix",
+        s(&dir.join("plate")),
+        "-o",
+        s(out),
+        "--contacts",
+        s(&fixture.join("plate-contacts.csv")),
+        "--forcing",
+        s(&fixture.join("plate-forcing.csv")),
+        "--rayleigh",
+        "0,1e-6",
+    ]);
+    assert!(
+        msg.contains("342 DOFs, 1 contacts of dim 2, 1 forcing terms"),
+        "{msg}"
+    );
+    assert!(ok(&["model", "check", s(out)]).contains("valid ewr model"));
+    let info = info_json(out);
+    assert_matches_ccx(
+        &frequencies_hz(&info),
+        &dat_frequencies(&dir.join("plate-freq.dat")),
+    );
+    info
+}
+
+#[test]
+fn committed_calculix_export_matches_calculix_frequencies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let info = check_plate(&workspace().join("tests/ccx"), &tmp.path().join("plate.h5"));
+    assert_eq!(info["n_dofs"], 342);
+    assert_eq!(info["contacts"]["kinematics"], "node-to-ground DOFs");
+    assert_eq!(info["damping"][0], "Rayleigh alpha = 0e0, beta = 1e-6");
+}
+
+#[test]
+fn shipped_blade_matches_calculix_frequencies() {
+    let blade = workspace().join("models/blade-ccx.h5");
+    assert!(ok(&["model", "check", s(&blade)]).contains("valid ewr model"));
+    let info = info_json(&blade);
+    assert_eq!(info["n_dofs"], 570);
+    assert_eq!(info["contacts"]["count"], 2);
+    assert_eq!(info["contacts"]["dim"], 2);
+    assert_eq!(info["forcing"]["terms"], 1);
+    assert_matches_ccx(
+        &frequencies_hz(&info),
+        &dat_frequencies(&workspace().join("models/blade-ccx/blade-freq.dat")),
+    );
+}
+
+/// The same plate through Matrix Market files: the committed CalculiX export rewritten as
+/// `symmetric` .mtx (CalculiX's upper triangle, which the reader accepts) plus its DOF map.
+#[test]
+fn matrix_market_route_gives_the_same_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = workspace().join("tests/ccx");
+    let n = std::fs::read_to_string(fixture.join("plate.dof"))
+        .unwrap()
+        .lines()
+        .count();
+    for (ccx, mtx) in [("plate.sti", "k.mtx"), ("plate.mas", "m.mtx")] {
+        let body = std::fs::read_to_string(fixture.join(ccx)).unwrap();
+        let nnz = body.lines().count();
+        let head = format!("%%MatrixMarket matrix coordinate real symmetric\n{n} {n} {nnz}\n");
+        std::fs::write(tmp.path().join(mtx), head + &body).unwrap();
+    }
+    let out = tmp.path().join("plate-mtx.h5");
+    ok(&[
+        "import",
+        "mtx",
+        "--mass",
+        s(&tmp.path().join("m.mtx")),
+        "--stiffness",
+        s(&tmp.path().join("k.mtx")),
+        "--dofs",
+        s(&fixture.join("plate.dof")),
+        "-o",
+        s(&out),
+        "--contacts",
+        s(&fixture.join("plate-contacts.csv")),
+        "--forcing",
+        s(&fixture.join("plate-forcing.csv")),
+        "--rayleigh",
+        "0,1e-6",
+    ]);
+    let via_ccx = tmp.path().join("plate-ccx.h5");
+    let mut a = check_plate(&fixture, &via_ccx);
+    let mut b = info_json(&out);
+    for v in [&mut a, &mut b] {
+        v["file"] = serde_json::Value::Null;
+        v["title"] = serde_json::Value::Null;
+    }
+    assert_eq!(a, b);
+}
+
+// ---------------------------------------------------------------- CalculiX rerun
+
+/// The `ccx` binary on PATH; `None` (skip) when absent, unless `EWR_REQUIRE_CCX=1`.
+fn ccx() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join("ccx"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var("EWR_REQUIRE_CCX").as_deref() != Ok("1"),
+            "EWR_REQUIRE_CCX=1 but `ccx` is not on PATH (apt-get install calculix-ccx)"
+        );
+        eprintln!("ccx not on PATH: CalculiX rerun skipped (set EWR_REQUIRE_CCX=1 to fail)");
+    }
+    found
+}
+
+/// Copies the inputs of job `name` from `from` to `to` and runs its matrix export and its
+/// eigenvalue job there.
+fn run_ccx(ccx: &Path, from: &Path, to: &Path, name: &str) {
+    for f in [
+        format!("{name}.inp"),
+        format!("{name}-freq.inp"),
+        format!("{name}-model.inp"),
+    ] {
+        std::fs::copy(from.join(&f), to.join(&f)).unwrap();
+    }
+    for job in [name.to_string(), format!("{name}-freq")] {
+        let o = Command::new(ccx)
+            .args(["-i", &job])
+            .current_dir(to)
+            // One thread: the jobs are tiny and tests run in parallel.
+            .env("OMP_NUM_THREADS", "1")
+            .output()
+            .expect("ccx runs");
+        assert!(o.status.success(), "ccx -i {job}: {:?}", text(&o));
+    }
+}
+
+#[test]
+fn calculix_rerun_plate_matches_its_own_frequencies() {
+    let Some(ccx) = ccx() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    run_ccx(&ccx, &workspace().join("tests/ccx"), tmp.path(), "plate");
+    let info = check_plate(tmp.path(), &tmp.path().join("plate.h5"));
+    // The fresh export is the committed one, up to CalculiX's printed digits.
+    let committed = check_plate(
+        &workspace().join("tests/ccx"),
+        &tmp.path().join("committed.h5"),
+    );
+    for (a, b) in frequencies_hz(&info).iter().zip(frequencies_hz(&committed)) {
+        assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn calculix_rerun_blade_matches_the_shipped_model() {
+    let Some(ccx) = ccx() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = workspace().join("models/blade-ccx");
+    run_ccx(&ccx, &src, tmp.path(), "blade");
+    let out = tmp.path().join("blade.h5");
+    // The options of scripts/make-ccx-models.sh that change what is compared below.
+    ok(&[
+        "import",
+        "calculix",
+        s(&tmp.path().join("blade")),
+        "-o",
+        s(&out),
+        "--contacts",
+        s(&src.join("contacts.csv")),
+        "--forcing",
+        s(&src.join("forcing.csv")),
+    ]);
+    let fresh = info_json(&out);
+    let shipped = info_json(&workspace().join("models/blade-ccx.h5"));
+    assert_matches_ccx(
+        &frequencies_hz(&fresh),
+        &dat_frequencies(&tmp.path().join("blade-freq.dat")),
+    );
+    for key in ["n_dofs", "nnz", "contacts", "forcing"] {
+        assert_eq!(fresh[key], shipped[key], "{key}");
+    }
+    for (a, b) in frequencies_hz(&fresh).iter().zip(frequencies_hz(&shipped)) {
+        assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+    }
+}
+
+// ---------------------------------------------------------------- bad input
+
+struct Files(tempfile::TempDir);
+
+impl Files {
+    fn new() -> Self {
+        Files(tempfile::tempdir().unwrap())
+    }
+    fn put(&self, name: &str, text: &str) -> String {
+        let p = self.0.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+    fn out(&self) -> String {
+        s(&self.0.path().join("out.h5")).to_string()
+    }
+}
+
+const K: &str = "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 2\n2 1 -1\n2 2 1\n";
+const M: &str = "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n2 2 1\n";
+
+#[test]
+fn bad_matrix_market_files_exit_2_with_file_and_line() {
+    let f = Files::new();
+    let m = f.put("m.mtx", M);
+    let out = f.out();
+    let run = |k: &str, words: &str| {
+        let k = f.put("k.mtx", k);
+        bad(
+            &["import", "mtx", "--mass", &m, "--stiffness", &k, "-o", &out],
+            words,
+        );
+    };
+    run(
+        "%%MatrixMarket matrix coordinate complex symmetric\n2 2 1\n1 1 1 0\n",
+        "k.mtx:1: `complex` matrices are not supported",
+    );
+    run(
+        "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n1 1\n",
+        "k.mtx:1: a `pattern` matrix has no values",
+    );
+    run(
+        "%%MatrixMarket matrix array real general\n2 2\n1\n0\n0\n1\n",
+        "k.mtx:1: dense `array` format",
+    );
+    run("2 2 1\n1 1 1\n", "k.mtx:1: not a Matrix Market file");
+    run(
+        "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n",
+        "k.mtx:2: the matrix is 2 x 3",
+    );
+    run(
+        &K[..K.len() - 6],
+        "k.mtx:5: the file ends after 2 of the 3 entries",
+    );
+    run(
+        "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n0 0 2\n1 0 -1\n1 1 1\n",
+        "k.mtx:3: row index 0: Matrix Market indices are 1-based",
+    );
+    // Sizes that do not agree.
+    let k3 = f.put(
+        "k3.mtx",
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n3 3 1\n",
+    );
+    bad(
+        &[
+            "import",
+            "mtx",
+            "--mass",
+            &m,
+            "--stiffness",
+            &k3,
+            "-o",
+            &out,
+        ],
+        "m.mtx: the matrix is 2 x 2 but the stiffness",
+    );
+    // A missing file.
+    bad(
+        &[
+            "import",
+            "mtx",
+            "--mass",
+            "nope.mtx",
+            "--stiffness",
+            &k3,
+            "-o",
+            &out,
+        ],
+        "nope.mtx: cannot read",
+    );
+    assert!(
+        !Path::new(&out).exists(),
+        "no model is written on bad input"
+    );
+}
+
+#[test]
+fn duplicates_are_summed_and_reported() {
+    let f = Files::new();
+    let k = f.put(
+        "k.mtx",
+        "%%MatrixMarket matrix coordinate real general\n2 2 5\n1 1 1\n1 1 1\n2 1 -1\n1 2 -1\n2 2 1\n",
+    );
+    let m = f.put("m.mtx", M);
+    let out = f.out();
+    let msg = ok(&["import", "mtx", "--mass", &m, "--stiffness", &k, "-o", &out]);
+    assert!(msg.contains("1 duplicate entries summed"), "{msg}");
+    let info = info_json(Path::new(&out));
+    // K = [[2, -1], [-1, 1]], M = I: omega^2 = (3 -+ sqrt 5) / 2.
+    let w: Vec<f64> = info["natural_frequencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(
+        (w[0] - ((3.0 - 5f64.sqrt()) / 2.0).sqrt()).abs() < 1e-12,
+        "{w:?}"
+    );
+    assert_eq!(info["contacts"]["count"], 0);
+    assert!(msg.contains("no forcing"), "{msg}");
+}
+
+#[test]
+fn bad_csv_and_options_exit_2() {
+    let f = Files::new();
+    let k = f.put("k.mtx", K);
+    let m = f.put("m.mtx", M);
+    let out = f.out();
+    let base = ["import", "mtx", "--mass", &m, "--stiffness", &k, "-o", &out];
+    let with = |extra: &[&str], words: &str| {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        bad(&args, words);
+    };
+    let dofs = f.put("map.dof", "5.1\n5.2\n");
+    let c = f.put("c.csv", "node,mu_n,t1x,t1y,t1z\n5,1,1,0,0\n6,1,1,0,0\n");
+    with(
+        &["--dofs", &dofs, "--contacts", &c],
+        "c.csv:3: node 6 (column `node`) is not in",
+    );
+    let c = f.put("c2.csv", "eq1,mu_n\n0,1\n");
+    with(
+        &["--contacts", &c],
+        "c2.csv:2: `eq1` = 0: equation numbers are 1-based",
+    );
+    let c = f.put("c3.csv", "5,1,1,0,0\n");
+    with(&["--contacts", &c], "c3.csv:1: missing header row");
+    let c = f.put("c4.csv", "node,mu_n,nx,ny,nz\n5,1,0,0,1\n");
+    with(
+        &["--contacts", &c],
+        "c4.csv:1: column `node` needs a DOF map",
+    );
+    let fo = f.put("f.csv", "eq,harmonic,cos\n3,1,1\n");
+    with(&["--forcing", &fo], "f.csv:2: `eq` = 3 is out of range");
+    with(&["--rayleigh", "-1,0"], "Rayleigh alpha = -1");
+    with(&["--eta", "nan"], "hysteretic eta");
+    with(&["--eta", "-0.1"], "hysteretic eta = -0.1");
+    // clap's own usage errors use exit code 2 as well.
+    with(&["--rayleigh", "1"], "ALPHA,BETA");
+    // A good CSV on the same files works.
+    let c = f.put("ok.csv", "node,mu_n,t1x,t1y,t1z\n5,1,1,0,0\n");
+    let args: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--dofs", &dofs, "--contacts", &c])
+        .collect();
+    assert!(ok(&args).contains("1 contacts of dim 1"));
+}
+
+#[test]
+fn bad_calculix_files_exit_2_with_file_and_line() {
+    let f = Files::new();
+    let out = f.out();
+    let fixture = workspace().join("tests/ccx");
+    let job = f.0.path().join("plate");
+    let job_s = s(&job);
+    bad(
+        &["import", "calculix", job_s, "-o", &out],
+        "plate.dof: not found",
+    );
+    std::fs::copy(fixture.join("plate.dof"), job.with_extension("dof")).unwrap();
+    std::fs::copy(fixture.join("plate.mas"), job.with_extension("mas")).unwrap();
+    // A stiffness file cut in the middle of its last number, then at a line end.
+    let sti = std::fs::read_to_string(fixture.join("plate.sti")).unwrap();
+    let lines = sti.lines().count();
+    std::fs::write(job.with_extension("sti"), &sti[..sti.len() - 4]).unwrap();
+    bad(
+        &["import", "calculix", job_s, "-o", &out],
+        &format!("plate.sti:{lines}: the last line has no end of line"),
+    );
+    let half: String = sti
+        .lines()
+        .take(lines / 2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(job.with_extension("sti"), half).unwrap();
+    bad(
+        &["import", "calculix", job_s, "-o", &out],
+        "no diagonal entry for",
+    );
+    // Unknown node in the contacts file.
+    std::fs::write(job.with_extension("sti"), &sti).unwrap();
+    let c = f.put(
+        "c.csv",
+        "node,other,mu_n,nx,ny,nz\n127,ground,1,0,1,0\n99999,,1,0,1,0\n",
+    );
+    bad(
+        &["import", "calculix", job_s, "-o", &out, "--contacts", &c],
+        "c.csv:3: node 99999 (column `node`) is not in",
+    );
+    // A contact on the clamped root (node 1 has no free DOF).
+    let c = f.put("c.csv", "node,mu_n,nx,ny,nz\n1,1,0,1,0\n");
+    bad(
+        &["import", "calculix", job_s, "-o", &out, "--contacts", &c],
+        "c.csv:2: node 1 (column `node`) is not in",
+    );
+    // And the repaired job imports.
+    assert!(ok(&["import", "calculix", job_s, "-o", &out]).contains("342 DOFs"));
+}

@@ -1,0 +1,284 @@
+//! End-to-end tests of `ewr solve` and `ewr frc` on the shipped models: results as a user
+//! reads them (JSON, CSV, HDF5, figures) and exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ewr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args(args)
+        .output()
+        .expect("the ewr binary runs")
+}
+
+fn model(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models")
+        .join(format!("{name}.h5"))
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp_path(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn solve_reports_the_paper_stick_phases_and_writes_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ts = tmp_path(&dir, "ts.csv");
+    let h5 = tmp_path(&dir, "sub/result.h5");
+    let fig = tmp_path(&dir, "fig.svg");
+    let o = ewr(&[
+        "solve",
+        &model("oscillator-2d"),
+        "--omega",
+        "0.17",
+        "--harmonics",
+        "odd:159",
+        "--json",
+        "--timeseries",
+        &ts,
+        "-o",
+        &h5,
+        "--plot",
+        &fig,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["converged"], true);
+    assert_eq!(j["omega"], 0.17);
+    for key in ["residual", "iterations", "elapsed_s"] {
+        assert!(j[key].is_number(), "{key} missing in {j}");
+    }
+    let c = &j["contacts"][0];
+    assert!(c["max_coulomb_violation"].as_f64().unwrap() < 0.05);
+    // Seed 000 Fig. 7: stuck on about [18.4, 27.5] s.
+    let iv = c["stick_intervals"].as_array().unwrap();
+    assert!(
+        iv.iter()
+            .any(|i| (i[0].as_f64().unwrap() - 18.4).abs() < 0.3
+                && (i[1].as_f64().unwrap() - 27.5).abs() < 0.3),
+        "{iv:?}"
+    );
+
+    let csv = std::fs::read_to_string(&ts).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next().unwrap(), "t,w0_1,w0_2,v0_1,v0_2,r0_1,r0_2");
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 2048);
+    // The friction force never leaves the Coulomb disk by more than the Gibbs overshoot.
+    assert!(rows.iter().all(|r| (r[5].hypot(r[6])) < 8.0 * 1.02));
+
+    let f = hdf5::File::open(&h5).unwrap();
+    let kind: hdf5::types::VarLenUnicode = f.attr("kind").unwrap().read_scalar().unwrap();
+    assert_eq!(kind.as_str(), "solve");
+    assert_eq!(f.dataset("friction").unwrap().shape(), vec![2, 160]);
+    assert_eq!(f.dataset("time/r").unwrap().shape(), vec![2, 2048]);
+    let svg = std::fs::read_to_string(&fig).unwrap();
+    assert!(svg.starts_with("<svg") && svg.len() > 10_000);
+}
+
+#[test]
+fn one_dimensional_forcing_gives_no_motion_in_direction_2() {
+    // Seed 000 Fig. 12: with f2 = 0 the response stays in direction 1. Built through the
+    // model file: write oscillator-2d, then zero the second forcing term.
+    let dir = tempfile::tempdir().unwrap();
+    let m = tmp_path(&dir, "m.h5");
+    assert!(
+        ewr(&["model", "example", "oscillator-2d", "-o", &m])
+            .status
+            .success()
+    );
+    {
+        let f = hdf5::File::open_rw(&m).unwrap();
+        f.unlink("forcing/cos").unwrap();
+        f.new_dataset_builder()
+            .with_data(&[10.0, 0.0])
+            .create("forcing/cos")
+            .unwrap();
+    }
+    let o = ewr(&[
+        "solve",
+        &m,
+        "--omega",
+        "0.1",
+        "--harmonics",
+        "odd:79",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let peaks = j["dofs"].as_array().unwrap();
+    let u2 = peaks[1]["peak"].as_f64().unwrap();
+    let u1 = peaks[0]["peak"].as_f64().unwrap();
+    assert!(u1 > 1.0 && u2 < 1e-9 * u1, "u1 {u1}, u2 {u2}");
+}
+
+#[test]
+fn non_convergence_exits_1_and_still_writes_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let h5 = tmp_path(&dir, "r.h5");
+    let o = ewr(&[
+        "solve",
+        &model("oscillator-2d"),
+        "--omega",
+        "0.1",
+        "--harmonics",
+        "odd:59",
+        "--max-iter",
+        "1",
+        "--no-ramp",
+        "-o",
+        &h5,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("did not converge"));
+    let f = hdf5::File::open(&h5).unwrap();
+    let conv: i64 = f.attr("converged").unwrap().read_scalar().unwrap();
+    assert_eq!(conv, 0);
+}
+
+#[test]
+fn frc_writes_rows_as_it_goes_and_one_curve_per_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = tmp_path(&dir, "frc.csv");
+    let h5 = tmp_path(&dir, "frc.h5");
+    let png = tmp_path(&dir, "frc.png");
+    let o = ewr(&[
+        "frc",
+        &model("two-mass-damper"),
+        "--omega-start",
+        "0.3",
+        "--omega-end",
+        "1.0",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "odd:9",
+        "--mu-n",
+        "4,8",
+        "--csv",
+        &csv,
+        "-o",
+        &h5,
+        "--plot",
+        &png,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("mu_n,omega,converged,iterations,residual,amp_norm,amp_w0"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2 * 15, "{text}");
+    assert!(rows.iter().all(|r| r.split(',').nth(2) == Some("1")));
+    let f = hdf5::File::open(&h5).unwrap();
+    for c in ["curve_0", "curve_1"] {
+        assert_eq!(f.dataset(&format!("{c}/omega")).unwrap().shape(), vec![15]);
+    }
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+}
+
+#[test]
+fn arclength_runs_from_the_command_line() {
+    let o = ewr(&[
+        "frc",
+        &model("oscillator-2d"),
+        "--omega-start",
+        "0.9",
+        "--omega-end",
+        "1.1",
+        "--step",
+        "0.05",
+        "--continuation",
+        "arclength",
+        "--harmonics",
+        "odd:7",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["failed_points"], 0);
+    assert!(j["points"].as_u64().unwrap() >= 3);
+}
+
+fn refused(args: &[&str], words: &str) {
+    let o = ewr(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(words), "{args:?}: {err:?} lacks {words:?}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let m = model("oscillator-2d");
+    refused(&["solve", &m, "--omega", "-1"], "--omega -1");
+    refused(&["solve", &m, "--omega", "NaN"], "--omega NaN");
+    refused(
+        &["solve", &m, "--omega", "1", "--harmonics", "odd:4"],
+        "--harmonics",
+    );
+    refused(&["solve", &m, "--omega", "1", "--law", "coulomb"], "--law");
+    refused(&["solve", &m, "--omega", "1", "--mu-n", "-8"], "--mu-n -8");
+    refused(&["solve", &m, "--omega", "1", "--rho", "0"], "--rho 0");
+    refused(
+        &["solve", &m, "--omega", "1", "--samples", "50"],
+        "--samples 50",
+    );
+    refused(&["solve", &m, "--omega", "1", "--dofs", "u7"], "u7");
+    refused(
+        &["solve", &m, "--omega", "1", "--receptance", "modal:x"],
+        "--receptance",
+    );
+    refused(&["solve", "/no/such.h5", "--omega", "1"], "No such file");
+    refused(
+        &[
+            "frc",
+            &m,
+            "--omega-start",
+            "1",
+            "--omega-end",
+            "2",
+            "--step",
+            "0",
+        ],
+        "--step 0",
+    );
+    refused(
+        &[
+            "frc",
+            &m,
+            "--omega-start",
+            "1",
+            "--omega-end",
+            "2",
+            "--step",
+            "0.1",
+            "--continuation",
+            "natural",
+        ],
+        "arclength",
+    );
+    // A linear model has nothing for E-WR to solve.
+    let dir = tempfile::tempdir().unwrap();
+    let lin = tmp_path(&dir, "lin.h5");
+    assert!(
+        ewr(&["model", "example", "oscillator-2d", "-o", &lin])
+            .status
+            .success()
+    );
+    {
+        let f = hdf5::File::open_rw(&lin).unwrap();
+        f.unlink("contacts").unwrap();
+    }
+    refused(&["solve", &lin, "--omega", "1"], "no friction contacts");
+}
