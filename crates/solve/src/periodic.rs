@@ -364,7 +364,7 @@ pub fn solve_point(
     )?;
     let histories = sys.histories(&x)?;
     let displacement = sys.displacement_coeffs(&x)?;
-    let contacts = summarise(&histories, params, omega);
+    let contacts = summarise(&histories, params, omega, settings.set.h_max());
     let dofs = dof_response(
         &at,
         &settings.set,

@@ -28,16 +28,26 @@ pub struct ContactSummary {
     pub force_amplitude: f64,
 }
 
-/// Summarises every contact of `h` (sampled over one period of `2 pi / omega`).
+/// Summarises every contact of `h` (sampled over one period of `2 pi / omega`), for a
+/// solution whose highest harmonic is `h_max`.
 ///
 /// A sample sticks when `|r - rho v| <= mu N`, the same classification the E-WR law uses:
 /// at an exact solution this is `v = 0, |r| <= mu N`, and it does not depend on a velocity
-/// threshold that Gibbs oscillations of a truncated series would defeat.
-pub fn summarise(h: &ContactHistories, params: &ContactParams, omega: f64) -> Vec<ContactSummary> {
+/// threshold that Gibbs oscillations of a truncated series would defeat. Those oscillations
+/// can still lift a few samples inside a stick phase just above the bound, so stick runs
+/// separated by less than half a period of the highest harmonic, `T / (2 h_max)`, the
+/// shortest feature the series resolves, are joined.
+pub fn summarise(
+    h: &ContactHistories,
+    params: &ContactParams,
+    omega: f64,
+    h_max: usize,
+) -> Vec<ContactSummary> {
     let nt = h.n_samples;
     let d = params.dim;
     let period = std::f64::consts::TAU / omega;
     let dt = period / nt as f64;
+    let min_gap = period / (2 * h_max.max(1)) as f64;
     (0..params.len())
         .map(|c| {
             let mu_n = params.mu_n[c];
@@ -82,7 +92,7 @@ pub fn summarise(h: &ContactHistories, params: &ContactParams, omega: f64) -> Ve
                     * dt;
             }
             ContactSummary {
-                stick_intervals: intervals(&stuck, dt),
+                stick_intervals: join_short_gaps(intervals(&stuck, dt), min_gap, period),
                 max_coulomb_violation: violation,
                 dissipated_energy: dissipated,
                 displacement_amplitude: wa,
@@ -91,6 +101,29 @@ pub fn summarise(h: &ContactHistories, params: &ContactParams, omega: f64) -> Ve
             }
         })
         .collect()
+}
+
+/// Joins consecutive intervals (sorted, possibly one wrapping past `period`) whose gap is
+/// shorter than `min_gap`.
+fn join_short_gaps(iv: Vec<[f64; 2]>, min_gap: f64, period: f64) -> Vec<[f64; 2]> {
+    let mut out: Vec<[f64; 2]> = Vec::with_capacity(iv.len());
+    for i in iv {
+        match out.last_mut() {
+            Some(last) if i[0] - last[1] < min_gap => last[1] = last[1].max(i[1]),
+            _ => out.push(i),
+        }
+    }
+    // The last interval may reach (or wrap to) the first one across the period's end.
+    if out.len() > 1 {
+        let first = out[0];
+        let last = out[out.len() - 1];
+        if first[0] + period - last[1] < min_gap {
+            out.pop();
+            out[0] = [last[0], first[1] + period];
+        }
+    }
+    out.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    out
 }
 
 /// Runs of `true` as time intervals, joining a run that wraps around the end of the period.
@@ -132,6 +165,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn short_gaps_are_joined_also_across_the_period_end() {
+        let iv = vec![[1.0, 2.0], [2.05, 3.0], [5.0, 9.98]];
+        assert_eq!(
+            join_short_gaps(iv, 0.1, 10.0),
+            vec![[1.0, 3.0], [5.0, 9.98]]
+        );
+        let iv = vec![[0.0, 1.0], [5.0, 9.95]];
+        assert_eq!(join_short_gaps(iv, 0.1, 10.0), vec![[5.0, 11.0]]);
+        let iv = vec![[0.0, 1.0], [1.5, 2.0]];
+        assert_eq!(join_short_gaps(iv.clone(), 0.1, 10.0), iv);
+    }
+
+    #[test]
     fn intervals_join_across_the_period_end() {
         let f = [true, true, false, false, true, false, true];
         let iv = intervals(&f, 1.0);
@@ -161,7 +207,7 @@ mod tests {
             mu_n: vec![mu_n],
             rho: vec![1.0],
         };
-        let s = &summarise(&h, &p, 1.0)[0];
+        let s = &summarise(&h, &p, 1.0, 1)[0];
         assert!(s.max_coulomb_violation < 1e-12);
         assert!(
             (s.dissipated_energy - 4.0 * mu_n).abs() < 1e-3,
@@ -186,7 +232,7 @@ mod tests {
             mu_n: vec![1.0],
             rho: vec![1.0],
         };
-        let s = &summarise(&h, &p, 1.0)[0];
+        let s = &summarise(&h, &p, 1.0, 1)[0];
         assert!((s.max_coulomb_violation - 0.5).abs() < 1e-15);
     }
 }

@@ -204,3 +204,14 @@ fn coulomb_violation_decreases_with_harmonics() {
         .collect();
     assert!(v[1] < v[0] && v[2] < v[1], "{v:?}");
 }
+
+#[test]
+fn fig21_multiharmonic_forcing_sticks_six_times() {
+    // Two-mass damper, w = 0.115, f11 = 20 cos wt, f12 = 20 cos 3wt: "six sticking phases per
+    // cycle" (paper with N_phi = 1800; the count is already right with 400).
+    let mut m = examples::two_mass_damper(1.0);
+    m.forcing[1].harmonic = 3;
+    let s = solve_model(&m, 0.115, 399, 1.0, true);
+    let iv = &s.contacts[0].stick_intervals;
+    assert_eq!(iv.len(), 6, "{iv:?}");
+}
