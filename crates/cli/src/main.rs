@@ -48,8 +48,10 @@ enum Command {
     Import(import_cmd::ImportCommand),
     /// Time-domain reference solution: implicit time stepping with exact Coulomb friction
     /// to the periodic steady state (exit 0 steady, 1 not steady, 2 bad input).
+    #[command(long_about = simulate_cmd::SIMULATE_ABOUT)]
     Simulate(simulate_cmd::SimulateArgs),
     /// Compare two time-series CSV files column by column (e.g. simulate against solve).
+    #[command(long_about = simulate_cmd::COMPARE_ABOUT)]
     Compare(simulate_cmd::CompareArgs),
 }
 

@@ -15,18 +15,18 @@ use plotters::prelude::*;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-/// Arguments of `ewr simulate`.
-#[derive(Args)]
-#[command(
-    long_about = "Time-domain reference solution: backward-Euler (Moreau-Jean) time \
+/// The long help of `ewr simulate` (set on the subcommand in `main.rs`).
+pub const SIMULATE_ABOUT: &str = "Time-domain reference solution: backward-Euler (Moreau-Jean) time \
     stepping of M u'' + C u' + K u = f(t) + W^T r with exact set-valued Coulomb friction at \
     every step, from rest until two successive periods agree within --tol (or --periods \
     periods have run); the last period is reported. Independent of the harmonic-balance \
     solver, so it checks `ewr solve`: --timeseries writes the same CSV columns, and `ewr \
     compare` prints the differences. First order in --dt. See docs/simulate.md.\n\n\
     Exit codes: 0 steady state reached, 1 not reached within --periods (outputs are still \
-    written) or a numerical failure, 2 bad input."
-)]
+    written) or a numerical failure, 2 bad input.";
+
+/// Arguments of `ewr simulate`.
+#[derive(Args)]
 pub struct SimulateArgs {
     /// The model file (HDF5, see docs/model-format.md).
     model: PathBuf,
@@ -102,18 +102,18 @@ enum LinearSolverArg {
     Sparse,
 }
 
-/// Arguments of `ewr compare`.
-#[derive(Args)]
-#[command(
-    long_about = "Compare two time-series CSV files (`ewr simulate --timeseries`, \
+/// The long help of `ewr compare` (set on the subcommand in `main.rs`).
+pub const COMPARE_ABOUT: &str = "Compare two time-series CSV files (`ewr simulate --timeseries`, \
     `ewr solve --timeseries`) column by column. For every column both files have (except \
     t), prints the largest absolute difference normalised by the column's largest absolute \
     value, and the RMS difference likewise; B is interpolated (periodic, linear) onto A's \
     times when the samplings differ. Jumps of the friction force make the largest \
     difference sensitive to sampling; the RMS is not.\n\n\
     Exit codes: 0 compared (and within --tol if given), 1 some column above --tol, 2 bad \
-    input."
-)]
+    input.";
+
+/// Arguments of `ewr compare`.
+#[derive(Args)]
 pub struct CompareArgs {
     /// First time series (its samples are the comparison points).
     a: PathBuf,

@@ -105,6 +105,40 @@ impl TimeSeries {
         ts
     }
 
+    /// `t` and the contact columns from row-major histories, one row per contact direction
+    /// (`(c * dim + k) * t.len() + j`), the layout of `ewr_contact::ContactHistories`.
+    ///
+    /// # Panics
+    /// If an array does not hold `t.len() * dim * n_contacts` values.
+    pub fn from_contact_rows(
+        t: &[f64],
+        dim: usize,
+        n_contacts: usize,
+        w: &[f64],
+        v: &[f64],
+        r: &[f64],
+    ) -> Self {
+        let ns = t.len();
+        for a in [w, v, r] {
+            assert_eq!(
+                a.len(),
+                ns * dim * n_contacts,
+                "contact array of the wrong length"
+            );
+        }
+        let mut ts = TimeSeries::new(t.to_vec());
+        for c in 0..n_contacts {
+            for (q, a) in [("w", w), ("v", v), ("r", r)] {
+                for k in 0..dim {
+                    let row = c * dim + k;
+                    ts.names.push(format!("{q}{c}_{}", k + 1));
+                    ts.columns.push(a[row * ns..(row + 1) * ns].to_vec());
+                }
+            }
+        }
+        ts
+    }
+
     /// Number of samples (rows).
     pub fn len(&self) -> usize {
         self.columns.first().map_or(0, Vec::len)
@@ -382,6 +416,12 @@ mod tests {
         assert_eq!(ts.names[1..], contact_column_names(2, 2)[..]);
         assert_eq!(ts.column("w1_2").unwrap(), &[4.0, 8.0]);
         assert_eq!(ts.column("r0_1").unwrap(), &[1.0, 5.0]);
+        // The same data row-major (one row per contact direction).
+        let rows = [1.0, 5.0, 2.0, 6.0, 3.0, 7.0, 4.0, 8.0];
+        assert_eq!(
+            TimeSeries::from_contact_rows(&t, 2, 2, &rows, &rows, &rows),
+            ts
+        );
     }
 
     #[test]
