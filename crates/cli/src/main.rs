@@ -3,6 +3,7 @@
 //! This binary is a thin layer: it parses arguments, calls the library crates and turns
 //! their errors into messages and exit codes (0 success, 1 failure while working, 2 bad input).
 
+mod args;
 mod import_cmd;
 mod model_cmd;
 mod plot;

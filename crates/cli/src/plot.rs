@@ -1,9 +1,8 @@
-//! Figures people look at: a periodic solution like the paper's Figs. 6-12 and frequency
-//! response curves like Figs. 5 and 17. PNG or SVG by the file's extension.
+//! Figures people look at: one period at a contact like the paper's Figs. 6-12 (from `solve`
+//! and from `simulate` alike) and frequency response curves like Figs. 5 and 17. PNG or SVG by
+//! the file's extension.
 
 use crate::solve_cmd::Curve;
-use ewr_contact::ContactParams;
-use ewr_solve::PointSolution;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -36,22 +35,6 @@ fn kind(path: &Path) -> Result<bool, String> {
             "plot {}: the file name must end in .png or .svg",
             path.display()
         )),
-    }
-}
-
-/// The periodic solution of the first contact: histories, trajectory, force locus, |r|(|v|).
-pub fn solution(path: &Path, s: &PointSolution, params: &ContactParams) -> Res {
-    register_font()?;
-    let png = kind(path)?;
-    let size = (1500, 900);
-    if png {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw_solution(&root, s, params)?;
-        root.present().map_err(e("write"))
-    } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        draw_solution(&root, s, params)?;
-        root.present().map_err(e("write"))
     }
 }
 
@@ -177,183 +160,186 @@ where
         .map_err(e("legend"))
 }
 
-fn draw_solution<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    s: &PointSolution,
-    params: &ContactParams,
-) -> Res
+/// One period at one contact, whatever computed it: time histories per direction, stick
+/// intervals and the friction bound.
+pub struct PeriodFigure {
+    /// Figure title.
+    pub title: String,
+    /// Sample times in `[0, period)`.
+    pub t: Vec<f64>,
+    /// The period.
+    pub period: f64,
+    /// Relative displacement, one series per tangential direction.
+    pub w: Vec<Vec<f64>>,
+    /// Relative velocity, likewise.
+    pub v: Vec<Vec<f64>>,
+    /// Friction force, likewise.
+    pub r: Vec<Vec<f64>>,
+    /// Stick intervals (an interval wrapping past the period has its end above it).
+    pub stick: Vec<[f64; 2]>,
+    /// Friction bound, drawn as the Coulomb circle of the force locus.
+    pub mu_n: f64,
+}
+
+/// Time histories (stick phases shaded), trajectory, force locus with the Coulomb circle
+/// and `|r|` against `|v|`: the paper's figure of a periodic solution.
+pub fn period(path: &Path, fig: &PeriodFigure) -> Res {
+    register_font()?;
+    let png = kind(path)?;
+    let size = (1500, 900);
+    if png {
+        let root = BitMapBackend::new(path, size).into_drawing_area();
+        draw_period(&root, fig)?;
+        root.present().map_err(e("write"))
+    } else {
+        let root = SVGBackend::new(path, size).into_drawing_area();
+        draw_period(&root, fig)?;
+        root.present().map_err(e("write"))
+    }
+}
+
+/// One x-y panel: title, x values, y values, axis labels.
+type Panel<'a> = (&'a str, &'a [f64], &'a [f64], [&'a str; 2]);
+
+fn draw_period<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &PeriodFigure) -> Res
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(e("fill"))?;
-    let title = format!(
-        "w = {}, {}, contact 0 of {} ({}; residual {:.1e})",
-        s.omega,
-        s.set,
-        params.len(),
-        s.status,
-        s.residual
-    );
     let root = root
-        .titled(&title, ("sans-serif", 22))
+        .titled(&fig.title, ("sans-serif", 22))
         .map_err(e("title"))?;
     let panels = root.split_evenly((2, 3));
-    let h = &s.histories;
-    let d = params.dim;
-    let nt = h.n_samples;
-    let period = std::f64::consts::TAU / s.omega;
-    let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
-    let comp = |buf: &[f64], k: usize| buf[k * nt..(k + 1) * nt].to_vec();
-    let stuck: Vec<bool> = (0..nt)
-        .map(|j| {
-            let z: f64 = (0..d)
-                .map(|k| (h.force[k * nt + j] - params.rho[0] * h.velocity[k * nt + j]).powi(2))
-                .sum::<f64>()
-                .sqrt();
-            z <= params.mu_n[0]
-        })
-        .collect();
-    for (panel, (name, buf)) in panels.iter().zip([
-        ("relative displacement w", &h.displacement),
-        ("relative velocity v", &h.velocity),
-        ("friction force r", &h.force),
-    ]) {
-        let series: Vec<Vec<f64>> = (0..d).map(|k| comp(buf, k)).collect();
-        time_panel(panel, name, &t, &series)?;
-    }
-    let norm = |buf: &[f64], j: usize| (0..d).map(|k| buf[k * nt + j].powi(2)).sum::<f64>().sqrt();
-    if d == 2 {
-        let traj: Vec<(f64, f64)> = (0..nt)
-            .map(|j| (h.displacement[j], h.displacement[nt + j]))
-            .collect();
-        let marks: Vec<(f64, f64)> = (0..nt).filter(|&j| stuck[j]).map(|j| traj[j]).collect();
-        xy_panel(
-            &panels[3],
-            "trajectory (w1, w2); red: stuck",
-            traj,
-            marks,
-            None,
-        )?;
-        let locus: Vec<(f64, f64)> = (0..nt).map(|j| (h.force[j], h.force[nt + j])).collect();
-        xy_panel(
-            &panels[4],
-            "friction force locus (r1, r2)",
-            locus,
-            Vec::new(),
-            Some(params.mu_n[0]),
-        )?;
-    } else {
-        let traj: Vec<(f64, f64)> = (0..nt).map(|j| (t[j], h.displacement[j])).collect();
-        let marks: Vec<(f64, f64)> = (0..nt).filter(|&j| stuck[j]).map(|j| traj[j]).collect();
-        xy_panel(&panels[3], "w(t); red: stuck", traj, marks, None)?;
-        let locus: Vec<(f64, f64)> = (0..nt).map(|j| (h.velocity[j], h.force[j])).collect();
-        xy_panel(
-            &panels[4],
-            "friction force r against v",
-            locus,
-            Vec::new(),
-            None,
-        )?;
-    }
-    let rv: Vec<(f64, f64)> = (0..nt)
-        .map(|j| (norm(&h.velocity, j), norm(&h.force, j)))
-        .collect();
-    xy_panel(&panels[5], "|r| against |v|", rv, Vec::new(), None)?;
-    Ok(())
-}
-
-fn time_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    name: &str,
-    t: &[f64],
-    series: &[Vec<f64>],
-) -> Res
-where
-    DB::ErrorType: 'static,
-{
-    let (y0, y1) = bounds(series.iter().flatten().copied());
-    let t1 = t.last().copied().unwrap_or(1.0) + t.get(1).copied().unwrap_or(0.0);
-    let mut chart = ChartBuilder::on(area)
-        .caption(name, ("sans-serif", 17))
-        .margin(8)
-        .x_label_area_size(30)
-        .y_label_area_size(55)
-        .build_cartesian_2d(0.0..t1, y0..y1)
-        .map_err(e("axes"))?;
-    chart
-        .configure_mesh()
-        .x_desc("t")
-        .label_style(("sans-serif", 12))
-        .draw()
-        .map_err(e("mesh"))?;
-    for (k, s) in series.iter().enumerate() {
-        let color = COLORS[k % COLORS.len()];
-        chart
-            .draw_series(LineSeries::new(
-                t.iter().copied().zip(s.iter().copied()),
+    let dim = fig.w.len();
+    let ns = fig.t.len();
+    // At most about 4000 points per curve: enough for the eye, small SVG files.
+    let stride = ns.div_ceil(4000).max(1);
+    let idx: Vec<usize> = (0..ns).step_by(stride).collect();
+    let pick = |a: &[f64]| -> Vec<f64> { idx.iter().map(|&j| a[j]).collect() };
+    let norm = |a: &[Vec<f64>]| -> Vec<f64> {
+        idx.iter()
+            .map(|&j| a.iter().map(|s| s[j] * s[j]).sum::<f64>().sqrt())
+            .collect()
+    };
+    let t = pick(&fig.t);
+    let histories = [
+        ("w (relative displacement)", &fig.w),
+        ("v (relative velocity)", &fig.v),
+        ("r (friction force)", &fig.r),
+    ];
+    for (p, (name, a)) in panels.iter().zip(histories) {
+        let series: Vec<Vec<f64>> = a.iter().map(|s| pick(s)).collect();
+        let (y0, y1) = bounds(series.iter().flatten().copied());
+        let mut ch = ChartBuilder::on(p)
+            .caption(name, ("sans-serif", 17))
+            .margin(8)
+            .x_label_area_size(35)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..fig.period, y0..y1)
+            .map_err(e("axes"))?;
+        ch.configure_mesh()
+            .x_desc("t")
+            .label_style(("sans-serif", 13))
+            .draw()
+            .map_err(e("mesh"))?;
+        // Stick phases as grey bands (wrapped intervals drawn in two pieces).
+        let bands = fig.stick.iter().flat_map(|&[s, end]| {
+            let mut v = vec![(s, end.min(fig.period))];
+            if end > fig.period {
+                v.push((0.0, end - fig.period));
+            }
+            v
+        });
+        ch.draw_series(bands.map(|(s, end)| {
+            Rectangle::new([(s, y0), (end, y1)], RGBColor(220, 220, 220).filled())
+        }))
+        .map_err(e("stick"))?;
+        for (k, y) in series.into_iter().enumerate() {
+            let color = COLORS[k % COLORS.len()];
+            ch.draw_series(LineSeries::new(
+                t.iter().copied().zip(y),
                 color.stroke_width(2),
             ))
-            .map_err(e("series"))?
+            .map_err(e("curve"))?
             .label(format!("direction {}", k + 1))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], color));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        }
+        if dim > 1 {
+            ch.configure_series_labels()
+                .border_style(BLACK)
+                .background_style(WHITE.mix(0.8))
+                .label_font(("sans-serif", 13))
+                .draw()
+                .map_err(e("legend"))?;
+        }
     }
-    if series.len() > 1 {
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.8))
-            .label_font(("sans-serif", 12))
+    // Bottom row: trajectory, force locus, |r| against |v| (1-D: w-v, w-r, v-r).
+    let (xs, ys, names) = if dim == 2 {
+        (pick(&fig.w[0]), pick(&fig.w[1]), ["w1", "w2"])
+    } else {
+        (pick(&fig.w[0]), pick(&fig.v[0]), ["w", "v"])
+    };
+    let (fx, fy, fnames) = if dim == 2 {
+        (pick(&fig.r[0]), pick(&fig.r[1]), ["r1", "r2"])
+    } else {
+        (pick(&fig.w[0]), pick(&fig.r[0]), ["w", "r"])
+    };
+    let (gx, gy) = (norm(&fig.v), norm(&fig.r));
+    let locus = if dim == 2 {
+        "friction force locus"
+    } else {
+        "hysteresis loop"
+    };
+    let plots: [Panel; 3] = [
+        ("trajectory", &xs, &ys, names),
+        (locus, &fx, &fy, fnames),
+        ("|r| against |v|", &gx, &gy, ["|v|", "|r|"]),
+    ];
+    for (i, (name, x, y, labels)) in plots.into_iter().enumerate() {
+        let (mut x0, mut x1) = bounds(x.iter().copied());
+        let (mut y0, mut y1) = bounds(y.iter().copied());
+        if i == 1 && dim == 2 {
+            // Equal axes around the friction circle.
+            let m = 1.1
+                * fig
+                    .mu_n
+                    .max(x0.abs())
+                    .max(x1.abs())
+                    .max(y0.abs())
+                    .max(y1.abs());
+            (x0, x1, y0, y1) = (-m, m, -m, m);
+        }
+        let mut ch = ChartBuilder::on(&panels[3 + i])
+            .caption(name, ("sans-serif", 17))
+            .margin(8)
+            .x_label_area_size(35)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(e("axes"))?;
+        ch.configure_mesh()
+            .x_desc(labels[0])
+            .y_desc(labels[1])
+            .label_style(("sans-serif", 13))
             .draw()
-            .map_err(e("legend"))?;
+            .map_err(e("mesh"))?;
+        if i == 1 && dim == 2 {
+            let circle = (0..=200).map(|k| {
+                let a = std::f64::consts::TAU * k as f64 / 200.0;
+                (fig.mu_n * a.cos(), fig.mu_n * a.sin())
+            });
+            ch.draw_series(LineSeries::new(circle, BLACK.stroke_width(1)))
+                .map_err(e("circle"))?;
+        }
+        let pts = x.iter().copied().zip(y.iter().copied());
+        if i == 2 {
+            ch.draw_series(pts.map(|p| Circle::new(p, 2, COLORS[0].filled())))
+                .map_err(e("points"))?;
+        } else {
+            ch.draw_series(LineSeries::new(pts, COLORS[0].stroke_width(2)))
+                .map_err(e("curve"))?;
+        }
     }
-    Ok(())
-}
-
-fn xy_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    name: &str,
-    line: Vec<(f64, f64)>,
-    marks: Vec<(f64, f64)>,
-    circle: Option<f64>,
-) -> Res
-where
-    DB::ErrorType: 'static,
-{
-    let r = circle.unwrap_or(0.0);
-    let (x0, x1) = bounds(line.iter().map(|p| p.0).chain([-r, r]));
-    let (y0, y1) = bounds(line.iter().map(|p| p.1).chain([-r, r]));
-    let mut chart = ChartBuilder::on(area)
-        .caption(name, ("sans-serif", 17))
-        .margin(8)
-        .x_label_area_size(30)
-        .y_label_area_size(55)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(e("axes"))?;
-    chart
-        .configure_mesh()
-        .label_style(("sans-serif", 12))
-        .draw()
-        .map_err(e("mesh"))?;
-    if let Some(r) = circle {
-        let pts: Vec<(f64, f64)> = (0..=200)
-            .map(|i| {
-                let a = std::f64::consts::TAU * i as f64 / 200.0;
-                (r * a.cos(), r * a.sin())
-            })
-            .collect();
-        chart
-            .draw_series(LineSeries::new(pts, BLACK.mix(0.5)))
-            .map_err(e("circle"))?;
-    }
-    let mut closed = line.clone();
-    if let Some(&first) = line.first() {
-        closed.push(first);
-    }
-    chart
-        .draw_series(LineSeries::new(closed, COLORS[0].stroke_width(2)))
-        .map_err(e("line"))?;
-    chart
-        .draw_series(marks.into_iter().map(|p| Circle::new(p, 3, RED.filled())))
-        .map_err(e("marks"))?;
     Ok(())
 }

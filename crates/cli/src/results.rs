@@ -3,6 +3,7 @@
 
 use crate::solve_cmd::{Curve, Setup};
 use ewr_contact::{ContactHistories, ContactParams};
+use ewr_simulate::timeseries::TimeSeries;
 use ewr_solve::{FrcPoint, PointSolution};
 use hdf5::types::VarLenUnicode;
 use std::fs::File;
@@ -22,21 +23,8 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
     move |e| format!("cannot write {}: {e}", path.display())
 }
 
-/// Column names of a time-series CSV: `t`, then per contact `c` the `w<c>_<k>` for every
-/// direction `k` (from 1), then `v<c>_<k>`, then `r<c>_<k>`.
-pub fn timeseries_header(params: &ContactParams) -> Vec<String> {
-    let mut cols = vec!["t".to_string()];
-    for c in 0..params.len() {
-        for q in ["w", "v", "r"] {
-            for k in 1..=params.dim {
-                cols.push(format!("{q}{c}_{k}"));
-            }
-        }
-    }
-    cols
-}
-
-/// Writes one period of contact histories (one row per sample) as CSV.
+/// Writes one period of contact histories as the time-series CSV that `ewr simulate` also
+/// writes (columns in `docs/results-format.md`), so that `ewr compare` can read both.
 pub fn write_timeseries(
     path: &Path,
     h: &ContactHistories,
@@ -44,24 +32,19 @@ pub fn write_timeseries(
     params: &ContactParams,
 ) -> Result<(), String> {
     ensure_parent(path)?;
-    let f = File::create(path).map_err(io_err(path))?;
-    let mut w = BufWriter::new(f);
     let nt = h.n_samples;
-    let d = params.dim;
     let period = std::f64::consts::TAU / omega;
-    writeln!(w, "{}", timeseries_header(params).join(",")).map_err(io_err(path))?;
-    for j in 0..nt {
-        let mut row = vec![format!("{}", period * j as f64 / nt as f64)];
-        for c in 0..params.len() {
-            for buf in [&h.displacement, &h.velocity, &h.force] {
-                for k in 0..d {
-                    row.push(format!("{}", buf[(c * d + k) * nt + j]));
-                }
-            }
-        }
-        writeln!(w, "{}", row.join(",")).map_err(io_err(path))?;
-    }
-    w.flush().map_err(io_err(path))
+    let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
+    TimeSeries::from_contact_rows(
+        &t,
+        params.dim,
+        params.len(),
+        &h.displacement,
+        &h.velocity,
+        &h.force,
+    )
+    .save(path)
+    .map_err(|e| e.to_string())
 }
 
 /// The FRC table, one row per point, flushed as each point arrives so that an interrupted

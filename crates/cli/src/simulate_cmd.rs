@@ -3,16 +3,14 @@
 //! differences of two time-series CSV files (e.g. `simulate` against `solve`).
 
 use crate::Failure;
+use crate::args::{finite, parse_dofs, prepare_output};
+use crate::plot::PeriodFigure;
 use clap::{Args, ValueEnum};
 use ewr_model::Model;
 use ewr_simulate::timeseries::{self, TimeSeries};
 use ewr_simulate::{
     Hysteretic, LinearSolver, Options, SimulateError, Simulation, Summary, with_jenkins,
 };
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use plotters::coord::Shift;
-use plotters::prelude::*;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// The long help of `ewr simulate` (set on the subcommand in `main.rs`).
@@ -127,67 +125,6 @@ pub struct CompareArgs {
     json: bool,
 }
 
-fn finite(name: &str, x: f64, min: f64, inclusive: bool) -> Result<f64, Failure> {
-    let ok = x.is_finite() && if inclusive { x >= min } else { x > min };
-    if ok {
-        Ok(x)
-    } else {
-        let rel = if inclusive { ">=" } else { ">" };
-        Err(Failure::input(format!(
-            "{name} {x}: must be finite and {rel} {min}"
-        )))
-    }
-}
-
-/// Checks that an output's folder exists or can be made, before a long run.
-fn prepare_output(path: &Path, extensions: &[&str]) -> Result<(), Failure> {
-    if !extensions.is_empty() {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if !extensions.contains(&ext) {
-            return Err(Failure::input(format!(
-                "{}: the file name must end in .{}",
-                path.display(),
-                extensions.join(" or .")
-            )));
-        }
-    }
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::work(format!("cannot create folder {}: {e}", dir.display()))),
-        _ => Ok(()),
-    }
-}
-
-fn parse_dofs(spec: &str, model: &Model) -> Result<Vec<usize>, Failure> {
-    let n = model.n_dofs();
-    if spec.trim() == "all" {
-        return Ok((0..n).collect());
-    }
-    let mut out = Vec::new();
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let d = match item.parse::<usize>() {
-            Ok(d) => d,
-            Err(_) => model.dof_by_label(item).ok_or_else(|| {
-                Failure::input(format!(
-                    "--dofs: {item:?} is neither a DOF index nor a label"
-                ))
-            })?,
-        };
-        if d >= n {
-            return Err(Failure::input(format!(
-                "--dofs: DOF {d} is out of range 0..{n}"
-            )));
-        }
-        if !out.contains(&d) {
-            out.push(d);
-        }
-    }
-    if out.is_empty() {
-        return Err(Failure::input("--dofs: no DOF given"));
-    }
-    Ok(out)
-}
-
 /// Most recorded values (samples x DOFs) accepted, to keep `--dofs all` on a big model from
 /// exhausting memory (8 bytes each).
 const MAX_RECORDED: usize = 100_000_000;
@@ -258,7 +195,7 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
         }
     }
 
-    let bar = progress_bar(a.periods as u64);
+    let bar = crate::progress::bar(a.periods as u64, "periods");
     let result = ewr_simulate::simulate(&model, &opts, &mut |p| {
         bar.set_position(p.period as u64);
         bar.set_message(format!("period-to-period change {:.1e}", p.error));
@@ -279,7 +216,10 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
             .map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        plot(p, &sim, &model).map_err(Failure::work)?;
+        if sim.n_contacts == 0 {
+            return Err(Failure::input("--plot: the model has no contact to plot"));
+        }
+        crate::plot::period(p, &period_figure(&sim, &model)).map_err(Failure::work)?;
     }
     let summary = sim.summary();
     if a.json {
@@ -304,21 +244,6 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
-}
-
-fn progress_bar(len: u64) -> ProgressBar {
-    let pb = ProgressBar::new(len);
-    if std::io::stderr().is_terminal() {
-        pb.set_draw_target(ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] period {pos}/{len} {msg}")
-        {
-            pb.set_style(style.progress_chars("=> "));
-        }
-    } else {
-        pb.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    pb
 }
 
 /// Contacts listed one per line in the text summary; the rest are in `--json`.
@@ -434,218 +359,33 @@ pub fn compare(a: &CompareArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-// ---- plot -------------------------------------------------------------------------------
-
-const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-
-type Res = Result<(), String>;
-
-fn err<E: std::fmt::Debug>(what: &str) -> impl Fn(E) -> String + '_ {
-    move |e| format!("plot {what}: {e:?}")
-}
-
-const COLORS: [RGBColor; 4] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-];
-
-/// The last period of contact 0: `w`, `v`, `r` against time (stick phases shaded), the
-/// trajectory, the force locus with the friction circle, and `|r|` against `|v|`.
-fn plot(path: &Path, sim: &Simulation, model: &Model) -> Res {
-    if sim.n_contacts == 0 {
-        return Err("plot: the model has no contact to plot".into());
-    }
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    let mut font = Ok(());
-    ONCE.call_once(|| {
-        font = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
-            .map_err(|_| "cannot load the embedded font".to_string());
-    });
-    font?;
-    let size = (1500, 900);
-    let png = path.extension().and_then(|e| e.to_str()) == Some("png");
-    let title = format!(
-        "ewr simulate: {}, w = {}, dt = {:.3e}, contact 0 of {}{}",
-        model.title.as_deref().unwrap_or("model"),
-        sim.omega,
-        sim.dt,
-        sim.n_contacts,
-        if sim.converged { "" } else { " (NOT steady)" }
-    );
-    if png {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw(&root, sim, &title)?;
-        root.present().map_err(err("write"))
-    } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        draw(&root, sim, &title)?;
-        root.present().map_err(err("write"))
-    }
-}
-
-fn range(v: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = v
-        .filter(|x| x.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-            (a.min(x), b.max(x))
-        });
-    if !lo.is_finite() {
-        return (-1.0, 1.0);
-    }
-    let pad = 0.05 * (hi - lo).max(1e-12 * hi.abs().max(lo.abs()).max(1e-300));
-    (lo - pad, hi + pad)
-}
-
-/// One x-y panel: title, x values, y values, axis labels.
-type Panel<'a> = (&'a str, &'a [f64], &'a [f64], [&'a str; 2]);
-
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, sim: &Simulation, title: &str) -> Res
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE).map_err(err("fill"))?;
-    let root = root
-        .titled(title, ("sans-serif", 22))
-        .map_err(err("title"))?;
-    let panels = root.split_evenly((2, 3));
+/// The last period of contact 0 as the figure of `--plot`.
+fn period_figure(sim: &Simulation, model: &Model) -> PeriodFigure {
     let (dim, ns) = (sim.dim, sim.t.len());
-    // At most about 4000 points per curve: enough for the eye, small SVG files.
-    let stride = ns.div_ceil(4000).max(1);
-    let idx: Vec<usize> = (0..ns).step_by(stride).collect();
-    let comp =
-        |a: &[f64], k: usize| -> Vec<f64> { idx.iter().map(|&j| sim.at(a, j, 0, k)).collect() };
-    let norm = |a: &[f64]| -> Vec<f64> {
-        idx.iter()
-            .map(|&j| {
-                (0..dim)
-                    .map(|k| sim.at(a, j, 0, k).powi(2))
-                    .sum::<f64>()
-                    .sqrt()
-            })
+    let series = |a: &[f64]| -> Vec<Vec<f64>> {
+        (0..dim)
+            .map(|k| (0..ns).map(|j| sim.at(a, j, 0, k)).collect())
             .collect()
     };
-    let t: Vec<f64> = idx.iter().map(|&j| sim.t[j]).collect();
-    let stick = sim.contact_summaries()[0].stick_intervals.clone();
-    let histories = [
-        ("w (relative displacement)", &sim.w),
-        ("v (relative velocity)", &sim.v),
-        ("r (friction force)", &sim.r),
-    ];
-    for (p, (name, a)) in panels.iter().zip(histories) {
-        let series: Vec<Vec<f64>> = (0..dim).map(|k| comp(a, k)).collect();
-        let (y0, y1) = range(series.iter().flatten().copied());
-        let mut ch = ChartBuilder::on(p)
-            .caption(name, ("sans-serif", 17))
-            .margin(8)
-            .x_label_area_size(35)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..sim.period, y0..y1)
-            .map_err(err("axes"))?;
-        ch.configure_mesh()
-            .x_desc("t")
-            .label_style(("sans-serif", 13))
-            .draw()
-            .map_err(err("mesh"))?;
-        // Stick phases as grey bands (wrapped intervals drawn in two pieces).
-        let bands = stick.iter().flat_map(|&[s, e]| {
-            let mut v = vec![(s, e.min(sim.period))];
-            if e > sim.period {
-                v.push((0.0, e - sim.period));
-            }
-            v
-        });
-        ch.draw_series(
-            bands
-                .map(|(s, e)| Rectangle::new([(s, y0), (e, y1)], RGBColor(220, 220, 220).filled())),
-        )
-        .map_err(err("stick"))?;
-        for (k, y) in series.into_iter().enumerate() {
-            let color = COLORS[k % COLORS.len()];
-            ch.draw_series(LineSeries::new(
-                t.iter().copied().zip(y),
-                color.stroke_width(2),
-            ))
-            .map_err(err("curve"))?
-            .label(format!("direction {}", k + 1))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        }
-        if dim > 1 {
-            ch.configure_series_labels()
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.8))
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(err("legend"))?;
-        }
-    }
-    // Bottom row: trajectory, force locus, |r| against |v| (1-D: w-v, w-r, v-r).
-    let (xs, ys, names): (Vec<f64>, Vec<f64>, [&str; 2]) = if dim == 2 {
-        (comp(&sim.w, 0), comp(&sim.w, 1), ["w1", "w2"])
-    } else {
-        (comp(&sim.w, 0), comp(&sim.v, 0), ["w", "v"])
-    };
-    let (fx, fy, fnames): (Vec<f64>, Vec<f64>, [&str; 2]) = if dim == 2 {
-        (comp(&sim.r, 0), comp(&sim.r, 1), ["r1", "r2"])
-    } else {
-        (comp(&sim.w, 0), comp(&sim.r, 0), ["w", "r"])
-    };
-    let (gx, gy) = (norm(&sim.v), norm(&sim.r));
-    let plots: [Panel; 3] = [
-        ("trajectory", &xs, &ys, names),
-        (
-            if dim == 2 {
-                "friction force locus"
-            } else {
-                "hysteresis loop"
-            },
-            &fx,
-            &fy,
-            fnames,
+    PeriodFigure {
+        title: format!(
+            "ewr simulate: {}, w = {}, dt = {:.3e}, contact 0 of {}{}",
+            model.title.as_deref().unwrap_or("model"),
+            sim.omega,
+            sim.dt,
+            sim.n_contacts,
+            if sim.converged { "" } else { " (NOT steady)" }
         ),
-        ("|r| against |v|", &gx, &gy, ["|v|", "|r|"]),
-    ];
-    let mu_n = sim.mu_n[0];
-    for (i, (name, x, y, labels)) in plots.into_iter().enumerate() {
-        let (mut x0, mut x1) = range(x.iter().copied());
-        let (mut y0, mut y1) = range(y.iter().copied());
-        if i == 1 && dim == 2 {
-            // Equal axes around the friction circle.
-            let m = 1.1 * mu_n.max(x0.abs()).max(x1.abs()).max(y0.abs()).max(y1.abs());
-            (x0, x1, y0, y1) = (-m, m, -m, m);
-        }
-        let mut ch = ChartBuilder::on(&panels[3 + i])
-            .caption(name, ("sans-serif", 17))
-            .margin(8)
-            .x_label_area_size(35)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(err("axes"))?;
-        ch.configure_mesh()
-            .x_desc(labels[0])
-            .y_desc(labels[1])
-            .label_style(("sans-serif", 13))
-            .draw()
-            .map_err(err("mesh"))?;
-        if i == 1 && dim == 2 {
-            let circle = (0..=200).map(|k| {
-                let a = std::f64::consts::TAU * k as f64 / 200.0;
-                (mu_n * a.cos(), mu_n * a.sin())
-            });
-            ch.draw_series(LineSeries::new(circle, BLACK.stroke_width(1)))
-                .map_err(err("circle"))?;
-        }
-        let pts = x.iter().copied().zip(y.iter().copied());
-        if i == 2 {
-            ch.draw_series(pts.map(|p| Circle::new(p, 2, COLORS[0].filled())))
-                .map_err(err("points"))?;
-        } else {
-            ch.draw_series(LineSeries::new(pts, COLORS[0].stroke_width(2)))
-                .map_err(err("curve"))?;
-        }
+        t: sim.t.clone(),
+        period: sim.period,
+        w: series(&sim.w),
+        v: series(&sim.v),
+        r: series(&sim.r),
+        stick: sim
+            .contact_summaries()
+            .first()
+            .map(|c| c.stick_intervals.clone())
+            .unwrap_or_default(),
+        mu_n: sim.mu_n.first().copied().unwrap_or(0.0),
     }
-    Ok(())
 }

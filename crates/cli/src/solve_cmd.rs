@@ -139,29 +139,6 @@ fn parse_kind(s: &str) -> Result<ReceptanceKind, Failure> {
     }
 }
 
-fn parse_dofs(list: &str, model: &Model) -> Result<Vec<usize>, Failure> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|item| {
-            let idx = match item.parse::<usize>() {
-                Ok(i) => Some(i),
-                Err(_) => model.dof_by_label(item),
-            };
-            match idx {
-                Some(i) if i < model.n_dofs() => Ok(i),
-                Some(i) => Err(Failure::input(format!(
-                    "--dofs: DOF {i} is out of range 0..{}",
-                    model.n_dofs()
-                ))),
-                None => Err(Failure::input(format!(
-                    "--dofs: {item:?} is neither a DOF index nor a DOF label of the model"
-                ))),
-            }
-        })
-        .collect()
-}
-
 fn finite_positive(name: &str, x: f64) -> Result<f64, Failure> {
     if x.is_finite() && x > 0.0 {
         Ok(x)
@@ -221,7 +198,7 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
     }
     finite_positive("--tol", c.tol)?;
     let monitor = match &c.dofs {
-        Some(list) => parse_dofs(list, &model)?,
+        Some(list) => crate::args::parse_dofs(list, &model)?,
         None if model.n_dofs() <= 16 => (0..model.n_dofs()).collect(),
         None => {
             let mut d: Vec<usize> = model.forcing.iter().map(|f| f.dof).collect();
@@ -311,7 +288,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         results::write_solution(p, &a.common.model, &setup, &sol).map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        crate::plot::solution(p, &sol, &params).map_err(Failure::work)?;
+        crate::plot::period(p, &period_figure(&sol, &params)).map_err(Failure::work)?;
     }
     let summary = SolveSummary {
         converged,
@@ -544,4 +521,33 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// Contact 0 of a periodic solution as the figure of `--plot`.
+fn period_figure(s: &PointSolution, params: &ContactParams) -> crate::plot::PeriodFigure {
+    let h = &s.histories;
+    let nt = h.n_samples;
+    let period = std::f64::consts::TAU / s.omega;
+    let series = |buf: &[f64]| -> Vec<Vec<f64>> {
+        (0..params.dim)
+            .map(|k| buf[k * nt..(k + 1) * nt].to_vec())
+            .collect()
+    };
+    crate::plot::PeriodFigure {
+        title: format!(
+            "ewr solve: w = {}, {}, contact 0 of {} ({}; residual {:.1e})",
+            s.omega,
+            s.set,
+            params.len(),
+            s.status,
+            s.residual
+        ),
+        t: (0..nt).map(|j| period * j as f64 / nt as f64).collect(),
+        period,
+        w: series(&h.displacement),
+        v: series(&h.velocity),
+        r: series(&h.force),
+        stick: s.contacts[0].stick_intervals.clone(),
+        mu_n: params.mu_n[0],
+    }
 }
