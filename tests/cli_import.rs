@@ -494,3 +494,55 @@ fn bad_calculix_files_exit_2_with_file_and_line() {
     // And the repaired job imports.
     assert!(ok(&["import", "calculix", job_s, "-o", &out]).contains("342 DOFs"));
 }
+
+#[test]
+fn friction_frc_on_the_imported_blade() {
+    // The shipped CalculiX blade, near its first bending mode (239.1 Hz = 1502 rad/s): with a
+    // light normal load (mu N = 2 N) the tip contacts slide and the blade resonates; with
+    // mu N = 20 N they stick and hold the tip, so the resonance leaves the band.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("frc.csv");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/blade-ccx.h5");
+    let o = Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args(["frc", model.to_str().unwrap()])
+        .args([
+            "--omega-start",
+            "1400",
+            "--omega-end",
+            "1600",
+            "--step",
+            "20",
+        ])
+        .args(["--harmonics", "odd:7", "--mu-n", "20,2"])
+        .args(["--csv", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 22);
+    assert!(rows.iter().all(|r| r[2] == 1.0), "every point converged");
+    // Peak of the total amplitude (column amp_norm) per curve and where it is.
+    let peak = |mu: f64| {
+        rows.iter()
+            .filter(|r| r[0] == mu)
+            .map(|r| (r[5], r[1]))
+            .fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a })
+    };
+    let (slide, w_slide) = peak(2.0);
+    let (stick, _) = peak(20.0);
+    assert!(
+        (1480.0..=1520.0).contains(&w_slide),
+        "sliding peak at {w_slide}"
+    );
+    assert!(slide > 10.0 * stick, "sliding {slide} vs stuck {stick}");
+}
