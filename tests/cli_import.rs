@@ -7,25 +7,11 @@
 //!     missing `ccx` is a failure, not a skip.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn ewr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ewr"))
-        .args(args)
-        .output()
-        .expect("the ewr binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::{ewr, text, workspace};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

@@ -1,25 +1,10 @@
 //! End-to-end tests of `ewr model ...`: the binary as a user runs it, exit codes included.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn ewr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ewr"))
-        .args(args)
-        .output()
-        .expect("the ewr binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::{ewr, text, workspace};
 
 const EXAMPLES: [&str; 5] = [
     "oscillator-2d",

@@ -1,21 +1,10 @@
 //! End-to-end tests of `ewr simulate` and `ewr compare`: outputs, exit codes, bad input.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn ewr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ewr"))
-        .args(args)
-        .output()
-        .expect("the ewr binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::{ewr, text};
 
 fn model(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

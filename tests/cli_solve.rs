@@ -2,14 +2,11 @@
 //! reads them (JSON, CSV, HDF5, figures) and exit codes.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn ewr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ewr"))
-        .args(args)
-        .output()
-        .expect("the ewr binary runs")
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::ewr;
 
 fn model(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

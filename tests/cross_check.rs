@@ -8,14 +8,11 @@
 //! discontinuity, so it is only bounded by 30 %. Stick intervals agree to 0.2 time units.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn ewr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ewr"))
-        .args(args)
-        .output()
-        .expect("the ewr binary runs")
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::ewr;
 
 fn model(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,32 @@
+//! Helpers shared by the end-to-end tests of the `ewr` binary.
+// Each test file uses its own subset of these helpers.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the `ewr` binary built for this test with `args`.
+pub fn ewr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args(args)
+        .output()
+        .expect("the ewr binary runs")
+}
+
+/// Standard output and standard error as text.
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A shipped model, `models/NAME.h5`.
+pub fn shipped_model(name: &str) -> PathBuf {
+    workspace().join("models").join(format!("{name}.h5"))
+}
