@@ -11,6 +11,7 @@ mod progress;
 mod results;
 mod simulate_cmd;
 mod solve_cmd;
+mod study_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -54,6 +55,10 @@ enum Command {
     /// Compare two time-series CSV files column by column (e.g. simulate against solve).
     #[command(long_about = simulate_cmd::COMPARE_ABOUT)]
     Compare(simulate_cmd::CompareArgs),
+    /// Parameter study: frequency response curves over a grid of damper parameters, resumable,
+    /// shardable over a cluster (`ewr study merge` combines shards).
+    #[command(long_about = study_cmd::STUDY_ABOUT)]
+    Study(study_cmd::StudyArgs),
 }
 
 /// An error that ends the program: what to tell the user and the exit code.
@@ -91,6 +96,7 @@ fn main() -> ExitCode {
         Command::Import(cmd) => import_cmd::run(cmd),
         Command::Simulate(a) => simulate_cmd::simulate(&a),
         Command::Compare(a) => simulate_cmd::compare(&a),
+        Command::Study(a) => study_cmd::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -43,7 +43,7 @@ pub struct InfoArgs {
 #[derive(Args)]
 pub struct ExampleArgs {
     /// Example name (see --list): oscillator-2d, two-mass-damper, two-dof-1d, chain,
-    /// blade-damper-blade.
+    /// blade-damper-blade, sector.
     #[arg(required_unless_present = "list")]
     name: Option<String>,
     /// Output model file.
@@ -55,9 +55,14 @@ pub struct ExampleArgs {
     /// Friction bound mu*N for every contact, instead of the published value.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     mu_n: Option<f64>,
-    /// Number of friction contacts of `chain` (the chain has N + 10 masses).
+    /// Number of friction contacts of `chain` (the chain has N + 10 masses) or `sector`
+    /// (default 20; at most what the mesh has room for: 126 at --refine 1, 2 046 at 4).
     #[arg(long, value_name = "N")]
     contacts: Option<usize>,
+    /// Mesh refinement level of `sector`: 1 (default) about 2 000 DOFs, 2 about 14 000,
+    /// 3 about 45 000, 4 about 108 000, 5 about 190 000.
+    #[arg(long, value_name = "R")]
+    refine: Option<usize>,
     /// Damper mass of `two-mass-damper` (0 = massless damper).
     #[arg(long, value_name = "M", allow_negative_numbers = true)]
     damper_mass: Option<f64>,
@@ -343,10 +348,33 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
             "--damper-mass {x}: must be finite and >= 0"
         )));
     }
-    if a.contacts.is_some() && ex != Example::Chain {
+    if a.contacts.is_some() && !matches!(ex, Example::Chain | Example::Sector) {
         return Err(Failure::input(
-            "--contacts applies to the chain example only",
+            "--contacts applies to the chain and sector examples only",
         ));
+    }
+    if a.refine.is_some() && ex != Example::Sector {
+        return Err(Failure::input(
+            "--refine applies to the sector example only",
+        ));
+    }
+    if ex == Example::Sector {
+        let p = ewr_model::examples::Sector {
+            refine: a.refine.unwrap_or(1),
+            contacts: a.contacts.unwrap_or(20),
+            ..Default::default()
+        };
+        if p.refine == 0 || p.refine > 12 {
+            return Err(Failure::input("--refine: 1 to 12"));
+        }
+        if p.contacts > p.max_contacts() {
+            return Err(Failure::input(format!(
+                "--contacts {}: the sector mesh at --refine {} has room for {}",
+                p.contacts,
+                p.refine,
+                p.max_contacts()
+            )));
+        }
     }
     if a.damper_mass.is_some() && ex != Example::TwoMassDamper {
         return Err(Failure::input(
@@ -356,6 +384,7 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
     let opts = ExampleOptions {
         mu_n: a.mu_n,
         contacts: a.contacts,
+        refine: a.refine,
         damper_mass: a.damper_mass,
     };
     let model = ex.build(&opts);

@@ -12,7 +12,7 @@ const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 
 type Res = Result<(), String>;
 
-fn register_font() -> Res {
+pub(crate) fn register_font() -> Res {
     static ONCE: Once = Once::new();
     let mut result = Ok(());
     ONCE.call_once(|| {
@@ -38,18 +38,54 @@ fn kind(path: &Path) -> Result<bool, String> {
     }
 }
 
+/// One frequency response curve to draw: legend label and `(w, amplitude, converged)` per
+/// point, in the order computed.
+pub struct FrcLine {
+    /// Legend label.
+    pub label: String,
+    /// The points.
+    pub points: Vec<(f64, f64, bool)>,
+}
+
 /// Frequency response curves: peak total amplitude of the monitored DOFs against `w`.
 pub fn frc(path: &Path, curves: &[Curve]) -> Res {
+    let lines: Vec<FrcLine> = curves
+        .iter()
+        .map(|c| FrcLine {
+            label: c
+                .mu_n
+                .map(|m| format!("mu N = {m}"))
+                .unwrap_or_else(|| "model's mu N".into()),
+            points: c
+                .points
+                .iter()
+                .map(|p| {
+                    let s = &p.solution;
+                    (s.omega, s.dofs.norm_peak, s.status.converged())
+                })
+                .collect(),
+        })
+        .collect();
+    frc_lines(
+        path,
+        "Frequency response (peak of the monitored DOFs)",
+        &lines,
+    )
+}
+
+/// Frequency response curves given as plain lines (e.g. read back from a study), overlaid;
+/// the legend lists at most 12 of them.
+pub fn frc_lines(path: &Path, title: &str, lines: &[FrcLine]) -> Res {
     register_font()?;
     let png = kind(path)?;
     let size = (1000, 650);
     if png {
         let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw_frc(&root, curves)?;
+        draw_frc(&root, title, lines)?;
         root.present().map_err(e("write"))
     } else {
         let root = SVGBackend::new(path, size).into_drawing_area();
-        draw_frc(&root, curves)?;
+        draw_frc(&root, title, lines)?;
         root.present().map_err(e("write"))
     }
 }
@@ -67,6 +103,20 @@ fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// Range of positive values for a logarithmic axis, with a margin.
+fn log_bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (a0, a1) = v
+        .filter(|a| *a > 0.0 && a.is_finite())
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), a| {
+            (lo.min(a), hi.max(a))
+        });
+    if a0.is_finite() {
+        (a0 / 1.5, a1 * 1.5)
+    } else {
+        (1e-3, 1.0)
+    }
+}
+
 const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
@@ -76,30 +126,24 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-fn draw_frc<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, curves: &[Curve]) -> Res
+/// Most legend entries drawn; more would cover the plot.
+const MAX_LEGEND: usize = 12;
+
+fn draw_frc<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    lines: &[FrcLine],
+) -> Res
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(e("fill"))?;
-    let pts = curves.iter().flat_map(|c| &c.points);
-    let (w0, w1) = bounds(pts.clone().map(|p| p.solution.omega));
+    let pts = lines.iter().flat_map(|c| &c.points);
+    let (w0, w1) = bounds(pts.clone().map(|p| p.0));
     // Logarithmic amplitude: friction changes peaks by orders of magnitude (paper Fig. 5).
-    let positive = pts
-        .map(|p| p.solution.dofs.norm_peak)
-        .filter(|a| *a > 0.0 && a.is_finite());
-    let (a0, a1) = positive.fold((f64::INFINITY, 0.0f64), |(lo, hi), a| {
-        (lo.min(a), hi.max(a))
-    });
-    let (a0, a1) = if a0.is_finite() {
-        (a0 / 1.5, a1 * 1.5)
-    } else {
-        (1e-3, 1.0)
-    };
+    let (a0, a1) = log_bounds(pts.map(|p| p.1));
     let mut chart = ChartBuilder::on(root)
-        .caption(
-            "Frequency response (peak of the monitored DOFs)",
-            ("sans-serif", 22),
-        )
+        .caption(title, ("sans-serif", 22))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(70)
@@ -112,43 +156,35 @@ where
         .label_style(("sans-serif", 15))
         .draw()
         .map_err(e("mesh"))?;
-    for (i, c) in curves.iter().enumerate() {
+    for (i, c) in lines.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let mut ok: Vec<(f64, f64)> = c
             .points
             .iter()
-            .filter(|p| p.solution.status.converged())
-            .map(|p| (p.solution.omega, p.solution.dofs.norm_peak.max(a0)))
+            .filter(|p| p.2)
+            .map(|p| (p.0, p.1.max(a0)))
             .collect();
         // Sequential curves are in w order already; arclength ones in curve order: keep it.
-        if c.points
-            .windows(2)
-            .all(|w| w[0].solution.omega <= w[1].solution.omega)
-        {
+        if c.points.windows(2).all(|w| w[0].0 <= w[1].0) {
             ok.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
-        let label = c
-            .mu_n
-            .map(|m| format!("mu N = {m}"))
-            .unwrap_or_else(|| "model's mu N".into());
-        chart
+        let series = chart
             .draw_series(LineSeries::new(ok, color.stroke_width(2)))
-            .map_err(e("curve"))?
-            .label(label)
-            .legend(move |(x, y)| {
+            .map_err(e("curve"))?;
+        if i < MAX_LEGEND {
+            series.label(c.label.clone()).legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
+        } else if i == MAX_LEGEND {
+            series
+                .label(format!("... {} curves in all", lines.len()))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], WHITE));
+        }
         let bad = c
             .points
             .iter()
-            .filter(|p| !p.solution.status.converged())
-            .map(|p| {
-                Cross::new(
-                    (p.solution.omega, p.solution.dofs.norm_peak.max(a0)),
-                    5,
-                    RED,
-                )
-            });
+            .filter(|p| !p.2)
+            .map(|p| Cross::new((p.0, p.1.max(a0)), 5, RED));
         chart.draw_series(bad).map_err(e("failed points"))?;
     }
     chart
@@ -341,5 +377,244 @@ where
                 .map_err(e("curve"))?;
         }
     }
+    Ok(())
+}
+
+/// One panel of the damper design figure: peak amplitude against one swept parameter.
+pub struct DesignPanel {
+    /// The parameter (x axis).
+    pub parameter: String,
+    /// One series per combination of the other parameters: label and `(x, peak)` points.
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// The best case of the study (smallest peak): `(x, peak)`.
+    pub optimum: (f64, f64),
+}
+
+/// Peak amplitude against each swept parameter, one panel per parameter side by side, the
+/// optimum (smallest peak) marked: the damper design curves.
+pub fn design(path: &Path, title: &str, panels: &[DesignPanel]) -> Res {
+    register_font()?;
+    let png = kind(path)?;
+    let size = (700 * panels.len().clamp(1, 3) as u32, 600);
+    if png {
+        let root = BitMapBackend::new(path, size).into_drawing_area();
+        draw_design(&root, title, panels)?;
+        root.present().map_err(e("write"))
+    } else {
+        let root = SVGBackend::new(path, size).into_drawing_area();
+        draw_design(&root, title, panels)?;
+        root.present().map_err(e("write"))
+    }
+}
+
+fn draw_design<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    panels: &[DesignPanel],
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(e("fill"))?;
+    let root = root.titled(title, ("sans-serif", 22)).map_err(e("title"))?;
+    let cols = panels.len().clamp(1, 3);
+    let rows = panels.len().div_ceil(cols).max(1);
+    let areas = root.split_evenly((rows, cols));
+    for (panel, area) in panels.iter().zip(&areas) {
+        let pts = panel.series.iter().flat_map(|s| &s.1);
+        let (x0, x1) = bounds(pts.clone().map(|p| p.0));
+        let (a0, a1) = log_bounds(pts.map(|p| p.1));
+        let mut ch = ChartBuilder::on(area)
+            .caption(
+                format!("peak against {}", panel.parameter),
+                ("sans-serif", 17),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, (a0..a1).log_scale())
+            .map_err(e("axes"))?;
+        ch.configure_mesh()
+            .x_desc(panel.parameter.as_str())
+            .y_desc("peak max_t ||u(t)||")
+            .label_style(("sans-serif", 13))
+            .draw()
+            .map_err(e("mesh"))?;
+        for (i, (label, xy)) in panel.series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let s = ch
+                .draw_series(LineSeries::new(xy.iter().copied(), color.stroke_width(2)))
+                .map_err(e("curve"))?;
+            if panel.series.len() > 1 && i < MAX_LEGEND {
+                s.label(label.clone()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            }
+            ch.draw_series(xy.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(e("points"))?;
+        }
+        let (ox, oy) = panel.optimum;
+        ch.draw_series([Circle::new((ox, oy), 9, RED.stroke_width(3))])
+            .map_err(e("optimum"))?
+            .label(format!(
+                "optimum: {} = {ox}, peak {oy:.4e}",
+                panel.parameter
+            ))
+            .legend(|(x, y)| Circle::new((x + 10, y), 6, RED.stroke_width(3)));
+        ch.configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(e("legend"))?;
+    }
+    Ok(())
+}
+
+/// A two-parameter grid of peak amplitudes.
+pub struct HeatMap {
+    /// Name and values of the x parameter (columns).
+    pub x: (String, Vec<f64>),
+    /// Name and values of the y parameter (rows).
+    pub y: (String, Vec<f64>),
+    /// Peak per cell, `z[iy * nx + ix]`; NaN where the case failed.
+    pub z: Vec<f64>,
+    /// Cell of the optimum `(ix, iy)`.
+    pub optimum: (usize, usize),
+}
+
+/// Colour of `t` in [0, 1] on a blue-green-yellow scale (viridis-like).
+fn scale_color(t: f64) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 5] = [
+        (68.0, 1.0, 84.0),
+        (59.0, 82.0, 139.0),
+        (33.0, 145.0, 140.0),
+        (94.0, 201.0, 98.0),
+        (253.0, 231.0, 37.0),
+    ];
+    let t = t.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(STOPS.len() - 2);
+    let f = t - i as f64;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let mix = |p: f64, q: f64| (p + (q - p) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Heat map of the peak amplitude over a two-parameter grid (log colour scale, failed cases
+/// grey, the optimum outlined), with a colour bar.
+pub fn heat_map(path: &Path, title: &str, map: &HeatMap) -> Res {
+    register_font()?;
+    let png = kind(path)?;
+    let size = (1000, 700);
+    if png {
+        let root = BitMapBackend::new(path, size).into_drawing_area();
+        draw_heat_map(&root, title, map)?;
+        root.present().map_err(e("write"))
+    } else {
+        let root = SVGBackend::new(path, size).into_drawing_area();
+        draw_heat_map(&root, title, map)?;
+        root.present().map_err(e("write"))
+    }
+}
+
+fn draw_heat_map<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    map: &HeatMap,
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(e("fill"))?;
+    let root = root.titled(title, ("sans-serif", 22)).map_err(e("title"))?;
+    let (main, bar) = root.split_horizontally(860);
+    let (nx, ny) = (map.x.1.len(), map.y.1.len());
+    let (l0, l1) = map
+        .z
+        .iter()
+        .filter(|v| **v > 0.0 && v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v.log10()), b.max(v.log10()))
+        });
+    let (l0, l1) = if l0.is_finite() {
+        (l0, l1.max(l0 + 1e-12))
+    } else {
+        (0.0, 1.0)
+    };
+    let t = |v: f64| (v.log10() - l0) / (l1 - l0);
+    let fmt = |vals: &[f64]| {
+        let vals = vals.to_vec();
+        move |i: &f64| {
+            let k = i.floor();
+            if (i - k - 0.5).abs() < 1e-9 && k >= 0.0 && (k as usize) < vals.len() {
+                format!("{}", vals[k as usize])
+            } else {
+                String::new()
+            }
+        }
+    };
+    let (fx, fy) = (fmt(&map.x.1), fmt(&map.y.1));
+    let mut ch = ChartBuilder::on(&main)
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..nx as f64, 0.0..ny as f64)
+        .map_err(e("axes"))?;
+    ch.configure_mesh()
+        .disable_mesh()
+        .x_desc(map.x.0.as_str())
+        .y_desc(map.y.0.as_str())
+        .x_labels(2 * nx + 1)
+        .y_labels(2 * ny + 1)
+        .x_label_formatter(&fx)
+        .y_label_formatter(&fy)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(e("mesh"))?;
+    let cells = (0..ny).flat_map(|iy| (0..nx).map(move |ix| (ix, iy)));
+    ch.draw_series(cells.map(|(ix, iy)| {
+        let v = map.z[iy * nx + ix];
+        let color = if v > 0.0 && v.is_finite() {
+            scale_color(t(v))
+        } else {
+            RGBColor(190, 190, 190)
+        };
+        Rectangle::new(
+            [(ix as f64, iy as f64), (ix as f64 + 1.0, iy as f64 + 1.0)],
+            color.filled(),
+        )
+    }))
+    .map_err(e("cells"))?;
+    let (ox, oy) = map.optimum;
+    ch.draw_series([Rectangle::new(
+        [(ox as f64, oy as f64), (ox as f64 + 1.0, oy as f64 + 1.0)],
+        RED.stroke_width(4),
+    )])
+    .map_err(e("optimum"))?;
+    // Colour bar: log10 of the peak.
+    let mut cb = ChartBuilder::on(&bar)
+        .margin(15)
+        .margin_left(5)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .caption("log10 peak", ("sans-serif", 13))
+        .build_cartesian_2d(0.0..1.0, l0..l1)
+        .map_err(e("colour bar"))?;
+    cb.configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(e("colour bar"))?;
+    let n = 100;
+    cb.draw_series((0..n).map(|k| {
+        let a = l0 + (l1 - l0) * k as f64 / n as f64;
+        let b = l0 + (l1 - l0) * (k + 1) as f64 / n as f64;
+        Rectangle::new(
+            [(0.0, a), (1.0, b)],
+            scale_color((k as f64 + 0.5) / n as f64).filled(),
+        )
+    }))
+    .map_err(e("colour bar"))?;
     Ok(())
 }

@@ -42,6 +42,11 @@ pub struct Common {
     /// Tolerance on the scaled residual ||g|| / (max muN)^2.
     #[arg(long, default_value_t = 1e-10, value_name = "TOL")]
     pub tol: f64,
+    /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),
+    /// matrix-free (GMRES on Jacobian products with a per-contact block preconditioner), or
+    /// auto (matrix-free above 1500 unknowns). Arclength continuation is always dense.
+    #[arg(long, default_value = "auto", value_name = "KIND")]
+    pub linear: String,
     /// Newton iteration cap per solve.
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub max_iter: usize,
@@ -214,6 +219,10 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         newton: NewtonOptions {
             tol_residual: c.tol,
             max_iterations: c.max_iter,
+            linear: c
+                .linear
+                .parse()
+                .map_err(|e| Failure::input(format!("--linear: {e}")))?,
             ..NewtonOptions::default()
         },
         ramp: !c.no_ramp,

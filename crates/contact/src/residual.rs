@@ -466,6 +466,169 @@ impl<'a> EwrResidual<'a> {
         Ok(())
     }
 
+    /// Weights of the Galerkin projection per coefficient: `P = diag(w) S^T` with
+    /// `w = 1 / N_t` for the mean and `2 / N_t` for every cosine and sine coefficient.
+    fn projection_weights(&self) -> Vec<f64> {
+        let nt = self.sampler.n_samples() as f64;
+        let mut w = vec![2.0 / nt; self.set.n_coeffs()];
+        if let Some(p) = self.set.coeff_index(0) {
+            w[p] = 1.0 / nt;
+        }
+        w
+    }
+
+    /// `y = J^T x` at the point of the last evaluation with derivatives, without forming `J`.
+    ///
+    /// With `P = diag(w) S^T` (projection weights `w`) and `G_h` complex symmetric, the
+    /// transpose of `J = P D_r S + P D_v S T` is
+    /// `J^T = diag(1/w) P D_r^T S diag(w) + T^T diag(1/w) P D_v^T S diag(w)`, where
+    /// `T^T = C T C` and `C` flips the sign of every sine coefficient: the same FFTs and
+    /// receptance products as [`jacobian_product`](Self::jacobian_product). Needed for the
+    /// steepest-descent (Cauchy) part of a matrix-free trust-region step.
+    pub fn jacobian_transpose_product(
+        &mut self,
+        x: &[f64],
+        y: &mut [f64],
+    ) -> Result<(), ResidualError> {
+        let n = self.len();
+        Self::check_len("x in J^T x", n, x.len())?;
+        Self::check_len("y in J^T x", n, y.len())?;
+        let d = self.params.dim;
+        let nt = self.sampler.n_samples();
+        let nco = self.set.n_coeffs();
+        let w = self.projection_weights();
+        // u = P^T x = S diag(w) x, in r_samples.
+        let xw: Vec<f64> = x.iter().enumerate().map(|(i, v)| v * w[i % nco]).collect();
+        self.sampler.synthesize_many(&xw, &mut self.r_samples)?;
+        // D_r^T u into psi, D_v^T u into v_samples.
+        for c in 0..self.params.len() {
+            for ni in 0..d {
+                let out = (c * d + ni) * nt;
+                for j in 0..nt {
+                    let (mut ar, mut av) = (0.0, 0.0);
+                    for mi in 0..d {
+                        let idx = ((c * d + mi) * d + ni) * nt + j;
+                        let u = self.r_samples[(c * d + mi) * nt + j];
+                        ar += self.d_r[idx] * u;
+                        av += self.d_v[idx] * u;
+                    }
+                    self.psi[out + j] = ar;
+                    self.v_samples[out + j] = av;
+                }
+            }
+        }
+        self.sampler.project_many(&self.psi, y)?;
+        let mut t = vec![0.0; n];
+        self.sampler.project_many(&self.v_samples, &mut t)?;
+        // diag(1/w), then C before and after T.
+        let sine = self.sine_mask();
+        for (i, v) in t.iter_mut().enumerate() {
+            *v /= w[i % nco];
+            if sine[i % nco] {
+                *v = -*v;
+            }
+        }
+        let mut tv = std::mem::take(&mut self.v_coeffs);
+        let res = self.structure(&t, None, true, &mut tv);
+        self.v_coeffs = tv;
+        res?;
+        for (i, v) in y.iter_mut().enumerate() {
+            let k = i % nco;
+            let tt = if sine[k] {
+                -self.v_coeffs[i]
+            } else {
+                self.v_coeffs[i]
+            };
+            *v = *v / w[k] + tt;
+        }
+        Ok(())
+    }
+
+    /// True for the sine coefficients `b_h` of the coefficient layout.
+    fn sine_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.set.n_coeffs()];
+        for &h in self.set.harmonics() {
+            if h > 0 {
+                mask[self.set.coeff_index(h).expect("h is in the set") + 1] = true;
+            }
+        }
+        mask
+    }
+
+    /// The diagonal blocks of `J` at the last evaluation with derivatives, one per contact
+    /// (`dim * n_coeffs` square, row-major over the contact's signals like `J`): the
+    /// contact's own Galerkin blocks with its self-receptance (the `dim x dim` diagonal block
+    /// of every `G_h`, which the modal backend gives without forming `G_h`). This is the
+    /// block-Jacobi preconditioner of the matrix-free Newton-Krylov path.
+    ///
+    /// Contacts are processed in parallel (rayon), each with its own FFT plan; every block
+    /// is computed independently, so the result does not depend on the thread count.
+    pub fn contact_jacobian_blocks(&self) -> Result<Vec<Mat<f64>>, ResidualError> {
+        use rayon::prelude::*;
+        let d = self.params.dim;
+        let nc = self.params.len();
+        let nco = self.set.n_coeffs();
+        let nt = self.sampler.n_samples();
+        // Real 2 x 2 blocks of T for each harmonic h > 0 and each contact: (p, hw, G_cc).
+        let hs: Vec<(usize, usize)> = self
+            .set
+            .harmonics()
+            .iter()
+            .filter(|&&h| h > 0)
+            .map(|&h| (h, self.set.coeff_index(h).expect("h is in the set")))
+            .collect();
+        let mut g_blocks: Vec<Vec<Mat<c64>>> = Vec::with_capacity(hs.len());
+        for &(h, _) in &hs {
+            g_blocks.push(
+                (0..nc)
+                    .map(|c| self.rec.diagonal_block(h, c * d, d))
+                    .collect::<Result<_, _>>()?,
+            );
+        }
+        let set = self.set.clone();
+        (0..nc)
+            .into_par_iter()
+            .map_init(
+                || {
+                    (
+                        FourierSampler::new(set.clone(), nt).expect("same as the residual's"),
+                        Mat::<f64>::zeros(nco, nco),
+                    )
+                },
+                |(sampler, gal), c| {
+                    let mut b = Mat::<f64>::zeros(d * nco, d * nco);
+                    for mi in 0..d {
+                        for ni in 0..d {
+                            let idx = ((c * d + mi) * d + ni) * nt;
+                            sampler.galerkin_matrix(&self.d_r[idx..idx + nt], gal.as_mut())?;
+                            for i in 0..nco {
+                                for j in 0..nco {
+                                    b[(mi * nco + i, ni * nco + j)] += gal[(i, j)];
+                                }
+                            }
+                            sampler.galerkin_matrix(&self.d_v[idx..idx + nt], gal.as_mut())?;
+                            for (k, &(h, p)) in hs.iter().enumerate() {
+                                let hw = h as f64 * self.omega;
+                                for nj in 0..d {
+                                    let gz = g_blocks[k][c][(ni, nj)];
+                                    let (t00, t01, t10, t11) =
+                                        (-hw * gz.im, hw * gz.re, -hw * gz.re, -hw * gz.im);
+                                    let (ca, cb) = (nj * nco + p, nj * nco + p + 1);
+                                    for i in 0..nco {
+                                        let (ga, gb) = (gal[(i, p)], gal[(i, p + 1)]);
+                                        b[(mi * nco + i, ca)] += ga * t00 + gb * t10;
+                                        b[(mi * nco + i, cb)] += ga * t01 + gb * t11;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Ok::<_, ResidualError>(b)
+                },
+            )
+            .collect()
+    }
+
     /// Time histories of displacement, velocity and friction force at every contact for the
     /// friction coefficients `r`.
     pub fn histories(&mut self, r: &[f64]) -> Result<ContactHistories, ResidualError> {

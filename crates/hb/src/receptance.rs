@@ -442,6 +442,29 @@ impl<'a> ReceptanceAt<'a> {
         })
     }
 
+    /// The `size x size` diagonal block of `G_h` at rows and columns `first .. first + size`
+    /// (e.g. one contact's self-receptance, `first = c * dim`, `size = dim`). The modal
+    /// backend computes it from the modes without forming `G_h`.
+    pub fn diagonal_block(
+        &self,
+        h: usize,
+        first: usize,
+        size: usize,
+    ) -> Result<Mat<c64>, ReceptanceError> {
+        let m = self.rec.s.m;
+        if first + size > m {
+            return Err(ReceptanceError::BadSize {
+                what: "end of the diagonal block",
+                expected: m,
+                got: first + size,
+            });
+        }
+        Ok(match self.get(h)? {
+            HarmonicData::Direct(d) => d.g.as_ref().submatrix(first, first, size, size).to_owned(),
+            HarmonicData::Modal(d) => d.block(self.modal(), first, size),
+        })
+    }
+
     /// `out = G_h x` for `x` with `m` rows and any number of columns.
     ///
     /// The modal backend never forms `G_h` for this: `W Phi diag(1/d) Phi^T W^T x` plus the

@@ -175,10 +175,7 @@ impl Bordered<'_> {
             self.params.clone(),
         )
         .map_err(|e| EvalError(e.to_string()))?;
-        let mut scaled = ScaledResidual {
-            inner: &mut sys,
-            scale: self.scale,
-        };
+        let mut scaled = ScaledResidual::new(&mut sys, self.scale);
         scaled.evaluate(&r, g, jr)
     }
 }

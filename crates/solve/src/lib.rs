@@ -1,7 +1,8 @@
 //! Nonlinear solution of the E-WR equations: trust-region Newton, periodic solutions with
 //! harmonic ramping, post-processing; continuation and studies build on them. The Newton
 //! solver is generic over "a residual with a Jacobian" ([`Residual`]), so the physics stays in
-//! `ewr-contact` and a matrix-free Krylov variant can slot in later.
+//! `ewr-contact`; it solves either with a dense LU or matrix-free (Newton-Krylov, GMRES with a
+//! per-contact block preconditioner), see [`newton`].
 
 pub mod continuation;
 pub mod newton;
@@ -9,6 +10,9 @@ pub mod periodic;
 pub mod post;
 
 pub use continuation::{Continuation, FrcPoint, FrcSettings, frc};
-pub use newton::{EvalError, NewtonOptions, NewtonReport, NewtonStatus, Residual, solve};
+pub use newton::{
+    AUTO_MATRIX_FREE_MIN_UNKNOWNS, EvalError, KrylovOptions, LinearSolve, NewtonOptions,
+    NewtonReport, NewtonStatus, Residual, solve,
+};
 pub use periodic::{DofResponse, PointSettings, PointSolution, SolveError, solve_point};
 pub use post::ContactSummary;

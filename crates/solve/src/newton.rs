@@ -7,12 +7,114 @@
 //! keeps Newton from cycling between the pieces.
 //!
 //! The solver sees only a [`Residual`]: the physics lives in the caller.
+//!
+//! # Dense and matrix-free (Newton-Krylov) linear algebra
+//!
+//! The dogleg needs three things per Jacobian: the Newton step `J^{-1} g`, the gradient
+//! `J^T g` of `||g||^2 / 2` and the curvature `||J J^T g||` along it. The **dense** path
+//! assembles `J` and factorises it (LU, `O(n^3)`). The **matrix-free** path
+//! ([`LinearSolve::MatrixFree`], for systems that implement the optional matrix-free methods
+//! of [`Residual`]) never forms `J`:
+//! * the Newton step is an *inexact* one, from restarted GMRES(m) with right
+//!   preconditioning by [`Residual::precondition`] (faer 0.24 has BiCGSTAB but no GMRES;
+//!   GMRES is used because it minimises exactly the quantity the trust region models,
+//!   `||g + J p||`, monotonically in the iterations, so even an unconverged solve is a
+//!   descent step for the model);
+//! * the Cauchy direction uses one transpose product `J^T g`
+//!   ([`Residual::jacobian_transpose_product`]) and one product `J (J^T g)`: the dogleg stays
+//!   exactly Powell's, only the Newton point is inexact. This was preferred over a
+//!   backtracking line search along the Newton direction because a line search has no
+//!   fallback when the (generalised, piecewise) Jacobian is singular or the Krylov solve
+//!   fails, while the dogleg then still takes a steepest-descent step, as the dense path does;
+//! * the linear model's prediction `||g + J p||` is evaluated from stored products (`J p`
+//!   is a combination of `J p_N` and `J J^T g`), so the ratio test is the same as dense.
+//!
+//! The GMRES tolerance is an Eisenstat-Walker forcing term (`||g + J p_N|| <= eta ||g||`,
+//! `eta` from the last residual decrease, clipped to [`KrylovOptions::forcing_min`,
+//! `forcing_max`]), tightened so that one accepted full step can reach `tol_residual`.
+//! [`LinearSolve::Auto`] uses the matrix-free path when the system supports it and has more
+//! than [`AUTO_MATRIX_FREE_MIN_UNKNOWNS`] unknowns.
 
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatMut};
 use std::fmt;
 
+/// Above this many unknowns [`LinearSolve::Auto`] goes matrix-free (when the system supports
+/// it). A dense LU costs `2/3 n^3`: about 0.1 s at `n = 1500` on this 2-core machine, which
+/// is where one GMRES solve with the block preconditioner (tens of `J x` products) becomes
+/// cheaper for the E-WR systems measured in docs/performance.md ("Scale").
+pub const AUTO_MATRIX_FREE_MIN_UNKNOWNS: usize = 1500;
+
+/// How the Newton direction is computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LinearSolve {
+    /// Matrix-free above [`AUTO_MATRIX_FREE_MIN_UNKNOWNS`] unknowns when supported, else dense.
+    #[default]
+    Auto,
+    /// Assemble `J` and factorise it (dense LU).
+    Dense,
+    /// GMRES on `J x` products with the system's preconditioner. Falls back to dense for a
+    /// system that does not implement the matrix-free methods.
+    MatrixFree,
+}
+
+impl std::str::FromStr for LinearSolve {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(LinearSolve::Auto),
+            "dense" => Ok(LinearSolve::Dense),
+            "matrix-free" | "mf" | "krylov" => Ok(LinearSolve::MatrixFree),
+            _ => Err(format!(
+                "unknown linear solver '{s}' (expected dense, matrix-free or auto)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for LinearSolve {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LinearSolve::Auto => "auto",
+            LinearSolve::Dense => "dense",
+            LinearSolve::MatrixFree => "matrix-free",
+        })
+    }
+}
+
+/// Settings of the GMRES solves of the matrix-free path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KrylovOptions {
+    /// Krylov vectors kept before a restart (the `m` of GMRES(m)).
+    pub restart: usize,
+    /// Largest number of `J x` products per Newton step (over all restarts).
+    pub max_iterations: usize,
+    /// Loosest relative tolerance `||g + J p|| / ||g||` (first iterations, far from the root).
+    pub forcing_max: f64,
+    /// Tightest relative tolerance.
+    pub forcing_min: f64,
+}
+
+impl Default for KrylovOptions {
+    fn default() -> Self {
+        KrylovOptions {
+            restart: 200,
+            max_iterations: 1000,
+            forcing_max: 1e-2,
+            forcing_min: 1e-10,
+        }
+    }
+}
+
 /// A square nonlinear system `g(x) = 0` with a (generalised) Jacobian.
+///
+/// The dense interface is [`evaluate`](Self::evaluate). A system may also offer the
+/// matrix-free interface ([`supports_matrix_free`](Self::supports_matrix_free) returning
+/// true): [`linearize`](Self::linearize) at the current iterate, then any number of
+/// [`jacobian_product`](Self::jacobian_product),
+/// [`jacobian_transpose_product`](Self::jacobian_transpose_product) and
+/// [`precondition`](Self::precondition) calls, interleaved with `evaluate(.., None)` at trial
+/// points (which must not disturb the linearisation).
 pub trait Residual {
     /// Number of unknowns, equal to the number of equations.
     fn len(&self) -> usize;
@@ -32,6 +134,35 @@ pub trait Residual {
         g: &mut [f64],
         jacobian: Option<MatMut<'_, f64>>,
     ) -> Result<(), EvalError>;
+
+    /// True when the matrix-free methods below are implemented.
+    fn supports_matrix_free(&self) -> bool {
+        false
+    }
+
+    /// Evaluates `g(x)` and keeps whatever the products and the preconditioner need at `x`.
+    fn linearize(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), EvalError> {
+        let _ = (x, g);
+        Err(EvalError("this system has no matrix-free interface".into()))
+    }
+
+    /// `out = J v` at the last [`linearize`](Self::linearize)d point.
+    fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        let _ = (v, out);
+        Err(EvalError("this system has no matrix-free interface".into()))
+    }
+
+    /// `out = J^T v` at the last [`linearize`](Self::linearize)d point.
+    fn jacobian_transpose_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        let _ = (v, out);
+        Err(EvalError("this system has no matrix-free interface".into()))
+    }
+
+    /// Applies an approximation of `J^{-1}` in place (identity by default).
+    fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        let _ = v;
+        Ok(())
+    }
 }
 
 /// A residual evaluation that could not be completed (e.g. a non-finite value appeared).
@@ -57,6 +188,10 @@ pub struct NewtonOptions {
     pub max_iterations: usize,
     /// Initial trust radius as a multiple of `max(||x0||_2, 1)` (MINPACK's `factor`).
     pub initial_radius_factor: f64,
+    /// Dense or matrix-free Newton direction (see the module documentation).
+    pub linear: LinearSolve,
+    /// GMRES settings of the matrix-free path.
+    pub krylov: KrylovOptions,
 }
 
 impl Default for NewtonOptions {
@@ -66,6 +201,8 @@ impl Default for NewtonOptions {
             tol_step: 1e-14,
             max_iterations: 200,
             initial_radius_factor: 100.0,
+            linear: LinearSolve::Auto,
+            krylov: KrylovOptions::default(),
         }
     }
 }
@@ -115,49 +252,91 @@ pub struct NewtonReport {
     pub evaluations: usize,
     /// How the solve ended.
     pub status: NewtonStatus,
+    /// True when the matrix-free (Newton-Krylov) path was used.
+    pub matrix_free: bool,
+    /// GMRES iterations (`J x` products inside GMRES) over the solve; 0 on the dense path.
+    pub krylov_iterations: usize,
 }
 
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
+/// Whether `system` is solved matrix-free under `linear`.
+pub fn uses_matrix_free(system: &dyn Residual, linear: LinearSolve) -> bool {
+    system.supports_matrix_free()
+        && match linear {
+            LinearSolve::Dense => false,
+            LinearSolve::MatrixFree => true,
+            LinearSolve::Auto => system.len() > AUTO_MATRIX_FREE_MIN_UNKNOWNS,
+        }
+}
+
+/// What the dogleg needs from one linearisation, computed once and reused while the trust
+/// radius shrinks.
+struct Linearization {
+    /// Newton step `-J^{-1} g` (inexact on the matrix-free path), `None` when it failed.
+    newton: Option<Vec<f64>>,
+    /// `J p_N`.
+    j_newton: Vec<f64>,
+    /// Gradient `J^T g` of `||g||^2 / 2`.
+    grad: Vec<f64>,
+    /// `J grad`.
+    j_grad: Vec<f64>,
+}
+
 /// Solves `g(x) = 0` from `x0` by trust-region dogleg Newton.
 pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> NewtonReport {
     let n = system.len();
+    let matrix_free = uses_matrix_free(system, opts.linear);
     let mut x = x0.to_vec();
     let mut g = vec![0.0; n];
-    let mut jac = Mat::<f64>::zeros(n, n);
-    let report = |x: Vec<f64>, residual, iterations, evaluations, status| NewtonReport {
+    let mut jac = if matrix_free {
+        Mat::<f64>::zeros(0, 0)
+    } else {
+        Mat::<f64>::zeros(n, n)
+    };
+    let mut krylov_iterations = 0;
+    let report = |x: Vec<f64>, residual, iterations, evaluations, status, kry| NewtonReport {
         x,
         residual,
         iterations,
         evaluations,
         status,
+        matrix_free,
+        krylov_iterations: kry,
     };
     if x0.len() != n {
         let msg = format!("start vector has {} entries, the system {n}", x0.len());
-        return report(x, f64::NAN, 0, 0, NewtonStatus::EvaluationFailed(msg));
+        return report(x, f64::NAN, 0, 0, NewtonStatus::EvaluationFailed(msg), 0);
     }
     let mut evaluations = 0;
     let mut trial = vec![0.0; n];
     let mut g_trial = vec![0.0; n];
     let mut radius = opts.initial_radius_factor * norm(&x).max(1.0);
-    let mut fresh_jacobian = false;
+    let mut lin: Option<Linearization> = None;
     let mut gnorm = f64::INFINITY;
+    let mut gnorm_prev = f64::NAN;
+    let mut eta = opts.krylov.forcing_max;
     for iteration in 0..=opts.max_iterations {
-        if !fresh_jacobian {
+        if lin.is_none() {
             evaluations += 1;
-            if let Err(e) = system.evaluate(&x, &mut g, Some(jac.as_mut())) {
+            let res = if matrix_free {
+                system.linearize(&x, &mut g)
+            } else {
+                system.evaluate(&x, &mut g, Some(jac.as_mut()))
+            };
+            if let Err(e) = res {
                 return report(
                     x,
                     gnorm,
                     iteration,
                     evaluations,
                     NewtonStatus::EvaluationFailed(e.0),
+                    krylov_iterations,
                 );
             }
             gnorm = norm(&g);
-            fresh_jacobian = true;
         }
         if !gnorm.is_finite() {
             let msg = "the residual is not finite".to_string();
@@ -167,15 +346,54 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
                 iteration,
                 evaluations,
                 NewtonStatus::EvaluationFailed(msg),
+                krylov_iterations,
             );
         }
         if gnorm <= opts.tol_residual {
-            return report(x, gnorm, iteration, evaluations, NewtonStatus::Converged);
+            return report(
+                x,
+                gnorm,
+                iteration,
+                evaluations,
+                NewtonStatus::Converged,
+                krylov_iterations,
+            );
         }
         if iteration == opts.max_iterations {
             break;
         }
-        let step = dogleg(&jac, &g, radius);
+        if lin.is_none() {
+            let made = if matrix_free {
+                // Eisenstat-Walker (choice 2, gamma = 0.9), safeguarded, and never looser
+                // than needed to reach the tolerance in one full step.
+                if gnorm_prev.is_finite() && gnorm_prev > 0.0 {
+                    let ew = 0.9 * (gnorm / gnorm_prev).powi(2);
+                    eta = ew.max(0.9 * eta * eta).min(opts.krylov.forcing_max);
+                }
+                let eta_k = eta
+                    .max(0.5 * opts.tol_residual / gnorm)
+                    .max(opts.krylov.forcing_min)
+                    .min(opts.krylov.forcing_max);
+                linearize_matrix_free(system, &g, eta_k, &opts.krylov, &mut krylov_iterations)
+            } else {
+                Ok(linearize_dense(&jac, &g))
+            };
+            match made {
+                Ok(l) => lin = Some(l),
+                Err(e) => {
+                    return report(
+                        x,
+                        gnorm,
+                        iteration,
+                        evaluations,
+                        NewtonStatus::EvaluationFailed(e.0),
+                        krylov_iterations,
+                    );
+                }
+            }
+            gnorm_prev = gnorm;
+        }
+        let step = dogleg(lin.as_ref().expect("just made"), &g, radius);
         let step_norm = norm(&step.p);
         for i in 0..n {
             trial[i] = x[i] + step.p[i];
@@ -195,7 +413,7 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
             std::mem::swap(&mut x, &mut trial);
             std::mem::swap(&mut g, &mut g_trial);
             gnorm = trial_norm;
-            fresh_jacobian = false;
+            lin = None;
             if ratio > 0.75 {
                 radius = radius.max(3.0 * step_norm);
             } else if ratio < 0.25 {
@@ -206,16 +424,24 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
         }
         let xnorm = norm(&x);
         if radius <= opts.tol_step * (xnorm + opts.tol_step) {
-            if !fresh_jacobian && gnorm <= opts.tol_residual {
+            if lin.is_none() && gnorm <= opts.tol_residual {
                 return report(
                     x,
                     gnorm,
                     iteration + 1,
                     evaluations,
                     NewtonStatus::Converged,
+                    krylov_iterations,
                 );
             }
-            return report(x, gnorm, iteration + 1, evaluations, NewtonStatus::Stalled);
+            return report(
+                x,
+                gnorm,
+                iteration + 1,
+                evaluations,
+                NewtonStatus::Stalled,
+                krylov_iterations,
+            );
         }
     }
     report(
@@ -224,20 +450,15 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
         opts.max_iterations,
         evaluations,
         NewtonStatus::MaxIterations,
+        krylov_iterations,
     )
 }
 
-/// A dogleg step and `||g + J p||^2`, the squared residual the linear model predicts.
-struct Step {
-    p: Vec<f64>,
-    model_norm_sq: f64,
-}
-
-/// Powell's dogleg: Newton if inside the radius, else Cauchy-to-Newton on the boundary.
+/// Newton step by dense LU, gradient and products by dense matrix-vector products.
 ///
 /// A singular or ill-conditioned Jacobian gives a non-finite Newton step; the steepest-descent
 /// direction is then used alone, which always exists while the gradient is non-zero.
-fn dogleg(jac: &Mat<f64>, g: &[f64], radius: f64) -> Step {
+fn linearize_dense(jac: &Mat<f64>, g: &[f64]) -> Linearization {
     let n = g.len();
     let gcol = faer::Col::<f64>::from_fn(n, |i| g[i]);
     let newton: Option<Vec<f64>> = {
@@ -246,55 +467,242 @@ fn dogleg(jac: &Mat<f64>, g: &[f64], radius: f64) -> Step {
         let p: Vec<f64> = (0..n).map(|i| -s[i]).collect();
         p.iter().all(|v| v.is_finite()).then_some(p)
     };
-    // Gradient of ||g||^2 / 2 and the Cauchy point along it.
+    let j_newton = match &newton {
+        Some(p) => {
+            let pc = faer::Col::<f64>::from_fn(n, |i| p[i]);
+            let jp = jac * &pc;
+            (0..n).map(|i| jp[i]).collect()
+        }
+        None => vec![0.0; n],
+    };
     let grad = jac.transpose() * &gcol;
     let jg = jac * &grad;
-    let grad_sq = grad.squared_norm_l2();
-    let jg_sq = jg.squared_norm_l2();
+    Linearization {
+        newton,
+        j_newton,
+        grad: (0..n).map(|i| grad[i]).collect(),
+        j_grad: (0..n).map(|i| jg[i]).collect(),
+    }
+}
+
+/// Newton step by preconditioned GMRES, gradient by one transpose product.
+fn linearize_matrix_free(
+    system: &mut dyn Residual,
+    g: &[f64],
+    eta: f64,
+    opts: &KrylovOptions,
+    krylov_iterations: &mut usize,
+) -> Result<Linearization, EvalError> {
+    let n = g.len();
+    let mut grad = vec![0.0; n];
+    system.jacobian_transpose_product(g, &mut grad)?;
+    let mut j_grad = vec![0.0; n];
+    system.jacobian_product(&grad, &mut j_grad)?;
+    let rhs: Vec<f64> = g.iter().map(|v| -v).collect();
+    let sol = gmres(system, &rhs, eta, opts)?;
+    *krylov_iterations += sol.iterations;
+    let newton = sol.x.iter().all(|v| v.is_finite()).then_some(sol.x);
+    let mut j_newton = vec![0.0; n];
+    if let Some(p) = &newton {
+        system.jacobian_product(p, &mut j_newton)?;
+    }
+    Ok(Linearization {
+        newton,
+        j_newton,
+        grad,
+        j_grad,
+    })
+}
+
+/// Result of a GMRES solve.
+pub struct GmresSolution {
+    /// The approximate solution (the best found, also when not converged).
+    pub x: Vec<f64>,
+    /// Matrix-vector products spent in the Arnoldi process.
+    pub iterations: usize,
+    /// Relative residual `||b - A x|| / ||b||` (as estimated by the Arnoldi recursion).
+    pub relative_residual: f64,
+    /// True when `relative_residual <= rtol`.
+    pub converged: bool,
+}
+
+/// Restarted GMRES(m) for `J x = b` with right preconditioning `J M^{-1} y = b`,
+/// `x = M^{-1} y`, where `J` and `M^{-1}` are the system's
+/// [`jacobian_product`](Residual::jacobian_product) and [`precondition`](Residual::precondition)
+/// at its last linearisation. Modified Gram-Schmidt with one reorthogonalisation pass, Givens
+/// rotations; the preconditioned vectors are stored (flexible form), so a preconditioner that
+/// varies between calls is also allowed. Starts from `x = 0`.
+pub fn gmres(
+    system: &mut dyn Residual,
+    b: &[f64],
+    rtol: f64,
+    opts: &KrylovOptions,
+) -> Result<GmresSolution, EvalError> {
+    let n = b.len();
+    let bnorm = norm(b);
+    let mut x = vec![0.0; n];
+    if bnorm == 0.0 {
+        return Ok(GmresSolution {
+            x,
+            iterations: 0,
+            relative_residual: 0.0,
+            converged: true,
+        });
+    }
+    let m = opts.restart.max(1);
+    let mut r = b.to_vec();
+    let mut beta = bnorm;
+    let mut total = 0;
+    let mut w = vec![0.0; n];
+    loop {
+        let mut v: Vec<Vec<f64>> = Vec::with_capacity(m + 1);
+        let mut z: Vec<Vec<f64>> = Vec::with_capacity(m);
+        v.push(r.iter().map(|x| x / beta).collect());
+        // Hessenberg columns (j + 2 entries each), rotations and the rotated rhs.
+        let mut h: Vec<Vec<f64>> = Vec::with_capacity(m);
+        let (mut cs, mut sn): (Vec<f64>, Vec<f64>) = (Vec::with_capacity(m), Vec::with_capacity(m));
+        let mut s = vec![0.0; m + 1];
+        s[0] = beta;
+        let mut k = 0;
+        let mut resid = beta;
+        while k < m && total < opts.max_iterations {
+            let mut zk = v[k].clone();
+            system.precondition(&mut zk)?;
+            system.jacobian_product(&zk, &mut w)?;
+            z.push(zk);
+            total += 1;
+            let mut hk = vec![0.0; k + 2];
+            for _pass in 0..2 {
+                for (i, vi) in v.iter().enumerate() {
+                    let d: f64 = vi.iter().zip(&w).map(|(a, b)| a * b).sum();
+                    hk[i] += d;
+                    w.iter_mut().zip(vi).for_each(|(a, b)| *a -= d * b);
+                }
+            }
+            let wn = norm(&w);
+            hk[k + 1] = wn;
+            for i in 0..k {
+                let t = cs[i] * hk[i] + sn[i] * hk[i + 1];
+                hk[i + 1] = -sn[i] * hk[i] + cs[i] * hk[i + 1];
+                hk[i] = t;
+            }
+            let den = (hk[k] * hk[k] + hk[k + 1] * hk[k + 1]).sqrt();
+            let (c, sgn) = if den == 0.0 {
+                (1.0, 0.0)
+            } else {
+                (hk[k] / den, hk[k + 1] / den)
+            };
+            hk[k] = den;
+            hk[k + 1] = 0.0;
+            s[k + 1] = -sgn * s[k];
+            s[k] *= c;
+            cs.push(c);
+            sn.push(sgn);
+            h.push(hk);
+            k += 1;
+            resid = s[k].abs();
+            if resid <= rtol * bnorm || wn <= 1e-14 * beta || !resid.is_finite() {
+                break;
+            }
+            v.push(w.iter().map(|x| x / wn).collect());
+        }
+        // Back substitution for y, then x += Z y.
+        let mut y = vec![0.0; k];
+        for i in (0..k).rev() {
+            let mut acc = s[i];
+            for j in i + 1..k {
+                acc -= h[j][i] * y[j];
+            }
+            y[i] = if h[i][i] != 0.0 { acc / h[i][i] } else { 0.0 };
+        }
+        for (zj, yj) in z.iter().zip(&y) {
+            x.iter_mut().zip(zj).for_each(|(a, b)| *a += yj * b);
+        }
+        let converged = resid <= rtol * bnorm;
+        if converged || total >= opts.max_iterations || !resid.is_finite() || k < m {
+            return Ok(GmresSolution {
+                x,
+                iterations: total,
+                relative_residual: resid / bnorm,
+                converged,
+            });
+        }
+        // Restart from the true residual.
+        system.jacobian_product(&x, &mut w)?;
+        r.iter_mut()
+            .zip(b)
+            .zip(&w)
+            .for_each(|((r, b), w)| *r = b - w);
+        beta = norm(&r);
+        if beta <= rtol * bnorm {
+            return Ok(GmresSolution {
+                x,
+                iterations: total,
+                relative_residual: beta / bnorm,
+                converged: true,
+            });
+        }
+    }
+}
+
+/// A dogleg step and `||g + J p||^2`, the squared residual the linear model predicts.
+struct Step {
+    p: Vec<f64>,
+    model_norm_sq: f64,
+}
+
+/// Powell's dogleg: Newton if inside the radius, else Cauchy-to-Newton on the boundary; the
+/// steepest-descent step alone when there is no Newton step. `J p` is combined from the
+/// stored `J p_N` and `J grad`, so no product is needed here.
+fn dogleg(lin: &Linearization, g: &[f64], radius: f64) -> Step {
+    let n = g.len();
+    let grad = &lin.grad;
+    let grad_sq = dot(grad, grad);
+    let jg_sq = dot(&lin.j_grad, &lin.j_grad);
     let cauchy_len = if jg_sq > 0.0 { grad_sq / jg_sq } else { 0.0 };
-    let cauchy: Vec<f64> = (0..n).map(|i| -cauchy_len * grad[i]).collect();
-    let p = match newton {
-        Some(pn) if norm(&pn) <= radius => pn,
+    // p = a * grad + b * p_N, J p = a * J grad + b * J p_N.
+    let (a, b) = match &lin.newton {
+        Some(pn) if norm(pn) <= radius => (0.0, 1.0),
         Some(pn) => {
-            let cn = norm(&cauchy);
+            let cn = cauchy_len * grad_sq.sqrt();
             if cn >= radius {
-                scaled(&cauchy, radius / cn)
+                (-cauchy_len * radius / cn, 0.0)
             } else {
                 // Point on the segment cauchy -> newton at distance `radius` from the origin.
+                let cauchy: Vec<f64> = grad.iter().map(|v| -cauchy_len * v).collect();
                 let d: Vec<f64> = pn.iter().zip(&cauchy).map(|(a, b)| a - b).collect();
-                let (a, b, c) = (
+                let (qa, qb, qc) = (
                     dot(&d, &d),
                     2.0 * dot(&cauchy, &d),
                     dot(&cauchy, &cauchy) - radius * radius,
                 );
-                let tau = (-b + (b * b - 4.0 * a * c).max(0.0).sqrt()) / (2.0 * a);
-                cauchy.iter().zip(&d).map(|(c, d)| c + tau * d).collect()
+                let tau = (-qb + (qb * qb - 4.0 * qa * qc).max(0.0).sqrt()) / (2.0 * qa);
+                (-cauchy_len * (1.0 - tau), tau)
             }
         }
         None => {
-            let gn = norm(&grad.iter().copied().collect::<Vec<_>>());
+            let gn = grad_sq.sqrt();
             if gn == 0.0 {
-                vec![0.0; n]
+                (0.0, 0.0)
             } else {
-                let len = cauchy_len.min(radius / gn);
-                (0..n).map(|i| -len * grad[i]).collect()
+                (-cauchy_len.min(radius / gn), 0.0)
             }
         }
     };
-    let pcol = faer::Col::<f64>::from_fn(n, |i| p[i]);
-    let model = jac * &pcol + &gcol;
-    Step {
-        p,
-        model_norm_sq: model.squared_norm_l2(),
-    }
+    let zero = vec![0.0; n];
+    let pn = lin.newton.as_deref().unwrap_or(&zero);
+    let p: Vec<f64> = (0..n).map(|i| a * grad[i] + b * pn[i]).collect();
+    let model_norm_sq = (0..n)
+        .map(|i| {
+            let r = g[i] + a * lin.j_grad[i] + b * lin.j_newton[i];
+            r * r
+        })
+        .sum();
+    Step { p, model_norm_sq }
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn scaled(v: &[f64], s: f64) -> Vec<f64> {
-    v.iter().map(|x| s * x).collect()
 }
 
 #[cfg(test)]

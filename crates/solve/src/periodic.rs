@@ -7,7 +7,9 @@ use ewr_contact::{ContactHistories, ContactParams, EwrResidual, FrictionLaw, Res
 use ewr_hb::receptance::{Receptance, ReceptanceError};
 use ewr_hb::{FourierError, HarmonicKind, HarmonicSet};
 use faer::MatMut;
+use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::reborrow::ReborrowMut;
+use rayon::prelude::*;
 use std::fmt;
 
 /// Why a periodic solution could not be attempted (non-convergence is not an error: it is
@@ -76,12 +78,34 @@ pub struct PointSettings {
 /// The E-WR residual divided by `(max mu N)^2`, the natural size of `Psi = r max(mu N, |z|)
 /// - mu N z` for forces of the order of the bound, so that the tolerance is dimensionless.
 ///
+/// Implements both the dense and the matrix-free interface of [`Residual`]; the matrix-free
+/// preconditioner is block-Jacobi over contacts: each contact's diagonal block of `J` (its
+/// own Galerkin blocks with its self-receptance,
+/// [`EwrResidual::contact_jacobian_blocks`]), factorised by dense LU at every linearisation.
+///
 /// [`scaled_norm`]: the reported residual is `||g||_2 / (max mu N)^2`.
 pub struct ScaledResidual<'s, 'a> {
     /// The residual being solved.
     pub inner: &'s mut EwrResidual<'a>,
     /// `1 / (max mu N)^2` (1 when every bound is 0).
     pub scale: f64,
+    /// LU of each contact's diagonal block of the scaled `J` (matrix-free path).
+    blocks: Vec<PartialPivLu<f64>>,
+}
+
+impl<'s, 'a> ScaledResidual<'s, 'a> {
+    /// `inner` scaled by `scale` (see [`scaled_norm`]).
+    pub fn new(inner: &'s mut EwrResidual<'a>, scale: f64) -> Self {
+        ScaledResidual {
+            inner,
+            scale,
+            blocks: Vec::new(),
+        }
+    }
+}
+
+fn eval_err(e: ResidualError) -> EvalError {
+    EvalError(e.to_string())
 }
 
 impl Residual for ScaledResidual<'_, '_> {
@@ -110,8 +134,61 @@ impl Residual for ScaledResidual<'_, '_> {
             }
             None => self.inner.residual(x, g),
         };
-        res.map_err(|e| EvalError(e.to_string()))?;
+        res.map_err(eval_err)?;
         g.iter_mut().for_each(|v| *v *= self.scale);
+        Ok(())
+    }
+
+    fn supports_matrix_free(&self) -> bool {
+        true
+    }
+
+    fn linearize(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), EvalError> {
+        self.inner
+            .residual_keep_derivatives(x, g)
+            .map_err(eval_err)?;
+        g.iter_mut().for_each(|v| *v *= self.scale);
+        let mut blocks = self.inner.contact_jacobian_blocks().map_err(eval_err)?;
+        let s = self.scale;
+        self.blocks = blocks
+            .par_iter_mut()
+            .map(|b| {
+                *b *= faer::Scale(s);
+                b.partial_piv_lu()
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        self.inner.jacobian_product(v, out).map_err(eval_err)?;
+        out.iter_mut().for_each(|y| *y *= self.scale);
+        Ok(())
+    }
+
+    fn jacobian_transpose_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        self.inner
+            .jacobian_transpose_product(v, out)
+            .map_err(eval_err)?;
+        out.iter_mut().for_each(|y| *y *= self.scale);
+        Ok(())
+    }
+
+    fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        if self.blocks.is_empty() {
+            return Ok(());
+        }
+        let bs = v.len() / self.blocks.len();
+        v.par_chunks_mut(bs)
+            .zip(self.blocks.par_iter())
+            .for_each(|(chunk, lu)| {
+                let keep = chunk.to_vec();
+                lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(chunk, bs, 1));
+                // A singular block (e.g. a contact whose law derivatives vanish): identity.
+                if chunk.iter().any(|x| !x.is_finite()) {
+                    chunk.copy_from_slice(&keep);
+                }
+            });
         Ok(())
     }
 }
@@ -139,6 +216,8 @@ pub struct PointSolution {
     pub residual: f64,
     /// Newton iterations over all ramp stages.
     pub iterations: usize,
+    /// GMRES iterations over all ramp stages (0 when every solve was dense).
+    pub krylov_iterations: usize,
     /// Factor on every contact's `rho` that the solution satisfies: 1 unless a retry with a
     /// scaled `rho` converged and the final solve with the original `rho` did not.
     pub rho_factor: f64,
@@ -290,6 +369,7 @@ pub fn solve_point(
         None => (stages[0].clone(), vec![0.0; m * stages[0].n_coeffs()]),
     };
     let mut iterations = 0;
+    let mut krylov = 0;
     let mut rho_used = 1.0;
     let mut last: Option<NewtonReport> = None;
     for stage in &stages {
@@ -305,12 +385,10 @@ pub fn solve_point(
             p.rho.iter_mut().for_each(|r| *r *= rho_factor);
             let mut sys =
                 EwrResidual::new(&at, stage.clone(), settings.n_samples, settings.law, p)?;
-            let mut scaled = ScaledResidual {
-                inner: &mut sys,
-                scale,
-            };
+            let mut scaled = ScaledResidual::new(&mut sys, scale);
             let mut r = newton::solve(&mut scaled, &x0, &settings.newton);
             iterations += r.iterations;
+            krylov += r.krylov_iterations;
             if rho_factor != 1.0 && r.status.converged() {
                 let mut sys = EwrResidual::new(
                     &at,
@@ -319,12 +397,10 @@ pub fn solve_point(
                     settings.law,
                     params.clone(),
                 )?;
-                let mut scaled = ScaledResidual {
-                    inner: &mut sys,
-                    scale,
-                };
+                let mut scaled = ScaledResidual::new(&mut sys, scale);
                 let polished = newton::solve(&mut scaled, &r.x, &settings.newton);
                 iterations += polished.iterations;
+                krylov += polished.krylov_iterations;
                 if polished.status.converged() {
                     r = polished;
                 } else {
@@ -381,6 +457,7 @@ pub fn solve_point(
         status: report.status,
         residual: report.residual,
         iterations,
+        krylov_iterations: krylov,
         rho_factor: rho_used,
         histories,
         contacts,

@@ -453,6 +453,19 @@ impl ModalHarmonic {
         })
     }
 
+    /// The `size x size` diagonal block of `G_h` starting at row and column `first`,
+    /// without forming `G_h` (`O(size^2 modes)`).
+    pub fn block(&self, b: &ModalBackend, first: usize, size: usize) -> Mat<c64> {
+        let wp = b.w_phi_c.as_ref();
+        Mat::from_fn(size, size, |i, j| {
+            let (ri, rj) = (first + i, first + j);
+            let modal: c64 = (0..self.inv_d.len())
+                .map(|r| wp[(ri, r)] * wp[(rj, r)] * self.inv_d[r])
+                .sum();
+            modal + self.res_factor * b.residual_c[(ri, rj)]
+        })
+    }
+
     /// `out = G_h x` without forming `G_h`.
     pub fn apply(&self, b: &ModalBackend, x: MatRef<'_, c64>, mut out: MatMut<'_, c64>) {
         let par = faer::get_global_parallelism();

@@ -1,0 +1,139 @@
+//! The matrix-free pieces of the E-WR Jacobian (J^T x, the per-contact diagonal blocks, the
+//! receptance's diagonal blocks) against the assembled dense Jacobian.
+
+use ewr_contact::{ContactParams, EwrResidual, FrictionLaw};
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_model::{Model, examples};
+use faer::Mat;
+
+fn rand(seed: &mut u64) -> f64 {
+    *seed = seed.wrapping_add(0x9E3779B97F4A7C15);
+    let mut z = *seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
+
+fn check(model: &Model, kind: ReceptanceKind, omega: f64, set: HarmonicSet, mut seed: u64) {
+    let rec = Receptance::new(model, kind).unwrap();
+    let at = rec.prepare(omega, set.harmonics()).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let (d, nc, nco) = (params.dim, params.len(), set.n_coeffs());
+    let mut sys = EwrResidual::new(&at, set, 128, FrictionLaw::Exact, params).unwrap();
+    let n = sys.len();
+    let scale = model.contacts.mu_n.iter().copied().fold(0.0, f64::max);
+    let r: Vec<f64> = (0..n).map(|_| 0.7 * scale * rand(&mut seed)).collect();
+    let mut g = vec![0.0; n];
+    let mut jac = Mat::<f64>::zeros(n, n);
+    sys.residual_and_jacobian(&r, &mut g, jac.as_mut()).unwrap();
+    let jmax = (0..n)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .map(|(i, j)| jac[(i, j)].abs())
+        .fold(0.0, f64::max);
+    assert!(jmax > 0.0);
+
+    // The matrix-free evaluation keeps the same derivatives.
+    let mut g2 = vec![0.0; n];
+    sys.residual_keep_derivatives(&r, &mut g2).unwrap();
+    assert_eq!(g, g2);
+
+    // J^T x against the assembled transpose, for a few random x.
+    for _ in 0..3 {
+        let x: Vec<f64> = (0..n).map(|_| rand(&mut seed)).collect();
+        let mut y = vec![0.0; n];
+        sys.jacobian_transpose_product(&x, &mut y).unwrap();
+        let xn = x.iter().map(|v| v.abs()).sum::<f64>();
+        let mut worst = 0.0f64;
+        for j in 0..n {
+            let jtx: f64 = (0..n).map(|i| jac[(i, j)] * x[i]).sum();
+            worst = worst.max((jtx - y[j]).abs() / (jmax * xn));
+        }
+        assert!(worst < 1e-12, "J^T x vs assembled J^T: {worst:e}");
+        // And the product is not the untransposed one (the test can fail).
+        let mut jx = vec![0.0; n];
+        sys.jacobian_product(&x, &mut jx).unwrap();
+        if n > 1 {
+            let diff = jx
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                diff > 1e-8 * jmax,
+                "J x == J^T x: J is not expected symmetric"
+            );
+        }
+    }
+
+    // Diagonal blocks per contact.
+    let blocks = sys.contact_jacobian_blocks().unwrap();
+    assert_eq!(blocks.len(), nc);
+    let bs = d * nco;
+    let mut worst = 0.0f64;
+    for (c, b) in blocks.iter().enumerate() {
+        assert_eq!((b.nrows(), b.ncols()), (bs, bs));
+        for i in 0..bs {
+            for j in 0..bs {
+                worst = worst.max((b[(i, j)] - jac[(c * bs + i, c * bs + j)]).abs() / jmax);
+            }
+        }
+    }
+    assert!(worst < 1e-12, "contact blocks vs dense J: {worst:e}");
+}
+
+#[test]
+fn chain_1d_odd() {
+    check(
+        &examples::chain(6),
+        ReceptanceKind::Dense,
+        0.3,
+        HarmonicSet::odd(5).unwrap(),
+        1,
+    );
+}
+
+#[test]
+fn two_mass_damper_2d_with_mean() {
+    check(
+        &examples::two_mass_damper(1.0),
+        ReceptanceKind::Dense,
+        0.303,
+        HarmonicSet::all(4).unwrap(),
+        2,
+    );
+}
+
+#[test]
+fn blade_damper_blade_modal() {
+    let m = examples::blade_damper_blade(&Default::default());
+    let nd = m.n_dofs();
+    check(
+        &m,
+        ReceptanceKind::Modal { modes: nd.min(4) },
+        2000.0,
+        HarmonicSet::odd(3).unwrap(),
+        3,
+    );
+}
+
+#[test]
+fn modal_diagonal_blocks_match_formed_receptance() {
+    let m = examples::chain(12);
+    let rec = Receptance::new(&m, ReceptanceKind::Modal { modes: 5 }).unwrap();
+    let at = rec.prepare(0.4, &[1, 3]).unwrap();
+    for h in [1, 3] {
+        let g = at.contact_receptance(h).unwrap();
+        for first in [0, 4, 9] {
+            let b = at.diagonal_block(h, first, 3).unwrap();
+            for i in 0..3 {
+                for j in 0..3 {
+                    let e = (b[(i, j)] - g[(first + i, first + j)]).norm();
+                    assert!(e < 1e-12 * g[(first, first)].norm(), "{e}");
+                }
+            }
+        }
+    }
+    assert!(at.diagonal_block(1, 10, 3).is_err());
+}

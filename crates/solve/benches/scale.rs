@@ -1,0 +1,246 @@
+//! Scale benchmarks (release build): `cargo bench -p ewr-solve --bench scale [-- PART]` with
+//! PART in `chain`, `harmonics`, `contacts`, `sector` (default: all). Prints tables; see
+//! docs/performance.md ("Scale").
+
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_hb::{HarmonicSet, default_samples};
+use ewr_model::Model;
+use ewr_model::examples::{self, Sector, sector};
+use ewr_solve::{Continuation, FrcSettings, LinearSolve, NewtonOptions, PointSettings, frc};
+use std::time::Instant;
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn settings(set: HarmonicSet, linear: LinearSolve, monitor: Vec<usize>) -> PointSettings {
+    PointSettings {
+        n_samples: default_samples(&set),
+        set,
+        law: FrictionLaw::Exact,
+        newton: NewtonOptions {
+            linear,
+            ..NewtonOptions::default()
+        },
+        ramp: true,
+        monitor,
+        retry_rho: true,
+    }
+}
+
+/// A sequential sweep; returns (points, not converged, Newton iterations, GMRES
+/// iterations, seconds).
+fn sweep(
+    rec: &Receptance,
+    model: &Model,
+    set: HarmonicSet,
+    linear: LinearSolve,
+    (w0, w1, n): (f64, f64, usize),
+) -> (usize, usize, usize, usize, f64) {
+    let p = ContactParams::of(&model.contacts);
+    let step = (w1 - w0) / (n - 1) as f64;
+    let s = FrcSettings {
+        omega_start: w0,
+        omega_end: w1,
+        step,
+        min_step: step,
+        max_step: step,
+        method: Continuation::Sequential,
+        point: settings(set, linear, vec![model.forcing[0].dof]),
+        max_points: n,
+    };
+    let t = Instant::now();
+    let pts = frc(rec, &p, &s, &mut |_| true).expect("sweep");
+    let secs = t.elapsed().as_secs_f64();
+    let bad = pts
+        .iter()
+        .filter(|q| !q.solution.status.converged())
+        .count();
+    let it = pts.iter().map(|q| q.solution.iterations).sum();
+    let kry = pts.iter().map(|q| q.solution.krylov_iterations).sum();
+    (pts.len(), bad, it, kry, secs)
+}
+
+fn chain() {
+    println!("\n## chain, N = 290, odd:3, 300 points, w = 0.02 .. 0.6\n");
+    println!("| linear | unknowns | points | not converged | Newton it | GMRES it | s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let model = examples::chain(290);
+    let rec = Receptance::new(&model, ReceptanceKind::Auto).unwrap();
+    for linear in [
+        LinearSolve::Auto,
+        LinearSolve::Dense,
+        LinearSolve::MatrixFree,
+    ] {
+        let set = HarmonicSet::odd(3).unwrap();
+        let (n, bad, it, kry, s) = sweep(&rec, &model, set, linear, (0.02, 0.6, 300));
+        println!("| {linear} | 1160 | {n} | {bad} | {it} | {kry} | {s:.2} |");
+    }
+}
+
+/// Least-squares slope of log(y) against log(x).
+fn exponent(x: &[f64], y: &[f64]) -> f64 {
+    let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+    let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
+    let n = lx.len() as f64;
+    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
+    let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = lx.iter().map(|a| (a - mx).powi(2)).sum();
+    sxy / sxx
+}
+
+fn harmonics() {
+    println!("\n## harmonics: sector refine 2, 20 contacts, 5 points around w1, modal 50\n");
+    let model = sector(&Sector {
+        refine: 2,
+        contacts: 20,
+        ..Sector::default()
+    });
+    let rec = Receptance::new(&model, ReceptanceKind::Modal { modes: 50 }).unwrap();
+    let w1 = rec.modes().unwrap().omega[0];
+    println!(
+        "| H | unknowns | linear | not converged | Newton it | GMRES it | s/point | ms/iteration |"
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|");
+    let mut rows: Vec<(LinearSolve, f64, f64, f64)> = Vec::new();
+    for h in [1usize, 3, 7, 15, 31, 63, 127, 199] {
+        let set = HarmonicSet::odd(h).unwrap();
+        let n = 40 * set.n_coeffs();
+        for linear in [LinearSolve::Dense, LinearSolve::MatrixFree] {
+            if linear == LinearSolve::Dense && n > 4000 {
+                continue;
+            }
+            let (np, bad, it, kry, s) =
+                sweep(&rec, &model, set.clone(), linear, (0.98 * w1, 1.02 * w1, 5));
+            let per_it = 1e3 * s / it.max(1) as f64;
+            println!(
+                "| {h} | {n} | {linear} | {bad} | {it} | {kry} | {:.3} | {per_it:.2} |",
+                s / np as f64
+            );
+            rows.push((linear, h as f64, s / np as f64, per_it));
+        }
+    }
+    for linear in [LinearSolve::Dense, LinearSolve::MatrixFree] {
+        let r: Vec<_> = rows.iter().filter(|r| r.0 == linear).collect();
+        let x: Vec<f64> = r.iter().map(|r| r.1).collect();
+        let pp: Vec<f64> = r.iter().map(|r| r.2).collect();
+        let pi: Vec<f64> = r.iter().map(|r| r.3).collect();
+        println!(
+            "\n{linear}: time per point ~ H^{:.2}, per iteration ~ H^{:.2} (H >= 3)",
+            exponent(&x[1..], &pp[1..]),
+            exponent(&x[1..], &pi[1..])
+        );
+    }
+}
+
+fn contacts() {
+    println!("\n## contacts: sector refine 3, odd:7, 5 points around w1, modal 100\n");
+    println!(
+        "| contacts | DOFs | unknowns | linear | setup s | not converged | Newton it | GMRES it | s/point | ms/iteration |"
+    );
+    println!("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    let mut rows: Vec<(LinearSolve, f64, f64, f64)> = Vec::new();
+    for nc in [10usize, 30, 100, 300, 1000] {
+        let model = sector(&Sector {
+            refine: 3,
+            contacts: nc,
+            ..Sector::default()
+        });
+        let t = Instant::now();
+        let rec = Receptance::new(&model, ReceptanceKind::Modal { modes: 100 }).unwrap();
+        let setup = t.elapsed().as_secs_f64();
+        let w1 = rec.modes().unwrap().omega[0];
+        let set = HarmonicSet::odd(7).unwrap();
+        let n = 2 * nc * set.n_coeffs();
+        for linear in [LinearSolve::Dense, LinearSolve::MatrixFree] {
+            if linear == LinearSolve::Dense && n > 5000 {
+                continue;
+            }
+            let (np, bad, it, kry, s) =
+                sweep(&rec, &model, set.clone(), linear, (0.98 * w1, 1.02 * w1, 5));
+            let per_it = 1e3 * s / it.max(1) as f64;
+            println!(
+                "| {nc} | {} | {n} | {linear} | {setup:.1} | {bad} | {it} | {kry} | {:.3} | {per_it:.2} |",
+                model.n_dofs(),
+                s / np as f64
+            );
+            rows.push((linear, nc as f64, s / np as f64, per_it));
+        }
+    }
+    for linear in [LinearSolve::Dense, LinearSolve::MatrixFree] {
+        let r: Vec<_> = rows.iter().filter(|r| r.0 == linear).collect();
+        let x: Vec<f64> = r.iter().map(|r| r.1).collect();
+        let pp: Vec<f64> = r.iter().map(|r| r.2).collect();
+        let pi: Vec<f64> = r.iter().map(|r| r.3).collect();
+        println!(
+            "\n{linear}: time per point ~ nc^{:.2}, per iteration ~ nc^{:.2}",
+            exponent(&x, &pp),
+            exponent(&x, &pi)
+        );
+    }
+}
+
+fn big_sector() {
+    let t0 = Instant::now();
+    let model = sector(&Sector {
+        refine: 4,
+        contacts: 500,
+        ..Sector::default()
+    });
+    let t_mesh = t0.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let rec = Receptance::new(&model, ReceptanceKind::Modal { modes: 100 }).unwrap();
+    let t_modal = t.elapsed().as_secs_f64();
+    let w1 = rec.modes().unwrap().omega[0];
+    let set = HarmonicSet::odd(7).unwrap();
+    let (np, bad, it, kry, s) = sweep(
+        &rec,
+        &model,
+        set,
+        LinearSolve::Auto,
+        (0.9 * w1, 1.1 * w1, 100),
+    );
+    println!(
+        "\n## sector refine 4: {} DOFs, 500 contacts, odd:7 (8000 unknowns), 100 points\n",
+        model.n_dofs()
+    );
+    println!(
+        "| mesh s | modal extraction s | sweep s | total s | points | not converged | Newton it | GMRES it | peak RSS MB |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| {t_mesh:.1} | {t_modal:.1} | {s:.1} | {:.1} | {np} | {bad} | {it} | {kry} | {:.0} |",
+        t0.elapsed().as_secs_f64(),
+        peak_rss_mb()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |p: &str| args.is_empty() || args.iter().any(|a| a == p);
+    println!("threads: {}", rayon::current_num_threads());
+    if want("chain") {
+        chain();
+    }
+    if want("harmonics") {
+        harmonics();
+    }
+    if want("contacts") {
+        contacts();
+    }
+    if want("sector") {
+        big_sector();
+    }
+    println!("\npeak RSS {:.0} MB", peak_rss_mb());
+}

@@ -1,0 +1,178 @@
+//! The result of one case: its frequency response curve, peak and status, and how it is
+//! computed (a failure of any kind becomes a recorded status, never an abort).
+
+use crate::case::{Case, Value};
+use crate::spec::Study;
+use ewr_contact::ContactParams;
+use ewr_hb::receptance::Receptance;
+use ewr_solve::{FrcPoint, frc};
+
+/// How a case ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseStatus {
+    /// Every point converged.
+    Ok,
+    /// The curve was computed but some points did not converge (they are kept, flagged).
+    Unconverged,
+    /// No curve: bad parameter combination, condensation failure, solver error, or no point
+    /// converged.
+    Failed,
+}
+
+impl CaseStatus {
+    /// `ok`, `unconverged` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseStatus::Ok => "ok",
+            CaseStatus::Unconverged => "unconverged",
+            CaseStatus::Failed => "failed",
+        }
+    }
+
+    /// The status of its name.
+    pub fn parse(s: &str) -> Option<CaseStatus> {
+        match s {
+            "ok" => Some(CaseStatus::Ok),
+            "unconverged" => Some(CaseStatus::Unconverged),
+            "failed" => Some(CaseStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// One case's results (layout of its HDF5 group in `docs/study.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseResult {
+    /// Index in the study.
+    pub index: usize,
+    /// Identity (`name=value,...`), checked on resume and merge.
+    pub key: String,
+    /// Parameter values, in the study's parameter order.
+    pub values: Vec<Value>,
+    /// How it ended.
+    pub status: CaseStatus,
+    /// Why it failed or which points did not converge; empty when ok.
+    pub reason: String,
+    /// Frequency of each point, in the order computed.
+    pub omega: Vec<f64>,
+    /// `max_t ||u(t)||` over the monitored DOFs, per point.
+    pub amp_norm: Vec<f64>,
+    /// Whether each point converged.
+    pub converged: Vec<bool>,
+    /// Newton iterations per point.
+    pub iterations: Vec<i64>,
+    /// Scaled residual per point.
+    pub residual: Vec<f64>,
+    /// Number of contacts (columns of `amp_w`).
+    pub n_contacts: usize,
+    /// `max_t |w_c(t)|`, `points x n_contacts`, row-major.
+    pub amp_w: Vec<f64>,
+    /// Number of monitored DOFs (columns of `dof_peak`).
+    pub n_monitored: usize,
+    /// `max_t |u_i(t)|`, `points x n_monitored`, row-major.
+    pub dof_peak: Vec<f64>,
+    /// Frequency of the largest converged `amp_norm` (NaN if none).
+    pub peak_omega: f64,
+    /// The largest converged `amp_norm` (NaN if none).
+    pub peak_amplitude: f64,
+}
+
+impl CaseResult {
+    /// A case that produced no curve.
+    pub fn failed(study: &Study, case: &Case, reason: String) -> Self {
+        CaseResult {
+            index: case.index,
+            key: study.key(case),
+            values: case.values.clone(),
+            status: CaseStatus::Failed,
+            reason,
+            omega: Vec::new(),
+            amp_norm: Vec::new(),
+            converged: Vec::new(),
+            iterations: Vec::new(),
+            residual: Vec::new(),
+            n_contacts: study.base.contacts.len(),
+            amp_w: Vec::new(),
+            n_monitored: study.solver.monitor.len(),
+            dof_peak: Vec::new(),
+            peak_omega: f64::NAN,
+            peak_amplitude: f64::NAN,
+        }
+    }
+
+    /// Total Newton iterations.
+    pub fn total_iterations(&self) -> i64 {
+        self.iterations.iter().sum()
+    }
+
+    /// Points that did not converge.
+    pub fn n_unconverged(&self) -> usize {
+        self.converged.iter().filter(|c| !**c).count()
+    }
+
+    fn from_points(study: &Study, case: &Case, points: &[FrcPoint]) -> Self {
+        let mut r = CaseResult::failed(study, case, String::new());
+        for p in points {
+            let s = &p.solution;
+            r.omega.push(s.omega);
+            r.amp_norm.push(s.dofs.norm_peak);
+            r.converged.push(s.status.converged());
+            r.iterations.push(s.iterations as i64);
+            r.residual.push(s.residual);
+            r.amp_w
+                .extend(s.contacts.iter().map(|c| c.displacement_amplitude));
+            r.dof_peak.extend(s.dofs.peak.iter().copied());
+        }
+        let best = (0..r.omega.len())
+            .filter(|&i| r.converged[i] && r.amp_norm[i].is_finite())
+            .max_by(|&a, &b| r.amp_norm[a].total_cmp(&r.amp_norm[b]));
+        let bad = r.n_unconverged();
+        match best {
+            None => {
+                r.status = CaseStatus::Failed;
+                r.reason = format!("none of the {} points converged", r.omega.len());
+            }
+            Some(i) => {
+                r.peak_omega = r.omega[i];
+                r.peak_amplitude = r.amp_norm[i];
+                if bad > 0 {
+                    r.status = CaseStatus::Unconverged;
+                    r.reason = format!("{bad} of {} points did not converge", r.omega.len());
+                } else {
+                    r.status = CaseStatus::Ok;
+                }
+            }
+        }
+        r
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Computes one case's frequency response curve. Never fails: errors (and even panics of
+/// the solver) become a [`CaseStatus::Failed`] result with the reason.
+pub fn compute_case(study: &Study, case: &Case) -> CaseResult {
+    let run = || -> Result<CaseResult, String> {
+        let setup = study.case_setup(case)?;
+        let rec = Receptance::new(&setup.model, setup.kind)
+            .map_err(|e| format!("cannot condense the model: {e}"))?;
+        let params = ContactParams::of(&setup.model.contacts);
+        let points = frc(&rec, &params, &setup.settings, &mut |_| true)
+            .map_err(|e| format!("frequency sweep: {e}"))?;
+        Ok(CaseResult::from_points(study, case, &points))
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(reason)) => CaseResult::failed(study, case, reason),
+        Err(p) => CaseResult::failed(
+            study,
+            case,
+            format!("internal error (panic): {}", panic_message(p.as_ref())),
+        ),
+    }
+}

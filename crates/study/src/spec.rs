@@ -1,0 +1,881 @@
+//! The study file (TOML, documented in `docs/study.md`): parsed with unknown keys rejected,
+//! every value checked with the line at fault, and expanded into its cases before any work.
+
+use crate::case::{Case, ParamKind, Value};
+use crate::hash::Fnv;
+use ewr_contact::FrictionLaw;
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::ReceptanceKind;
+use ewr_model::Model;
+use ewr_solve::{Continuation, NewtonOptions};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Version of the study and result layout, stored in every result file.
+pub const STUDY_FORMAT_VERSION: i64 = 1;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStudy {
+    title: Option<String>,
+    model: Spanned<String>,
+    frequency: RawFrequency,
+    #[serde(default)]
+    solver: RawSolver,
+    #[serde(default)]
+    targets: RawTargets,
+    grid: Option<RawGrid>,
+    cases: Option<Vec<Spanned<RawCase>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFrequency {
+    start: Spanned<f64>,
+    end: Spanned<f64>,
+    step: Spanned<f64>,
+    min_step: Option<Spanned<f64>>,
+    max_step: Option<Spanned<f64>>,
+    continuation: Option<Spanned<String>>,
+    max_points: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSolver {
+    harmonics: Option<Spanned<String>>,
+    samples: Option<Spanned<i64>>,
+    law: Option<Spanned<String>>,
+    rho: Option<Spanned<f64>>,
+    tol: Option<Spanned<f64>>,
+    max_iter: Option<Spanned<i64>>,
+    ramp: Option<bool>,
+    receptance: Option<Spanned<String>>,
+    dofs: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTargets {
+    mu_n_contacts: Option<Spanned<Vec<Spanned<i64>>>>,
+    mass_dofs: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGrid {
+    mu_n: Option<Spanned<toml::Value>>,
+    forcing_scale: Option<Spanned<toml::Value>>,
+    mass: Option<Spanned<toml::Value>>,
+    rho: Option<Spanned<toml::Value>>,
+    law: Option<Spanned<toml::Value>>,
+    harmonics: Option<Spanned<toml::Value>>,
+}
+
+impl RawGrid {
+    fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 6] {
+        [
+            (ParamKind::MuN, self.mu_n.as_ref()),
+            (ParamKind::ForcingScale, self.forcing_scale.as_ref()),
+            (ParamKind::Mass, self.mass.as_ref()),
+            (ParamKind::Rho, self.rho.as_ref()),
+            (ParamKind::Law, self.law.as_ref()),
+            (ParamKind::Harmonics, self.harmonics.as_ref()),
+        ]
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCase {
+    mu_n: Option<Spanned<toml::Value>>,
+    forcing_scale: Option<Spanned<toml::Value>>,
+    mass: Option<Spanned<toml::Value>>,
+    rho: Option<Spanned<toml::Value>>,
+    law: Option<Spanned<toml::Value>>,
+    harmonics: Option<Spanned<toml::Value>>,
+}
+
+impl RawCase {
+    fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 6] {
+        [
+            (ParamKind::MuN, self.mu_n.as_ref()),
+            (ParamKind::ForcingScale, self.forcing_scale.as_ref()),
+            (ParamKind::Mass, self.mass.as_ref()),
+            (ParamKind::Rho, self.rho.as_ref()),
+            (ParamKind::Law, self.law.as_ref()),
+            (ParamKind::Harmonics, self.harmonics.as_ref()),
+        ]
+    }
+}
+
+/// The frequency band and how it is followed.
+#[derive(Clone, Debug)]
+pub struct Frequency {
+    /// First frequency.
+    pub start: f64,
+    /// Last frequency (below `start` for a downward sweep).
+    pub end: f64,
+    /// Nominal step.
+    pub step: f64,
+    /// Smallest step (default `step / 64`).
+    pub min_step: f64,
+    /// Largest step (default `8 step`).
+    pub max_step: f64,
+    /// Sequential or arclength continuation.
+    pub method: Continuation,
+    /// Cap on the points of one curve.
+    pub max_points: usize,
+}
+
+/// Solver settings shared by every case (a case may override harmonics, law and rho).
+#[derive(Clone, Debug)]
+pub struct Solver {
+    /// Harmonic set (unless the case sweeps `harmonics`).
+    pub set: HarmonicSet,
+    /// Fixed samples per period, or `None` for the default of each case's harmonic set.
+    pub samples: Option<usize>,
+    /// Friction law (unless swept).
+    pub law: FrictionLaw,
+    /// Newton options.
+    pub newton: NewtonOptions,
+    /// Harmonic ramping at the first point of each curve.
+    pub ramp: bool,
+    /// Condensation backend.
+    pub kind: ReceptanceKind,
+    /// Monitored DOFs; the peak amplitude is `max_t ||u(t)||` over them.
+    pub monitor: Vec<usize>,
+}
+
+/// One swept parameter: what it is and what it acts on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parameter {
+    /// Which parameter.
+    pub kind: ParamKind,
+}
+
+impl Parameter {
+    /// Column name in the results (`mu_n`, `forcing_scale`, `mass`, `rho`, `law`, `harmonics`).
+    pub fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    /// True for numbers, false for text values (law, harmonics).
+    pub fn numeric(&self) -> bool {
+        self.kind.numeric()
+    }
+}
+
+/// A parsed and checked study: the base model, the settings and every case.
+#[derive(Clone, Debug)]
+pub struct Study {
+    /// The study file.
+    pub path: PathBuf,
+    /// Its text, stored in the results for provenance.
+    pub source: String,
+    /// Optional title.
+    pub title: Option<String>,
+    /// The model path as written in the study file.
+    pub model_name: String,
+    /// The model path resolved against the study file's folder.
+    pub model_path: PathBuf,
+    /// The model as read (overrides are applied per case).
+    pub base: Model,
+    /// Frequency band and continuation.
+    pub frequency: Frequency,
+    /// Solver settings.
+    pub solver: Solver,
+    /// Contacts whose `mu_n` a swept `mu_n` sets (all by default).
+    pub mu_n_contacts: Vec<usize>,
+    /// DOFs whose (diagonal) mass a swept `mass` sets.
+    pub mass_dofs: Vec<usize>,
+    /// The swept parameters, in column order.
+    pub parameters: Vec<Parameter>,
+    /// Every case, in index order.
+    pub cases: Vec<Case>,
+    /// Fingerprint of everything except the case values that determines the results: model
+    /// file contents, frequency and solver settings, targets. Finished cases are reused only
+    /// when it matches.
+    pub hash: u64,
+}
+
+/// A message naming the study file and, where known, the line at fault.
+fn at(path: &Path, src: &str, span: Option<std::ops::Range<usize>>, msg: String) -> String {
+    match span {
+        Some(s) => {
+            let line = src[..s.start.min(src.len())].matches('\n').count() + 1;
+            format!("{} line {line}: {msg}", path.display())
+        }
+        None => format!("{}: {msg}", path.display()),
+    }
+}
+
+struct Ctx<'a> {
+    path: &'a Path,
+    src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err<T>(&self, span: std::ops::Range<usize>, msg: impl Into<String>) -> Result<T, String> {
+        Err(at(self.path, self.src, Some(span), msg.into()))
+    }
+
+    fn positive(&self, name: &str, v: &Spanned<f64>) -> Result<f64, String> {
+        let x = *v.get_ref();
+        if x.is_finite() && x > 0.0 {
+            Ok(x)
+        } else {
+            self.err(v.span(), format!("{name} = {x}: must be finite and > 0"))
+        }
+    }
+
+    fn count(&self, name: &str, v: &Spanned<i64>, min: i64) -> Result<usize, String> {
+        let x = *v.get_ref();
+        if x >= min {
+            Ok(x as usize)
+        } else {
+            self.err(
+                v.span(),
+                format!("{name} = {x}: must be an integer >= {min}"),
+            )
+        }
+    }
+
+    /// DOFs given as `"all"`, or a list of indices and labels.
+    fn dofs(
+        &self,
+        name: &str,
+        v: &Spanned<toml::Value>,
+        model: &Model,
+    ) -> Result<Vec<usize>, String> {
+        let n = model.n_dofs();
+        let items = match v.get_ref() {
+            toml::Value::String(s) if s == "all" => return Ok((0..n).collect()),
+            toml::Value::Array(a) => a.clone(),
+            other => vec![other.clone()],
+        };
+        let mut out = Vec::new();
+        for item in items {
+            let d = match &item {
+                toml::Value::Integer(i) if *i >= 0 && (*i as usize) < n => *i as usize,
+                toml::Value::Integer(i) => {
+                    return self.err(v.span(), format!("{name}: DOF {i} is out of range 0..{n}"));
+                }
+                toml::Value::String(s) => match model.dof_by_label(s) {
+                    Some(d) => d,
+                    None => {
+                        return self.err(
+                            v.span(),
+                            format!("{name}: {s:?} is not a DOF label of the model"),
+                        );
+                    }
+                },
+                other => {
+                    return self.err(
+                        v.span(),
+                        format!("{name}: {other} is neither a DOF index nor a label"),
+                    );
+                }
+            };
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        if out.is_empty() {
+            return self.err(v.span(), format!("{name}: no DOF given"));
+        }
+        Ok(out)
+    }
+
+    /// One value of a parameter, checked.
+    fn value(
+        &self,
+        kind: ParamKind,
+        v: &toml::Value,
+        span: std::ops::Range<usize>,
+    ) -> Result<Value, String> {
+        let name = kind.name();
+        if kind.numeric() {
+            let x = match v {
+                toml::Value::Float(x) => *x,
+                toml::Value::Integer(i) => *i as f64,
+                other => return self.err(span, format!("{name}: {other} is not a number")),
+            };
+            let ok = x.is_finite()
+                && match kind {
+                    ParamKind::MuN | ParamKind::Mass => x >= 0.0,
+                    ParamKind::Rho => x > 0.0,
+                    _ => true,
+                };
+            if !ok {
+                let rule = match kind {
+                    ParamKind::MuN | ParamKind::Mass => "finite and >= 0",
+                    ParamKind::Rho => "finite and > 0",
+                    _ => "finite",
+                };
+                return self.err(span, format!("{name} value {x}: must be {rule}"));
+            }
+            Ok(Value::Num(x))
+        } else {
+            let toml::Value::String(s) = v else {
+                return self.err(span, format!("{name}: {v} is not a string"));
+            };
+            let canonical = match kind {
+                ParamKind::Law => s
+                    .parse::<FrictionLaw>()
+                    .map(|l| l.to_string())
+                    .map_err(|e| e.to_string()),
+                _ => s
+                    .parse::<HarmonicSet>()
+                    .map(|h| h.to_string())
+                    .map_err(|e| e.to_string()),
+            };
+            match canonical {
+                Ok(c) => Ok(Value::Text(c)),
+                Err(e) => self.err(span, format!("{name} {s:?}: {e}")),
+            }
+        }
+    }
+
+    /// A grid entry: a list of values, or for numbers a range table
+    /// `{ start, end, count, spacing = "linear" | "log" }`.
+    fn values(&self, kind: ParamKind, v: &Spanned<toml::Value>) -> Result<Vec<Value>, String> {
+        let name = kind.name();
+        let span = v.span();
+        match v.get_ref() {
+            toml::Value::Array(a) => {
+                if a.is_empty() {
+                    return self.err(span, format!("{name}: the list of values is empty"));
+                }
+                a.iter()
+                    .map(|x| self.value(kind, x, span.clone()))
+                    .collect()
+            }
+            toml::Value::Table(t) if kind.numeric() => {
+                for k in t.keys() {
+                    if !["start", "end", "count", "spacing"].contains(&k.as_str()) {
+                        return self.err(
+                            span,
+                            format!(
+                                "{name}: unknown key {k:?} in a range (expected start, end, \
+                                 count, spacing)"
+                            ),
+                        );
+                    }
+                }
+                let num = |k: &str| -> Result<f64, String> {
+                    match t.get(k) {
+                        Some(toml::Value::Float(x)) => Ok(*x),
+                        Some(toml::Value::Integer(i)) => Ok(*i as f64),
+                        Some(other) => {
+                            self.err(span.clone(), format!("{name}.{k}: {other} is not a number"))
+                        }
+                        None => self.err(span.clone(), format!("{name}: a range needs `{k}`")),
+                    }
+                };
+                let (a, b) = (num("start")?, num("end")?);
+                let count = match t.get("count") {
+                    Some(toml::Value::Integer(c)) if *c >= 1 => *c as usize,
+                    Some(other) => {
+                        return self.err(
+                            span,
+                            format!("{name}.count = {other}: must be an integer >= 1"),
+                        );
+                    }
+                    None => return self.err(span, format!("{name}: a range needs `count`")),
+                };
+                let log = match t.get("spacing") {
+                    None => false,
+                    Some(toml::Value::String(s)) if s == "linear" => false,
+                    Some(toml::Value::String(s)) if s == "log" => true,
+                    Some(other) => {
+                        return self.err(
+                            span,
+                            format!("{name}.spacing = {other}: use \"linear\" or \"log\""),
+                        );
+                    }
+                };
+                if log && !(a > 0.0 && b > 0.0) {
+                    return self.err(span, format!("{name}: a log range needs start and end > 0"));
+                }
+                (0..count)
+                    .map(|i| {
+                        let f = if count == 1 {
+                            0.0
+                        } else {
+                            i as f64 / (count - 1) as f64
+                        };
+                        let x = if log {
+                            a * (b / a).powf(f)
+                        } else if i + 1 == count && count > 1 {
+                            b
+                        } else {
+                            a + (b - a) * f
+                        };
+                        self.value(kind, &toml::Value::Float(x), span.clone())
+                    })
+                    .collect()
+            }
+            other => {
+                let what = if kind.numeric() {
+                    "a list of numbers or a range table { start, end, count }"
+                } else {
+                    "a list of strings"
+                };
+                self.err(span, format!("{name} = {other}: expected {what}"))
+            }
+        }
+    }
+}
+
+fn parse_kind(s: &str) -> Option<ReceptanceKind> {
+    match s {
+        "auto" => Some(ReceptanceKind::Auto),
+        "dense" => Some(ReceptanceKind::Dense),
+        "sparse" => Some(ReceptanceKind::Sparse),
+        _ => match s.strip_prefix("modal:").map(str::parse::<usize>) {
+            Some(Ok(modes)) if modes > 0 => Some(ReceptanceKind::Modal { modes }),
+            _ => None,
+        },
+    }
+}
+
+/// Why a study could not be loaded: `input` problems (exit 2) or an unreadable model.
+#[derive(Debug, Clone)]
+pub struct StudyError(pub String);
+
+impl std::fmt::Display for StudyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StudyError {}
+
+impl Study {
+    /// Reads a study file and its model, checks every setting and value (naming the line at
+    /// fault) and expands the cases; each case's model is built once to check it too.
+    pub fn load(path: &Path) -> Result<Study, StudyError> {
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| StudyError(format!("cannot read {}: {e}", path.display())))?;
+        Study::from_source(path, src).map_err(StudyError)
+    }
+
+    fn from_source(path: &Path, src: String) -> Result<Study, String> {
+        let raw: RawStudy = toml::from_str(&src)
+            .map_err(|e| at(path, &src, e.span(), e.message().trim_end().to_string()))?;
+        let cx = Ctx { path, src: &src };
+        let model_name = raw.model.get_ref().clone();
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let model_path = dir.join(&model_name);
+        let bytes = std::fs::read(&model_path).map_err(|e| {
+            at(
+                path,
+                &src,
+                Some(raw.model.span()),
+                format!("model {}: {e}", model_path.display()),
+            )
+        })?;
+        let read = ewr_model::read(&model_path).map_err(|e| {
+            at(
+                path,
+                &src,
+                Some(raw.model.span()),
+                format!("model {}: {e}", model_path.display()),
+            )
+        })?;
+        let base = read.model;
+        if base.contacts.is_empty() {
+            return cx.err(
+                raw.model.span(),
+                format!("model {}: no friction contacts", model_path.display()),
+            );
+        }
+
+        // Frequency band.
+        let f = &raw.frequency;
+        let start = cx.positive("frequency.start", &f.start)?;
+        let end = cx.positive("frequency.end", &f.end)?;
+        let step = cx.positive("frequency.step", &f.step)?;
+        let min_step = match &f.min_step {
+            Some(v) => cx.positive("frequency.min_step", v)?,
+            None => step / 64.0,
+        };
+        let max_step = match &f.max_step {
+            Some(v) => cx.positive("frequency.max_step", v)?,
+            None => step * 8.0,
+        };
+        if !(min_step <= step && step <= max_step) {
+            return cx.err(f.step.span(), format!(
+                "frequency: need min_step <= step <= max_step (got {min_step}, {step}, {max_step})"
+            ));
+        }
+        let method = match &f.continuation {
+            Some(c) => match c.get_ref().parse::<Continuation>() {
+                Ok(m) => m,
+                Err(e) => return cx.err(c.span(), format!("frequency.continuation: {e}")),
+            },
+            None => Continuation::Sequential,
+        };
+        let max_points = match &f.max_points {
+            Some(v) => cx.count("frequency.max_points", v, 1)?,
+            None => 100_000,
+        };
+        let frequency = Frequency {
+            start,
+            end,
+            step,
+            min_step,
+            max_step,
+            method,
+            max_points,
+        };
+
+        // Solver.
+        let s = &raw.solver;
+        let set = match &s.harmonics {
+            Some(h) => match h.get_ref().parse::<HarmonicSet>() {
+                Ok(set) => set,
+                Err(e) => return cx.err(h.span(), format!("solver.harmonics: {e}")),
+            },
+            None => HarmonicSet::odd(59).expect("odd:59 is valid"),
+        };
+        let samples = match &s.samples {
+            Some(v) => Some(cx.count("solver.samples", v, 4)?),
+            None => None,
+        };
+        let law = match &s.law {
+            Some(l) => match l.get_ref().parse::<FrictionLaw>() {
+                Ok(l) => l,
+                Err(e) => return cx.err(l.span(), format!("solver.law: {e}")),
+            },
+            None => FrictionLaw::Exact,
+        };
+        let mut base = base;
+        if let Some(r) = &s.rho {
+            let r = cx.positive("solver.rho", r)?;
+            base.contacts.rho.iter_mut().for_each(|x| *x = r);
+        }
+        let tol = match &s.tol {
+            Some(v) => cx.positive("solver.tol", v)?,
+            None => 1e-10,
+        };
+        let max_iter = match &s.max_iter {
+            Some(v) => cx.count("solver.max_iter", v, 1)?,
+            None => 200,
+        };
+        let kind = match &s.receptance {
+            Some(k) => match parse_kind(k.get_ref()) {
+                Some(k) => k,
+                None => {
+                    return cx.err(
+                        k.span(),
+                        format!(
+                            "solver.receptance {:?}: use auto, dense, sparse or modal:MODES",
+                            k.get_ref()
+                        ),
+                    );
+                }
+            },
+            None => ReceptanceKind::Auto,
+        };
+        let monitor = match &s.dofs {
+            Some(v) => cx.dofs("solver.dofs", v, &base)?,
+            None if base.n_dofs() <= 16 => (0..base.n_dofs()).collect(),
+            None => {
+                let mut d: Vec<usize> = base.forcing.iter().map(|f| f.dof).collect();
+                d.sort_unstable();
+                d.dedup();
+                d
+            }
+        };
+        let solver = Solver {
+            set,
+            samples,
+            law,
+            newton: NewtonOptions {
+                tol_residual: tol,
+                max_iterations: max_iter,
+                ..NewtonOptions::default()
+            },
+            ramp: s.ramp.unwrap_or(true),
+            kind,
+            monitor,
+        };
+
+        // Targets.
+        let nc = base.contacts.len();
+        let mu_n_contacts = match &raw.targets.mu_n_contacts {
+            Some(list) => {
+                let mut out = Vec::new();
+                for c in list.get_ref() {
+                    let i = *c.get_ref();
+                    if i < 0 || i as usize >= nc {
+                        return cx.err(
+                            c.span(),
+                            format!("targets.mu_n_contacts: contact {i} is out of range 0..{nc}"),
+                        );
+                    }
+                    if !out.contains(&(i as usize)) {
+                        out.push(i as usize);
+                    }
+                }
+                if out.is_empty() {
+                    return cx.err(list.span(), "targets.mu_n_contacts: no contact given");
+                }
+                out
+            }
+            None => (0..nc).collect(),
+        };
+        let mass_dofs = match &raw.targets.mass_dofs {
+            Some(v) => cx.dofs("targets.mass_dofs", v, &base)?,
+            None => Vec::new(),
+        };
+
+        // Cases.
+        let (parameters, cases, mass_span) =
+            match (&raw.grid, &raw.cases) {
+                (Some(_), Some(c)) if !c.is_empty() => {
+                    return Err(at(
+                        path,
+                        &src,
+                        None,
+                        "give either [grid] or [[cases]], not both".into(),
+                    ));
+                }
+                (Some(g), _) => {
+                    let mut params = Vec::new();
+                    let mut lists = Vec::new();
+                    let mut mass_span = None;
+                    for (kind, v) in g.entries() {
+                        if let Some(v) = v {
+                            if kind == ParamKind::Mass {
+                                mass_span = Some(v.span());
+                            }
+                            params.push(Parameter { kind });
+                            lists.push(cx.values(kind, v)?);
+                        }
+                    }
+                    if params.is_empty() {
+                        return Err(at(path, &src, None, "[grid] sweeps no parameter".into()));
+                    }
+                    // Full factorial, the first parameter varying slowest.
+                    let total: usize = lists.iter().map(Vec::len).product();
+                    let cases = (0..total)
+                        .map(|index| {
+                            let mut rem = index;
+                            let mut values = vec![Value::Num(0.0); lists.len()];
+                            for (p, list) in lists.iter().enumerate().rev() {
+                                values[p] = list[rem % list.len()].clone();
+                                rem /= list.len();
+                            }
+                            Case { index, values }
+                        })
+                        .collect();
+                    (params, cases, mass_span)
+                }
+                (None, Some(list)) if !list.is_empty() => {
+                    let kinds: Vec<ParamKind> = list[0]
+                        .get_ref()
+                        .entries()
+                        .iter()
+                        .filter(|(_, v)| v.is_some())
+                        .map(|(k, _)| *k)
+                        .collect();
+                    let mut cases = Vec::new();
+                    let mut mass_span = None;
+                    for (index, c) in list.iter().enumerate() {
+                        let mut values = Vec::new();
+                        for (kind, v) in c.get_ref().entries() {
+                            if let (false, Some(v)) = (kinds.contains(&kind), v) {
+                                return cx.err(
+                                    v.span(),
+                                    format!(
+                                        "cases[{index}] sets {} but the first case does not: every \
+                                 case must set the same parameters",
+                                        kind.name()
+                                    ),
+                                );
+                            }
+                        }
+                        for (kind, v) in c.get_ref().entries() {
+                            match (kinds.contains(&kind), v) {
+                                (true, Some(v)) => {
+                                    if kind == ParamKind::Mass {
+                                        mass_span.get_or_insert(v.span());
+                                    }
+                                    values.push(cx.value(kind, v.get_ref(), v.span())?);
+                                }
+                                (true, None) => {
+                                    return cx.err(c.span(), format!(
+                                    "cases[{index}] does not set {}: every case must set the \
+                                     same parameters",
+                                    kind.name()
+                                ));
+                                }
+                                _ => {}
+                            }
+                        }
+                        cases.push(Case { index, values });
+                    }
+                    let params = kinds.into_iter().map(|kind| Parameter { kind }).collect();
+                    (params, cases, mass_span)
+                }
+                _ => (
+                    Vec::new(),
+                    vec![Case {
+                        index: 0,
+                        values: Vec::new(),
+                    }],
+                    None,
+                ),
+            };
+        if let Some(span) = &mass_span
+            && mass_dofs.is_empty()
+        {
+            return cx.err(
+                span.clone(),
+                "mass is swept: say which DOFs in [targets] mass_dofs",
+            );
+        }
+
+        let mut h = Fnv::new();
+        h.add(format!("ewr-study {STUDY_FORMAT_VERSION}").as_bytes());
+        h.add(&bytes);
+        h.add(format!("{frequency:?}").as_bytes());
+        h.add(format!("{solver:?}").as_bytes());
+        h.add(
+            format!(
+                "{:?} {:?} {:?}",
+                base.contacts.rho, mu_n_contacts, mass_dofs
+            )
+            .as_bytes(),
+        );
+        h.add(format!("{parameters:?}").as_bytes());
+        let study = Study {
+            path: path.to_path_buf(),
+            title: raw.title,
+            model_name,
+            model_path,
+            base,
+            frequency,
+            solver,
+            mu_n_contacts,
+            mass_dofs,
+            parameters,
+            cases,
+            hash: h.finish(),
+            source: src.clone(),
+        };
+        // Build every case's setup now: a bad combination is input, found before any work.
+        for c in &study.cases {
+            study.case_setup(c).map_err(|e| {
+                at(
+                    path,
+                    &src,
+                    mass_span.clone(),
+                    format!("case {} ({}): {e}", c.index, study.key(c)),
+                )
+            })?;
+        }
+        Ok(study)
+    }
+
+    /// Parses a study from text, as if read from `path` (for tests and tools).
+    pub fn from_str_at(path: &Path, src: &str) -> Result<Study, StudyError> {
+        Study::from_source(path, src.to_string()).map_err(StudyError)
+    }
+
+    /// The identity of a case: its parameter values as `name=value` pairs.
+    pub fn key(&self, case: &Case) -> String {
+        if self.parameters.is_empty() {
+            return "base".into();
+        }
+        self.parameters
+            .iter()
+            .zip(&case.values)
+            .map(|(p, v)| format!("{}={v}", p.name()))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
+    }
+
+    fn load(src: &str) -> Result<Study, String> {
+        Study::from_str_at(&model_dir().join("test.toml"), src).map_err(|e| e.0)
+    }
+
+    const HEAD: &str =
+        "model = \"oscillator-2d.h5\"\n[frequency]\nstart = 0.5\nend = 1.5\nstep = 0.1\n";
+
+    #[test]
+    fn grid_expands_first_parameter_slowest() {
+        let s = load(&format!(
+            "{HEAD}[grid]\nmu_n = [1, 2]\nforcing_scale = {{ start = 0.5, end = 1.5, count = 3 }}\n"
+        ))
+        .unwrap();
+        assert_eq!(s.cases.len(), 6);
+        assert_eq!(s.key(&s.cases[0]), "mu_n=1,forcing_scale=0.5");
+        assert_eq!(s.key(&s.cases[1]), "mu_n=1,forcing_scale=1");
+        assert_eq!(s.key(&s.cases[5]), "mu_n=2,forcing_scale=1.5");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_their_line() {
+        let e = load(&format!("{HEAD}[grid]\nmu_n = [1, 2]\nmuu = [3]\n")).unwrap_err();
+        assert!(e.contains("line 8") && e.contains("muu"), "{e}");
+        let e = load(&format!("{HEAD}[grid]\nmu_n = [1, -2]\n")).unwrap_err();
+        assert!(e.contains("line 7") && e.contains("-2"), "{e}");
+        let e = load(&format!("{HEAD}[grid]\nlaw = [\"exact\", \"tanh:x\"]\n")).unwrap_err();
+        assert!(e.contains("line 7"), "{e}");
+        let e = load(&format!("{HEAD}[grid]\nmass = [0.5]\n")).unwrap_err();
+        assert!(e.contains("line 7") && e.contains("mass_dofs"), "{e}");
+        let e = load(&HEAD.replace("step = 0.1", "step = -0.1")).unwrap_err();
+        assert!(e.contains("line 5"), "{e}");
+        let e = load(&format!("{HEAD}[targets]\nmass_dofs = [\"u9\"]\n")).unwrap_err();
+        assert!(e.contains("line 7") && e.contains("u9"), "{e}");
+        let e = load(&format!("{HEAD}[solver]\nharmonics = \"even:3\"\n")).unwrap_err();
+        assert!(e.contains("line 7"), "{e}");
+    }
+
+    #[test]
+    fn explicit_cases_must_agree_on_parameters() {
+        let s = load(&format!(
+            "{HEAD}[[cases]]\nmu_n = 1\nrho = 2\n[[cases]]\nmu_n = 3\nrho = 0.5\n"
+        ))
+        .unwrap();
+        assert_eq!(s.cases.len(), 2);
+        assert_eq!(s.key(&s.cases[1]), "mu_n=3,rho=0.5");
+        let e = load(&format!("{HEAD}[[cases]]\nmu_n = 1\n[[cases]]\nrho = 3\n")).unwrap_err();
+        assert!(e.contains("line 9"), "{e}");
+    }
+
+    #[test]
+    fn hash_ignores_comments_but_not_settings() {
+        let a = load(&format!("{HEAD}[grid]\nmu_n = [1]\n")).unwrap();
+        let b = load(&format!("# comment\n{HEAD}[grid]\nmu_n = [1, 2]\n")).unwrap();
+        let c = load(&format!("{HEAD}[solver]\ntol = 1e-9\n[grid]\nmu_n = [1]\n")).unwrap();
+        assert_eq!(a.hash, b.hash);
+        assert_ne!(a.hash, c.hash);
+    }
+
+    #[test]
+    fn shipped_studies_load() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let s = Study::load(&root.join("models/damper-study.toml")).unwrap();
+        assert_eq!(s.cases.len(), 30);
+        assert_eq!(s.mass_dofs, [2, 3]);
+        let b = Study::load(&root.join("benches/study-100.toml")).unwrap();
+        assert_eq!(b.cases.len(), 100);
+        let span = b.frequency.end - b.frequency.start;
+        assert_eq!((span / b.frequency.step).round() as usize + 1, 300);
+    }
+}

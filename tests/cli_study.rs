@@ -1,0 +1,297 @@
+//! End-to-end tests of `ewr study` and `ewr study merge`: validation before work, results
+//! and figures, failed cases recorded, resume after a real SIGKILL, shards merged equal to a
+//! single run (byte for byte), and merge refusing missing or duplicated cases.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{ewr, shipped_model, text};
+
+/// A small study on oscillator-2d: 12 cases (3 mu_n x 4 forcing scales), few harmonics.
+fn small_study(dir: &Path, extra: &str) -> PathBuf {
+    let model = shipped_model("oscillator-2d");
+    let src = format!(
+        "title = \"test study\"\nmodel = {:?}\n[frequency]\nstart = 0.6\nend = 1.6\nstep = \
+         0.01\n[solver]\nharmonics = \"odd:7\"\n{extra}[grid]\nmu_n = [2, 6, 10]\n\
+         forcing_scale = {{ start = 0.5, end = 2.0, count = 4 }}\n",
+        model.to_str().unwrap()
+    );
+    let p = dir.join("study.toml");
+    std::fs::write(&p, src).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn same_bytes(a: &Path, b: &Path) {
+    let (x, y) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(x == y, "{} and {} differ", a.display(), b.display());
+}
+
+#[test]
+fn study_writes_results_summary_and_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = small_study(dir.path(), "");
+    let out = dir.path().join("res/one.h5");
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--jobs", "2"]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
+    // One line per finished case, and the optimum.
+    assert_eq!(so.matches("] case ").count(), 12, "{so}");
+    assert!(so.contains("12 cases: 12 ok"), "{so}");
+    assert!(so.contains("optimum: case"), "{so}");
+    for suffix in [
+        "one.h5",
+        "one.csv",
+        "one.frc.png",
+        "one.peaks.png",
+        "one.map.png",
+    ] {
+        let p = dir.path().join("res").join(suffix);
+        assert!(
+            p.metadata().map(|m| m.len() > 0).unwrap_or(false),
+            "{suffix} missing"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.path().join("res/one.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "case,mu_n,forcing_scale,status,peak_omega,peak_amplitude,points,unconverged,iterations,reason"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 12);
+    // Grid order: mu_n slowest; peaks grow with the forcing at fixed mu_n.
+    assert_eq!(&rows[5][..3], &["5", "6", "1"]);
+    for r in &rows {
+        assert_eq!(r[3], "ok");
+    }
+    let peak = |i: usize| rows[i][5].parse::<f64>().unwrap();
+    assert!(peak(4) < peak(5) && peak(5) < peak(6) && peak(6) < peak(7));
+    // The HDF5 file holds every case's curve.
+    let f = ewr_study::read_study_file(&out).unwrap();
+    assert_eq!(f.results.len(), 12);
+    assert!(f.shard.is_none());
+    assert!(
+        f.results
+            .iter()
+            .all(|r| r.omega.len() > 50 && r.peak_amplitude > 0.0)
+    );
+    assert_eq!(f.results[7].peak_amplitude, peak(7));
+}
+
+#[test]
+fn invalid_study_is_rejected_before_any_work_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = small_study(dir.path(), "tolerance = 1e-9\n");
+    let out = dir.path().join("bad.h5");
+    let o = ewr(&["study", s(&study), "-o", s(&out)]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{se}");
+    assert!(se.contains("line 9") && se.contains("tolerance"), "{se}");
+    assert!(!out.exists() && !dir.path().join("bad.h5.cases").exists());
+    let study = small_study(dir.path(), "law = \"coulomb\"\n");
+    let o = ewr(&["study", s(&study), "-o", s(&out)]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{se}");
+    assert!(se.contains("line 9") && se.contains("solver.law"), "{se}");
+    let o = ewr(&["study", s(&study), "--shard", "4/3"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn failed_cases_are_recorded_and_the_study_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // One Newton iteration per point: mu_n = 0 (linear) converges, the others cannot.
+    let model = shipped_model("oscillator-2d");
+    let src = format!(
+        "model = {:?}\n[frequency]\nstart = 0.5\nend = 1.5\nstep = 0.05\n[solver]\n\
+         harmonics = \"odd:7\"\nmax_iter = 1\n[grid]\nmu_n = [0, 8]\n",
+        model.to_str().unwrap()
+    );
+    let study = dir.path().join("f.toml");
+    std::fs::write(&study, src).unwrap();
+    let out = dir.path().join("f.h5");
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{so}\n{se}");
+    assert!(so.contains("1 ok") && so.contains("1 failed"), "{so}");
+    let csv = std::fs::read_to_string(dir.path().join("f.csv")).unwrap();
+    assert!(
+        csv.contains(",failed,NaN,NaN,") && csv.contains("none of the 21 points converged"),
+        "{csv}"
+    );
+    assert!(!dir.path().join("f.peaks.png").exists());
+}
+
+/// Runs a study in a child process, kills it (SIGKILL) once `after` case files exist, and
+/// returns how many there were when it died.
+fn run_and_kill(study: &Path, out: &Path, after: usize) -> usize {
+    let cases = PathBuf::from(format!("{}.cases", out.display()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args(["study", s(study), "-o", s(out), "--jobs", "1", "--no-plot"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let count = || {
+        std::fs::read_dir(&cases)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("case-"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let t0 = Instant::now();
+    while count() < after && t0.elapsed() < Duration::from_secs(60) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    count()
+}
+
+#[test]
+fn killed_study_resumes_to_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = small_study(dir.path(), "");
+    let whole = dir.path().join("whole.h5");
+    let o = ewr(&[
+        "study",
+        s(&study),
+        "-o",
+        s(&whole),
+        "--no-plot",
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+
+    let resumed = dir.path().join("resumed.h5");
+    let done = run_and_kill(&study, &resumed, 3);
+    assert!(
+        (1..12).contains(&done),
+        "the kill should land mid-study ({done} cases finished)"
+    );
+    assert!(
+        !resumed.exists(),
+        "killed before the end: no final file yet"
+    );
+    // Every finished case file is complete and readable.
+    let o = ewr(&["study", s(&study), "-o", s(&resumed), "--no-plot"]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
+    assert!(
+        so.contains(&format!("{done} cases already finished")),
+        "{so}"
+    );
+    assert_eq!(so.matches("] case ").count(), 12 - done, "{so}");
+    same_bytes(&whole, &resumed);
+    same_bytes(
+        &dir.path().join("whole.csv"),
+        &dir.path().join("resumed.csv"),
+    );
+
+    // A rerun with nothing left to do computes nothing and writes the same file again.
+    let o = ewr(&["study", s(&study), "-o", s(&resumed), "--no-plot"]);
+    assert!(text(&o).0.contains("all 12 cases already finished"));
+    same_bytes(&whole, &resumed);
+
+    // Changed settings: the finished cases are not silently mixed in.
+    let changed = small_study(dir.path(), "tol = 1e-8\n");
+    let o = ewr(&["study", s(&changed), "-o", s(&resumed), "--no-plot"]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{se}");
+    assert!(se.contains("another study"), "{se}");
+}
+
+#[test]
+fn shards_in_separate_processes_merge_to_the_single_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = small_study(dir.path(), "");
+    let single = dir.path().join("single.h5");
+    let o = ewr(&[
+        "study",
+        s(&study),
+        "-o",
+        s(&single),
+        "--no-plot",
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+
+    let out = dir.path().join("sharded.h5");
+    // Three shards at once, as separate processes (one of them through the Slurm variables).
+    let children: Vec<_> = (1..=3)
+        .map(|i| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_ewr"));
+            c.args(["study", s(&study), "-o", s(&out), "--jobs", "1"]);
+            if i == 3 {
+                c.env("SLURM_ARRAY_TASK_ID", "2")
+                    .env("SLURM_ARRAY_TASK_COUNT", "3")
+                    .env("SLURM_ARRAY_TASK_MIN", "0");
+            } else {
+                c.arg("--shard").arg(format!("{i}/3"));
+            }
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    }
+    let shard = |i: usize| dir.path().join(format!("sharded.shard-{i}-of-3.h5"));
+    let shards: Vec<String> = (1..=3).map(|i| s(&shard(i)).to_string()).collect();
+    let f = ewr_study::read_study_file(&shard(2)).unwrap();
+    assert_eq!(
+        f.results.iter().map(|r| r.index).collect::<Vec<_>>(),
+        [1, 4, 7, 10]
+    );
+
+    let merged = dir.path().join("merged.h5");
+    let mut args = vec!["study", "merge"];
+    args.extend(shards.iter().map(String::as_str));
+    args.extend(["-o", s(&merged), "--no-plot"]);
+    let o = ewr(&args);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    same_bytes(&single, &merged);
+    same_bytes(
+        &dir.path().join("single.csv"),
+        &dir.path().join("merged.csv"),
+    );
+
+    // A missing shard and a duplicated one are refused.
+    let o = ewr(&["study", "merge", &shards[0], &shards[2], "-o", s(&merged)]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains("4 of 12 cases missing") && se.contains("1, 4, 7, 10"),
+        "{se}"
+    );
+    let o = ewr(&[
+        "study",
+        "merge",
+        &shards[0],
+        &shards[1],
+        &shards[2],
+        &shards[1],
+        "-o",
+        s(&merged),
+    ]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{se}");
+    assert!(se.contains("duplicated"), "{se}");
+}
