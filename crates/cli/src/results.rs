@@ -3,9 +3,9 @@
 
 use crate::solve_cmd::{Curve, Setup};
 use ewr_contact::{ContactHistories, ContactParams};
+use ewr_model::h5::{atomically, create_h5, h5, put_1d, put_2d, put_f64, put_i64, put_str};
 use ewr_simulate::timeseries::TimeSeries;
 use ewr_solve::{FrcPoint, PointSolution};
-use hdf5::types::VarLenUnicode;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -106,79 +106,6 @@ impl FrcCsv {
     }
 }
 
-fn h5(e: hdf5::Error) -> String {
-    e.to_string()
-}
-
-fn put_str(loc: &hdf5::Location, name: &str, v: &str) -> Result<(), String> {
-    let s: VarLenUnicode = v.parse().map_err(|e| format!("{e}"))?;
-    loc.new_attr::<VarLenUnicode>()
-        .create(name)
-        .and_then(|a| a.write_scalar(&s))
-        .map_err(h5)
-}
-
-fn put_f64(loc: &hdf5::Location, name: &str, v: f64) -> Result<(), String> {
-    loc.new_attr::<f64>()
-        .create(name)
-        .and_then(|a| a.write_scalar(&v))
-        .map_err(h5)
-}
-
-fn put_i64(loc: &hdf5::Location, name: &str, v: i64) -> Result<(), String> {
-    loc.new_attr::<i64>()
-        .create(name)
-        .and_then(|a| a.write_scalar(&v))
-        .map_err(h5)
-}
-
-fn put_2d(g: &hdf5::Group, name: &str, rows: usize, cols: usize, v: &[f64]) -> Result<(), String> {
-    g.new_dataset::<f64>()
-        .shape([rows, cols])
-        .create(name)
-        .and_then(|d| d.write_raw(v))
-        .map_err(h5)
-}
-
-fn put_1d<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, v: &[T]) -> Result<(), String> {
-    g.new_dataset_builder()
-        .with_data(v)
-        .create(name)
-        .map(|_| ())
-        .map_err(h5)
-}
-
-/// Writes `f` to `path` through a temporary file renamed at the end, so that a failed or
-/// interrupted write never leaves a half-written result under the final name.
-fn atomically(
-    path: &Path,
-    f: impl FnOnce(&hdf5::File) -> Result<(), String>,
-) -> Result<(), String> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(".partial");
-    let tmp = path.with_file_name(tmp_name);
-    ensure_parent(path)?;
-    let result = hdf5::File::create(&tmp)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))
-        .and_then(|file| {
-            f(&file)?;
-            file.flush().map_err(h5)
-        });
-    match result {
-        Ok(()) => {
-            std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(format!("cannot write {}: {e}", path.display()))
-        }
-    }
-}
-
 fn common_attrs(f: &hdf5::File, kind: &str, model: &Path, setup: &Setup) -> Result<(), String> {
     put_str(f, "format", "ewr-result")?;
     put_i64(f, "version", 1)?;
@@ -210,7 +137,8 @@ pub fn write_solution(
     setup: &Setup,
     s: &PointSolution,
 ) -> Result<(), String> {
-    atomically(path, |f| {
+    atomically(path, |tmp| {
+        let f = &create_h5(tmp)?;
         common_attrs(f, "solve", model, setup)?;
         put_f64(f, "omega", s.omega)?;
         put_i64(f, "converged", i64::from(s.status.converged()))?;
@@ -269,7 +197,8 @@ pub fn write_solution(
 
 /// Writes frequency response curves (layout in docs/results-format.md).
 pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> Result<(), String> {
-    atomically(path, |f| {
+    atomically(path, |tmp| {
+        let f = &create_h5(tmp)?;
         common_attrs(f, "frc", model, setup)?;
         put_i64(f, "n_curves", curves.len() as i64)?;
         for (i, c) in curves.iter().enumerate() {

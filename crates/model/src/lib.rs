@@ -7,6 +7,7 @@
 
 mod builder;
 pub mod examples;
+pub mod h5;
 mod io;
 mod model;
 mod validate;

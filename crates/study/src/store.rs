@@ -9,7 +9,10 @@ use crate::case::{ParamKind, Value};
 use crate::result::{CaseResult, CaseStatus};
 use crate::shard::Shard;
 use crate::spec::{STUDY_FORMAT_VERSION, Study};
-use hdf5::types::VarLenUnicode;
+use ewr_model::h5::{
+    atomically, create_h5, get_1d, get_f64, get_i64, get_str, group, h5, put_1d, put_2d, put_f64,
+    put_i64, put_str, put_strs,
+};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -51,90 +54,6 @@ impl StudyInfo {
     }
 }
 
-fn h5(e: hdf5::Error) -> String {
-    e.to_string()
-}
-
-fn put_str(loc: &hdf5::Location, name: &str, v: &str) -> Result<(), String> {
-    let s: VarLenUnicode = v.parse().map_err(|e| format!("{e}"))?;
-    loc.new_attr::<VarLenUnicode>()
-        .create(name)
-        .and_then(|a| a.write_scalar(&s))
-        .map_err(h5)
-}
-
-fn put_f64(loc: &hdf5::Location, name: &str, v: f64) -> Result<(), String> {
-    loc.new_attr::<f64>()
-        .create(name)
-        .and_then(|a| a.write_scalar(&v))
-        .map_err(h5)
-}
-
-fn put_i64(loc: &hdf5::Location, name: &str, v: i64) -> Result<(), String> {
-    loc.new_attr::<i64>()
-        .create(name)
-        .and_then(|a| a.write_scalar(&v))
-        .map_err(h5)
-}
-
-fn put_1d<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, v: &[T]) -> Result<(), String> {
-    g.new_dataset::<T>()
-        .shape([v.len()])
-        .create(name)
-        .and_then(|d| if v.is_empty() { Ok(()) } else { d.write_raw(v) })
-        .map_err(h5)
-}
-
-fn put_2d(g: &hdf5::Group, name: &str, cols: usize, v: &[f64]) -> Result<(), String> {
-    let rows = v.len().checked_div(cols).unwrap_or(0);
-    g.new_dataset::<f64>()
-        .shape([rows, cols])
-        .create(name)
-        .and_then(|d| if v.is_empty() { Ok(()) } else { d.write_raw(v) })
-        .map_err(h5)
-}
-
-fn put_strs(g: &hdf5::Group, name: &str, v: &[String]) -> Result<(), String> {
-    let s: Vec<VarLenUnicode> = v
-        .iter()
-        .map(|x| x.parse().map_err(|e| format!("{e}")))
-        .collect::<Result<_, String>>()?;
-    put_1d(g, name, &s)
-}
-
-fn group(parent: &hdf5::Group, name: &str) -> Result<hdf5::Group, String> {
-    parent
-        .create_group_builder()
-        .obj_track_times(false)
-        .create(name)
-        .map_err(h5)
-}
-
-fn get_str(loc: &hdf5::Location, name: &str) -> Result<String, String> {
-    loc.attr(name)
-        .and_then(|a| a.read_scalar::<VarLenUnicode>())
-        .map(|s| s.as_str().to_string())
-        .map_err(|e| format!("attribute {name}: {e}"))
-}
-
-fn get_f64(loc: &hdf5::Location, name: &str) -> Result<f64, String> {
-    loc.attr(name)
-        .and_then(|a| a.read_scalar::<f64>())
-        .map_err(|e| format!("attribute {name}: {e}"))
-}
-
-fn get_i64(loc: &hdf5::Location, name: &str) -> Result<i64, String> {
-    loc.attr(name)
-        .and_then(|a| a.read_scalar::<i64>())
-        .map_err(|e| format!("attribute {name}: {e}"))
-}
-
-fn get_1d<T: hdf5::H5Type>(g: &hdf5::Group, name: &str) -> Result<Vec<T>, String> {
-    g.dataset(name)
-        .and_then(|d| d.read_raw::<T>())
-        .map_err(|e| format!("dataset {name}: {e}"))
-}
-
 /// Writes one case's group (attributes, curve, peak).
 fn write_case(g: &hdf5::Group, info: &StudyInfo, r: &CaseResult) -> Result<(), String> {
     put_i64(g, "index", r.index as i64)?;
@@ -155,8 +74,8 @@ fn write_case(g: &hdf5::Group, info: &StudyInfo, r: &CaseResult) -> Result<(), S
     put_1d(g, "converged", &conv)?;
     put_1d(g, "iterations", &r.iterations)?;
     put_1d(g, "residual", &r.residual)?;
-    put_2d(g, "amp_w", r.n_contacts, &r.amp_w)?;
-    put_2d(g, "dof_peak", r.n_monitored, &r.dof_peak)
+    put_2d(g, "amp_w", r.omega.len(), r.n_contacts, &r.amp_w)?;
+    put_2d(g, "dof_peak", r.omega.len(), r.n_monitored, &r.dof_peak)
 }
 
 fn read_case(g: &hdf5::Group, parameters: &[ParamKind]) -> Result<CaseResult, String> {
@@ -199,46 +118,6 @@ fn read_case(g: &hdf5::Group, parameters: &[ParamKind]) -> Result<CaseResult, St
         peak_omega: get_f64(g, "peak_omega")?,
         peak_amplitude: get_f64(g, "peak_amplitude")?,
     })
-}
-
-/// Writes through a temporary file in the same folder, synced to disk and renamed at the
-/// end: under its final name a file is always complete, whenever the process is killed.
-pub fn atomically(path: &Path, f: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.partial", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create folder {}: {e}", dir.display()))?;
-    }
-    let result = f(&tmp).and_then(|()| {
-        std::fs::File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| e.to_string())
-    });
-    match result {
-        Ok(()) => {
-            std::fs::rename(&tmp, path)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                // Make the rename itself durable; not all file systems allow this.
-                let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-            }
-            Ok(())
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(format!("cannot write {}: {e}", path.display()))
-        }
-    }
-}
-
-fn create_h5(path: &Path) -> Result<hdf5::File, String> {
-    hdf5::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))
 }
 
 /// File name of a case's result in the cases folder: a hash of its key, so that cases keep
