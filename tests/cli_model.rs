@@ -113,6 +113,7 @@ fn bad_files_exit_with_code_2_and_a_message() {
             .with_data(&[0i64, 17])
             .create("forcing/dof")
             .unwrap();
+        h.close().unwrap();
     }
     refused(&["model", "check", &f], "/contacts/mu_n");
     refused(&["model", "check", &f], "/forcing/dof: term 1 loads DOF 17");

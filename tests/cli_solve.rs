@@ -101,6 +101,7 @@ fn one_dimensional_forcing_gives_no_motion_in_direction_2() {
             .with_data(&[10.0, 0.0])
             .create("forcing/cos")
             .unwrap();
+        f.close().unwrap();
     }
     let o = ewr(&[
         "solve",
@@ -276,6 +277,7 @@ fn bad_input_exits_2() {
     {
         let f = hdf5::File::open_rw(&lin).unwrap();
         f.unlink("contacts").unwrap();
+        f.close().unwrap();
     }
     refused(&["solve", &lin, "--omega", "1"], "no friction contacts");
 }

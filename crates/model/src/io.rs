@@ -94,8 +94,8 @@ pub fn read(path: impl AsRef<Path>) -> Result<ReadModel, ModelError> {
         Ok(m) if m.len() == 0 => return Err(open_err("the file is empty".into())),
         Ok(_) => {}
     }
-    let file =
-        hdf5::File::open(path).map_err(|e| open_err(format!("not a readable HDF5 file ({e})")))?;
+    let file = open_when_unlocked(path)
+        .map_err(|e| open_err(format!("not a readable HDF5 file ({e})")))?;
     let mut problems = Vec::new();
     let model = read_model(&file, &mut problems);
     match model {
@@ -117,6 +117,21 @@ pub fn read(path: impl AsRef<Path>) -> Result<ReadModel, ModelError> {
             path: path.to_path_buf(),
             problems,
         }),
+    }
+}
+
+/// Opens a file for reading, waiting up to about a second while another process (a writer
+/// finishing, or a tool that just edited it) still holds HDF5's file lock.
+fn open_when_unlocked(path: &Path) -> hdf5::Result<hdf5::File> {
+    let mut attempt = 0;
+    loop {
+        match hdf5::File::open(path) {
+            Err(e) if attempt < 20 && e.to_string().contains("unable to lock file") => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
     }
 }
 

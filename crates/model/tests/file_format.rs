@@ -144,6 +144,7 @@ fn broken(edit: impl FnOnce(&hdf5::File)) -> Vec<Problem> {
     {
         let f = hdf5::File::open_rw(&p).unwrap();
         edit(&f);
+        f.close().unwrap();
     }
     match read(&p) {
         Err(ModelError::Invalid { problems, .. }) => problems,
@@ -452,6 +453,7 @@ fn dense_matrix_datasets_are_accepted() {
             .unwrap()
             .write_raw(&[2.0, -1.0, -1.0, 1.0])
             .unwrap();
+        f.close().unwrap();
     }
     let r = read(&p).unwrap();
     assert_eq!(
