@@ -26,6 +26,28 @@ fn e<E: std::fmt::Debug>(what: &str) -> impl Fn(E) -> String + '_ {
     move |err| format!("plot {what}: {err:?}")
 }
 
+/// Draws with `$draw` (an expression using `$root`, a drawing area of either backend) into a
+/// PNG or SVG file chosen by `$path`'s extension; plotters' backends are different types, so
+/// the body is instantiated once per backend.
+macro_rules! render {
+    ($path:expr, $size:expr, |$root:ident| $draw:expr) => {{
+        register_font()?;
+        let png = kind($path)?;
+        let size = $size;
+        if png {
+            let area = BitMapBackend::new($path, size).into_drawing_area();
+            let $root = &area;
+            $draw?;
+            area.present().map_err(e("write"))
+        } else {
+            let area = SVGBackend::new($path, size).into_drawing_area();
+            let $root = &area;
+            $draw?;
+            area.present().map_err(e("write"))
+        }
+    }};
+}
+
 fn kind(path: &Path) -> Result<bool, String> {
     crate::results::ensure_parent(path)?;
     match path.extension().and_then(|e| e.to_str()) {
@@ -76,18 +98,7 @@ pub fn frc(path: &Path, curves: &[Curve]) -> Res {
 /// Frequency response curves given as plain lines (e.g. read back from a study), overlaid;
 /// the legend lists at most 12 of them.
 pub fn frc_lines(path: &Path, title: &str, lines: &[FrcLine]) -> Res {
-    register_font()?;
-    let png = kind(path)?;
-    let size = (1000, 650);
-    if png {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw_frc(&root, title, lines)?;
-        root.present().map_err(e("write"))
-    } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        draw_frc(&root, title, lines)?;
-        root.present().map_err(e("write"))
-    }
+    render!(path, (1000, 650), |root| draw_frc(root, title, lines))
 }
 
 fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -220,18 +231,7 @@ pub struct PeriodFigure {
 /// Time histories (stick phases shaded), trajectory, force locus with the Coulomb circle
 /// and `|r|` against `|v|`: the paper's figure of a periodic solution.
 pub fn period(path: &Path, fig: &PeriodFigure) -> Res {
-    register_font()?;
-    let png = kind(path)?;
-    let size = (1500, 900);
-    if png {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw_period(&root, fig)?;
-        root.present().map_err(e("write"))
-    } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        draw_period(&root, fig)?;
-        root.present().map_err(e("write"))
-    }
+    render!(path, (1500, 900), |root| draw_period(root, fig))
 }
 
 /// One x-y panel: title, x values, y values, axis labels.
@@ -393,18 +393,9 @@ pub struct DesignPanel {
 /// Peak amplitude against each swept parameter, one panel per parameter side by side, the
 /// optimum (smallest peak) marked: the damper design curves.
 pub fn design(path: &Path, title: &str, panels: &[DesignPanel]) -> Res {
-    register_font()?;
-    let png = kind(path)?;
-    let size = (700 * panels.len().clamp(1, 3) as u32, 600);
-    if png {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw_design(&root, title, panels)?;
-        root.present().map_err(e("write"))
-    } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        draw_design(&root, title, panels)?;
-        root.present().map_err(e("write"))
-    }
+    render!(path, (700 * panels.len().clamp(1, 3) as u32, 600), |root| {
+        draw_design(root, title, panels)
+    })
 }
 
 fn draw_design<DB: DrawingBackend>(
@@ -503,18 +494,7 @@ fn scale_color(t: f64) -> RGBColor {
 /// Heat map of the peak amplitude over a two-parameter grid (log colour scale, failed cases
 /// grey, the optimum outlined), with a colour bar.
 pub fn heat_map(path: &Path, title: &str, map: &HeatMap) -> Res {
-    register_font()?;
-    let png = kind(path)?;
-    let size = (1000, 700);
-    if png {
-        let root = BitMapBackend::new(path, size).into_drawing_area();
-        draw_heat_map(&root, title, map)?;
-        root.present().map_err(e("write"))
-    } else {
-        let root = SVGBackend::new(path, size).into_drawing_area();
-        draw_heat_map(&root, title, map)?;
-        root.present().map_err(e("write"))
-    }
+    render!(path, (1000, 700), |root| draw_heat_map(root, title, map))
 }
 
 fn draw_heat_map<DB: DrawingBackend>(
