@@ -43,10 +43,15 @@ pub struct Common {
     #[arg(long, default_value_t = 1e-10, value_name = "TOL")]
     pub tol: f64,
     /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),
-    /// matrix-free (GMRES on Jacobian products with a per-contact block preconditioner), or
-    /// auto (matrix-free above 1500 unknowns). Arclength continuation is always dense.
+    /// matrix-free (GMRES on Jacobian products, see --preconditioner), or auto (matrix-free
+    /// above 1500 unknowns). Arclength continuation is always dense.
     #[arg(long, default_value = "auto", value_name = "KIND")]
     pub linear: String,
+    /// Preconditioner of the matrix-free path: contact (each contact's own Jacobian block),
+    /// harmonic (per harmonic, the Jacobian with period-averaged law derivatives: all the
+    /// coupling through the structure), or two-level (both; best when contacts interact).
+    #[arg(long, default_value = "two-level", value_name = "KIND")]
+    pub preconditioner: String,
     /// Newton iteration cap per solve.
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub max_iter: usize,
@@ -228,6 +233,10 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         ramp: !c.no_ramp,
         monitor,
         retry_rho: true,
+        preconditioner: c
+            .preconditioner
+            .parse()
+            .map_err(|e| Failure::input(format!("--preconditioner: {e}")))?,
     };
     Ok(Setup {
         model,

@@ -629,6 +629,60 @@ impl<'a> EwrResidual<'a> {
             .collect()
     }
 
+    /// The Jacobian with every law derivative replaced by its mean over the period, one
+    /// complex `m x m` matrix per harmonic of the set (`m = dim * nc`), in the order of
+    /// [`HarmonicSet::harmonics`]:
+    /// `K_h = mean(dPsi/dr) + i h w mean(dPsi/dv) G_h` acting on `Z = a_h - i b_h`.
+    ///
+    /// With time-constant coefficients the Galerkin blocks are the identity, so this
+    /// approximation of `J` decouples harmonic by harmonic while keeping every contact's
+    /// coupling through the structure: the global part of the matrix-free preconditioner
+    /// (block-Jacobi over contacts misses exactly that coupling). It is exact when every
+    /// contact sticks over the whole period.
+    pub fn averaged_harmonic_jacobians(&self) -> Result<Vec<Mat<c64>>, ResidualError> {
+        let d = self.params.dim;
+        let nc = self.params.len();
+        let m = d * nc;
+        let nt = self.sampler.n_samples();
+        let mean = |v: &[f64], idx: usize| v[idx..idx + nt].iter().sum::<f64>() / nt as f64;
+        // mean dPsi/dr and dPsi/dv, m x d each (row s = c * d + mi, column ni).
+        let mut ar = vec![0.0; m * d];
+        let mut av = vec![0.0; m * d];
+        for s in 0..m {
+            for ni in 0..d {
+                let idx = (s * d + ni) * nt;
+                ar[s * d + ni] = mean(&self.d_r, idx);
+                av[s * d + ni] = mean(&self.d_v, idx);
+            }
+        }
+        let mut out = Vec::with_capacity(self.set.harmonics().len());
+        for &h in self.set.harmonics() {
+            let mut k = Mat::<c64>::zeros(m, m);
+            if h > 0 {
+                let gh = self.rec.contact_receptance(h)?;
+                let hw = h as f64 * self.omega;
+                for j in 0..m {
+                    for s in 0..m {
+                        let c0 = (s / d) * d;
+                        let mut acc = c64::new(0.0, 0.0);
+                        for ni in 0..d {
+                            acc += gh[(c0 + ni, j)] * av[s * d + ni];
+                        }
+                        k[(s, j)] = c64::new(-hw * acc.im, hw * acc.re);
+                    }
+                }
+            }
+            for s in 0..m {
+                let c0 = (s / d) * d;
+                for ni in 0..d {
+                    k[(s, c0 + ni)] += c64::new(ar[s * d + ni], 0.0);
+                }
+            }
+            out.push(k);
+        }
+        Ok(out)
+    }
+
     /// Time histories of displacement, velocity and friction force at every contact for the
     /// friction coefficients `r`.
     pub fn histories(&mut self, r: &[f64]) -> Result<ContactHistories, ResidualError> {

@@ -137,3 +137,66 @@ fn modal_diagonal_blocks_match_formed_receptance() {
     }
     assert!(at.diagonal_block(1, 10, 3).is_err());
 }
+
+/// The period-averaged harmonic Jacobians against the assembled `J`: equal when every
+/// contact sticks for the whole period (the law's derivatives are then constant), different
+/// otherwise.
+fn averaged_vs_dense(model: &Model, omega: f64, set: HarmonicSet, mu_n: f64) -> f64 {
+    let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+    let at = rec.prepare(omega, set.harmonics()).unwrap();
+    let mut params = ContactParams::of(&model.contacts);
+    params.mu_n.iter_mut().for_each(|m| *m = mu_n);
+    let (m, nco) = (params.dim * params.len(), set.n_coeffs());
+    let mut sys = EwrResidual::new(&at, set.clone(), 128, FrictionLaw::Exact, params).unwrap();
+    let n = sys.len();
+    let mut g = vec![0.0; n];
+    let mut jac = Mat::<f64>::zeros(n, n);
+    sys.residual_and_jacobian(&vec![0.0; n], &mut g, jac.as_mut())
+        .unwrap();
+    let ks = sys.averaged_harmonic_jacobians().unwrap();
+    assert_eq!(ks.len(), set.harmonics().len());
+    // Real form of K_h on (a, b) with Z = a - i b: [[Re k, Im k], [-Im k, Re k]]; zero
+    // between different harmonics.
+    let mut approx = Mat::<f64>::zeros(n, n);
+    for (k, &h) in ks.iter().zip(set.harmonics()) {
+        assert_eq!((k.nrows(), k.ncols()), (m, m));
+        let p = set.coeff_index(h).unwrap();
+        for s in 0..m {
+            for j in 0..m {
+                let z = k[(s, j)];
+                approx[(s * nco + p, j * nco + p)] = z.re;
+                if h > 0 {
+                    approx[(s * nco + p, j * nco + p + 1)] = z.im;
+                    approx[(s * nco + p + 1, j * nco + p)] = -z.im;
+                    approx[(s * nco + p + 1, j * nco + p + 1)] = z.re;
+                }
+            }
+        }
+    }
+    let jmax = (0..n)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .map(|(i, j)| jac[(i, j)].abs())
+        .fold(0.0, f64::max);
+    let mut worst = 0.0f64;
+    for i in 0..n {
+        for j in 0..n {
+            worst = worst.max((approx[(i, j)] - jac[(i, j)]).abs() / jmax);
+        }
+    }
+    worst
+}
+
+#[test]
+fn averaged_harmonic_jacobians_are_exact_in_full_stick() {
+    // From zero force the contacts stick wherever rho |v| < mu N: a large bound makes that
+    // the whole period.
+    let tmd = examples::two_mass_damper(1.0);
+    let e = averaged_vs_dense(&tmd, 0.303, HarmonicSet::all(4).unwrap(), 1e6);
+    assert!(e < 1e-12, "full stick, 2-D with mean: {e:e}");
+    let chain = examples::chain(6);
+    let e = averaged_vs_dense(&chain, 0.3, HarmonicSet::odd(5).unwrap(), 1e6);
+    assert!(e < 1e-12, "full stick, chain: {e:e}");
+    // With a small bound the contacts slip: the averaged form is only an approximation.
+    let e = averaged_vs_dense(&tmd, 0.303, HarmonicSet::all(4).unwrap(), 1e-3);
+    assert!(e > 1e-3, "slip should break the averaged form: {e:e}");
+}

@@ -28,6 +28,7 @@ fn settings(set: HarmonicSet, n_samples: usize, model: &Model) -> PointSettings 
         ramp: true,
         monitor: (0..model.n_dofs()).collect(),
         retry_rho: true,
+        preconditioner: Default::default(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Scale benchmarks (release build): `cargo bench -p ewr-solve --bench scale [-- PART]` with
-//! PART in `chain`, `harmonics`, `contacts`, `sector` (default: all). Prints tables; see
+//! PART in `precond`, `chain`, `harmonics`, `contacts`, `sector` (default: all). Prints tables; see
 //! docs/performance.md ("Scale").
 
 use ewr_contact::{ContactParams, FrictionLaw};
@@ -7,7 +7,10 @@ use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_hb::{HarmonicSet, default_samples};
 use ewr_model::Model;
 use ewr_model::examples::{self, Sector, sector};
-use ewr_solve::{Continuation, FrcSettings, LinearSolve, NewtonOptions, PointSettings, frc};
+use ewr_solve::{
+    Continuation, FrcSettings, LinearSolve, NewtonOptions, PointSettings, Preconditioner, frc,
+    solve_point,
+};
 use std::time::Instant;
 
 fn peak_rss_mb() -> f64 {
@@ -33,6 +36,7 @@ fn settings(set: HarmonicSet, linear: LinearSolve, monitor: Vec<usize>) -> Point
         ramp: true,
         monitor,
         retry_rho: true,
+        preconditioner: Default::default(),
     }
 }
 
@@ -67,6 +71,101 @@ fn sweep(
     let it = pts.iter().map(|q| q.solution.iterations).sum();
     let kry = pts.iter().map(|q| q.solution.krylov_iterations).sum();
     (pts.len(), bad, it, kry, secs)
+}
+
+/// One point from zero force with the dense solver and each matrix-free preconditioner.
+fn precond_case(name: &str, model: &Model, kind: ReceptanceKind, omega: f64, set: HarmonicSet) {
+    let rec = Receptance::new(model, kind).unwrap();
+    let p = ContactParams::of(&model.contacts);
+    let n = p.dim * p.len() * set.n_coeffs();
+    let mut dense_x: Option<Vec<f64>> = None;
+    for (linear, pre) in [
+        (LinearSolve::Dense, Preconditioner::Contact),
+        (LinearSolve::MatrixFree, Preconditioner::Contact),
+        (LinearSolve::MatrixFree, Preconditioner::Harmonic),
+        (LinearSolve::MatrixFree, Preconditioner::TwoLevel),
+    ] {
+        if linear == LinearSolve::Dense && n > 5000 {
+            continue;
+        }
+        let mut s = settings(set.clone(), linear, vec![]);
+        s.preconditioner = pre;
+        let t = Instant::now();
+        let sol = solve_point(&rec, &p, omega, &s, None).expect("solve");
+        let secs = t.elapsed().as_secs_f64();
+        let mu = p.mu_n.iter().copied().fold(0.0, f64::max);
+        let diff = dense_x.as_ref().map_or(f64::NAN, |d| {
+            d.iter()
+                .zip(&sol.friction)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max)
+                / mu
+        });
+        let label = match linear {
+            LinearSolve::Dense => "dense".to_string(),
+            _ => format!("matrix-free, {pre}"),
+        };
+        println!(
+            "| {name} | {n} | {label} | {} | {} | {} | {:.3} | {diff:.1e} |",
+            sol.status, sol.iterations, sol.krylov_iterations, secs
+        );
+        if linear == LinearSolve::Dense {
+            dense_x = Some(sol.friction);
+        }
+    }
+}
+
+fn precond() {
+    println!("\n## preconditioners: one point from zero force, harmonic ramping\n");
+    println!(
+        "| case | unknowns | linear | status | Newton it | GMRES it | s | max dR / muN vs dense |"
+    );
+    println!("|---|---:|---|---|---:|---:|---:|---:|");
+    let mut c40 = examples::chain(40);
+    c40.forcing[0].cos *= 4.0;
+    precond_case(
+        "chain 40, x4 force, w = 0.1",
+        &c40,
+        ReceptanceKind::Dense,
+        0.1,
+        HarmonicSet::odd(7).unwrap(),
+    );
+    precond_case(
+        "chain 290, w = 0.3",
+        &examples::chain(290),
+        ReceptanceKind::Dense,
+        0.3,
+        HarmonicSet::odd(3).unwrap(),
+    );
+    let mut m = examples::two_mass_damper(1.0);
+    m.forcing[1].harmonic = 3;
+    precond_case(
+        "Fig. 21 (odd:1799)",
+        &m,
+        ReceptanceKind::Dense,
+        0.115,
+        HarmonicSet::odd(1799).unwrap(),
+    );
+    for (refine, nc) in [(2usize, 20usize), (3, 100)] {
+        let model = sector(&Sector {
+            refine,
+            contacts: nc,
+            ..Sector::default()
+        });
+        let kind = ReceptanceKind::Modal { modes: 100 };
+        let w1 = Receptance::new(&model, kind)
+            .unwrap()
+            .modes()
+            .unwrap()
+            .omega[0];
+        precond_case(
+            &format!("sector r{refine}, {nc} contacts, w1"),
+            &model,
+            kind,
+            w1,
+            HarmonicSet::odd(7).unwrap(),
+        );
+    }
 }
 
 fn chain() {
@@ -230,6 +329,9 @@ fn main() {
         .collect();
     let want = |p: &str| args.is_empty() || args.iter().any(|a| a == p);
     println!("threads: {}", rayon::current_num_threads());
+    if want("precond") {
+        precond();
+    }
     if want("chain") {
         chain();
     }

@@ -14,5 +14,7 @@ pub use newton::{
     AUTO_MATRIX_FREE_MIN_UNKNOWNS, EvalError, KrylovOptions, LinearSolve, NewtonOptions,
     NewtonReport, NewtonStatus, Residual, solve,
 };
-pub use periodic::{DofResponse, PointSettings, PointSolution, SolveError, solve_point};
+pub use periodic::{
+    DofResponse, PointSettings, PointSolution, Preconditioner, SolveError, solve_point,
+};
 pub use post::ContactSummary;

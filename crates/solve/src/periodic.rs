@@ -6,9 +6,9 @@ use crate::post::{ContactSummary, summarise};
 use ewr_contact::{ContactHistories, ContactParams, EwrResidual, FrictionLaw, ResidualError};
 use ewr_hb::receptance::{Receptance, ReceptanceError};
 use ewr_hb::{FourierError, HarmonicKind, HarmonicSet};
-use faer::MatMut;
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::reborrow::ReborrowMut;
+use faer::{MatMut, c64};
 use rayon::prelude::*;
 use std::fmt;
 
@@ -73,15 +73,57 @@ pub struct PointSettings {
     /// When a solve stalls, retry it with every `rho` scaled by 10 and by 1/10 (the
     /// solution does not depend on `rho` for the exact and projection laws).
     pub retry_rho: bool,
+    /// Preconditioner of the matrix-free path (ignored by dense solves).
+    pub preconditioner: Preconditioner,
+}
+
+/// Preconditioner `M ~ J` of the matrix-free (GMRES) Newton steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Preconditioner {
+    /// Block-Jacobi over contacts: each contact's exact diagonal block of `J` (its own
+    /// Galerkin blocks with its self-receptance). Exact for one contact; blind to the
+    /// coupling of contacts through the structure.
+    Contact,
+    /// Per harmonic, the Jacobian with period-averaged law derivatives
+    /// ([`EwrResidual::averaged_harmonic_jacobians`]): all of the coupling through the
+    /// structure, none of the time variation of stick and slip. One complex `m x m` LU per
+    /// harmonic.
+    Harmonic,
+    /// Both, multiplicatively: the harmonic step, then the contact blocks on what is left
+    /// (`M^-1 = H^-1 + B^-1 (I - J H^-1)`): one more `J x` per GMRES iteration.
+    #[default]
+    TwoLevel,
+}
+
+impl std::str::FromStr for Preconditioner {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "contact" => Ok(Preconditioner::Contact),
+            "harmonic" => Ok(Preconditioner::Harmonic),
+            "two-level" => Ok(Preconditioner::TwoLevel),
+            _ => Err(format!(
+                "unknown preconditioner '{s}' (expected contact, harmonic or two-level)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Preconditioner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Preconditioner::Contact => "contact",
+            Preconditioner::Harmonic => "harmonic",
+            Preconditioner::TwoLevel => "two-level",
+        })
+    }
 }
 
 /// The E-WR residual divided by `(max mu N)^2`, the natural size of `Psi = r max(mu N, |z|)
 /// - mu N z` for forces of the order of the bound, so that the tolerance is dimensionless.
 ///
 /// Implements both the dense and the matrix-free interface of [`Residual`]; the matrix-free
-/// preconditioner is block-Jacobi over contacts: each contact's diagonal block of `J` (its
-/// own Galerkin blocks with its self-receptance,
-/// [`EwrResidual::contact_jacobian_blocks`]), factorised by dense LU at every linearisation.
+/// preconditioner is one of [`Preconditioner`], factorised at every linearisation.
 ///
 /// [`scaled_norm`]: the reported residual is `||g||_2 / (max mu N)^2`.
 pub struct ScaledResidual<'s, 'a> {
@@ -89,17 +131,112 @@ pub struct ScaledResidual<'s, 'a> {
     pub inner: &'s mut EwrResidual<'a>,
     /// `1 / (max mu N)^2` (1 when every bound is 0).
     pub scale: f64,
-    /// LU of each contact's diagonal block of the scaled `J` (matrix-free path).
+    kind: Preconditioner,
+    /// LU of each contact's diagonal block of the scaled `J`.
     blocks: Vec<PartialPivLu<f64>>,
+    /// LU of each harmonic's averaged Jacobian, with the harmonic's coefficient index.
+    harmonic: Vec<(usize, bool, PartialPivLu<c64>)>,
 }
 
 impl<'s, 'a> ScaledResidual<'s, 'a> {
-    /// `inner` scaled by `scale` (see [`scaled_norm`]).
+    /// `inner` scaled by `scale` (see [`scaled_norm`]), with the default preconditioner.
     pub fn new(inner: &'s mut EwrResidual<'a>, scale: f64) -> Self {
+        Self::with_preconditioner(inner, scale, Preconditioner::default())
+    }
+
+    /// `inner` scaled by `scale`, preconditioned by `kind` on the matrix-free path.
+    pub fn with_preconditioner(
+        inner: &'s mut EwrResidual<'a>,
+        scale: f64,
+        kind: Preconditioner,
+    ) -> Self {
         ScaledResidual {
             inner,
             scale,
+            kind,
             blocks: Vec::new(),
+            harmonic: Vec::new(),
+        }
+    }
+
+    fn factor_contact_blocks(&mut self) -> Result<(), EvalError> {
+        let mut blocks = self.inner.contact_jacobian_blocks().map_err(eval_err)?;
+        let s = self.scale;
+        self.blocks = blocks
+            .par_iter_mut()
+            .map(|b| {
+                *b *= faer::Scale(s);
+                b.partial_piv_lu()
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn factor_harmonic_blocks(&mut self) -> Result<(), EvalError> {
+        let mut ks = self.inner.averaged_harmonic_jacobians().map_err(eval_err)?;
+        let set = self.inner.harmonic_set().clone();
+        let s = self.scale;
+        self.harmonic = ks
+            .par_iter_mut()
+            .zip(set.harmonics().par_iter())
+            .map(|(k, &h)| {
+                *k *= faer::Scale(c64::new(s, 0.0));
+                let p = set.coeff_index(h).expect("h is in the set");
+                (p, h > 0, k.partial_piv_lu())
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn apply_contact_blocks(&self, v: &mut [f64]) {
+        if self.blocks.is_empty() {
+            return;
+        }
+        let bs = v.len() / self.blocks.len();
+        v.par_chunks_mut(bs)
+            .zip(self.blocks.par_iter())
+            .for_each(|(chunk, lu)| {
+                let keep = chunk.to_vec();
+                lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(chunk, bs, 1));
+                // A singular block (e.g. a contact whose law derivatives vanish): identity.
+                if chunk.iter().any(|x| !x.is_finite()) {
+                    chunk.copy_from_slice(&keep);
+                }
+            });
+    }
+
+    fn apply_harmonic_blocks(&self, v: &mut [f64]) {
+        if self.harmonic.is_empty() {
+            return;
+        }
+        let nco = self.inner.harmonic_set().n_coeffs();
+        let m = v.len() / nco;
+        // Each harmonic reads and writes its own coefficients only.
+        let solved: Vec<Vec<c64>> = self
+            .harmonic
+            .par_iter()
+            .map(|(p, sine, lu)| {
+                let mut z: Vec<c64> = (0..m)
+                    .map(|s| {
+                        let b = if *sine { v[s * nco + p + 1] } else { 0.0 };
+                        c64::new(v[s * nco + p], -b)
+                    })
+                    .collect();
+                let keep = z.clone();
+                lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, m, 1));
+                if z.iter().any(|x| !x.re.is_finite() || !x.im.is_finite()) {
+                    return keep;
+                }
+                z
+            })
+            .collect();
+        for ((p, sine, _), z) in self.harmonic.iter().zip(&solved) {
+            for (s, z) in z.iter().enumerate() {
+                v[s * nco + p] = z.re;
+                if *sine {
+                    v[s * nco + p + 1] = -z.im;
+                }
+            }
         }
     }
 }
@@ -148,16 +285,14 @@ impl Residual for ScaledResidual<'_, '_> {
             .residual_keep_derivatives(x, g)
             .map_err(eval_err)?;
         g.iter_mut().for_each(|v| *v *= self.scale);
-        let mut blocks = self.inner.contact_jacobian_blocks().map_err(eval_err)?;
-        let s = self.scale;
-        self.blocks = blocks
-            .par_iter_mut()
-            .map(|b| {
-                *b *= faer::Scale(s);
-                b.partial_piv_lu()
-            })
-            .collect();
-        Ok(())
+        match self.kind {
+            Preconditioner::Contact => self.factor_contact_blocks(),
+            Preconditioner::Harmonic => self.factor_harmonic_blocks(),
+            Preconditioner::TwoLevel => {
+                self.factor_contact_blocks()?;
+                self.factor_harmonic_blocks()
+            }
+        }
     }
 
     fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
@@ -175,20 +310,20 @@ impl Residual for ScaledResidual<'_, '_> {
     }
 
     fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
-        if self.blocks.is_empty() {
-            return Ok(());
+        match self.kind {
+            Preconditioner::Contact => self.apply_contact_blocks(v),
+            Preconditioner::Harmonic => self.apply_harmonic_blocks(v),
+            Preconditioner::TwoLevel => {
+                // y = H^-1 v, then y += B^-1 (v - J y).
+                let mut y = v.to_vec();
+                self.apply_harmonic_blocks(&mut y);
+                let mut jy = vec![0.0; v.len()];
+                self.jacobian_product(&y, &mut jy)?;
+                v.iter_mut().zip(&jy).for_each(|(r, j)| *r -= j);
+                self.apply_contact_blocks(v);
+                v.iter_mut().zip(&y).for_each(|(r, y)| *r += y);
+            }
         }
-        let bs = v.len() / self.blocks.len();
-        v.par_chunks_mut(bs)
-            .zip(self.blocks.par_iter())
-            .for_each(|(chunk, lu)| {
-                let keep = chunk.to_vec();
-                lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(chunk, bs, 1));
-                // A singular block (e.g. a contact whose law derivatives vanish): identity.
-                if chunk.iter().any(|x| !x.is_finite()) {
-                    chunk.copy_from_slice(&keep);
-                }
-            });
         Ok(())
     }
 }
@@ -385,7 +520,8 @@ pub fn solve_point(
             p.rho.iter_mut().for_each(|r| *r *= rho_factor);
             let mut sys =
                 EwrResidual::new(&at, stage.clone(), settings.n_samples, settings.law, p)?;
-            let mut scaled = ScaledResidual::new(&mut sys, scale);
+            let mut scaled =
+                ScaledResidual::with_preconditioner(&mut sys, scale, settings.preconditioner);
             let mut r = newton::solve(&mut scaled, &x0, &settings.newton);
             iterations += r.iterations;
             krylov += r.krylov_iterations;
@@ -397,7 +533,8 @@ pub fn solve_point(
                     settings.law,
                     params.clone(),
                 )?;
-                let mut scaled = ScaledResidual::new(&mut sys, scale);
+                let mut scaled =
+                    ScaledResidual::with_preconditioner(&mut sys, scale, settings.preconditioner);
                 let polished = newton::solve(&mut scaled, &r.x, &settings.newton);
                 iterations += polished.iterations;
                 krylov += polished.krylov_iterations;

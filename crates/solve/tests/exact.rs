@@ -18,6 +18,7 @@ fn solve(model: &Model, omega: f64, set: HarmonicSet) -> PointSolution {
         ramp: true,
         monitor: (0..model.n_dofs()).collect(),
         retry_rho: true,
+        preconditioner: Default::default(),
     };
     let s = solve_point(
         &rec,

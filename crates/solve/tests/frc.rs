@@ -31,6 +31,7 @@ fn settings(
             ramp: true,
             monitor: vec![0, 1],
             retry_rho: true,
+            preconditioner: Default::default(),
         },
         max_points: 500,
     }

@@ -33,6 +33,7 @@ fn solve_model(
         ramp: true,
         monitor: (0..model.n_dofs()).collect(),
         retry_rho,
+        preconditioner: Default::default(),
     };
     let mut p = ContactParams::of(&model.contacts);
     p.rho.iter_mut().for_each(|r| *r = rho);

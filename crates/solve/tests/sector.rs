@@ -20,6 +20,7 @@ fn settings(set: HarmonicSet, linear: LinearSolve, monitor: Vec<usize>) -> Point
         ramp: true,
         monitor,
         retry_rho: true,
+        preconditioner: Default::default(),
     }
 }
 
