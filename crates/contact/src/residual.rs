@@ -559,7 +559,7 @@ impl<'a> EwrResidual<'a> {
     /// (`dim * n_coeffs` square, row-major over the contact's signals like `J`): the
     /// contact's own Galerkin blocks with its self-receptance (the `dim x dim` diagonal block
     /// of every `G_h`, which the modal backend gives without forming `G_h`). This is the
-    /// block-Jacobi preconditioner of the matrix-free Newton-Krylov path.
+    /// block-Jacobi part of the matrix-free Newton-Krylov preconditioners.
     ///
     /// Contacts are processed in parallel (rayon), each with its own FFT plan; every block
     /// is computed independently, so the result does not depend on the thread count.

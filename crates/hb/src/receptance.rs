@@ -534,7 +534,8 @@ impl<'a> ReceptanceAt<'a> {
     /// contact forces `r` (`m` entries) of harmonic `h`.
     ///
     /// Costs one solve with the stored factorisation (direct backends) or a modal sum plus
-    /// one static residual solve (modal backend).
+    /// one static residual solve (modal backend); the modal backend recovers a DOF list from
+    /// cached columns of the static residual operator (one solve per DOF, once).
     pub fn recover(
         &self,
         h: usize,
@@ -557,6 +558,9 @@ impl<'a> ReceptanceAt<'a> {
         }
         let data = self.get(h)?;
         let b = s.load(h, r);
+        if let (HarmonicData::Modal(d), Some(dofs)) = (data, dofs) {
+            return Ok(d.recover_at(self.modal(), s, &b, dofs));
+        }
         let u = match data {
             HarmonicData::Direct(d) => d.solve(b),
             HarmonicData::Modal(d) => d.recover(self.modal(), s, b),

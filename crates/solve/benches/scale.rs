@@ -62,7 +62,15 @@ fn sweep(
         max_points: n,
     };
     let t = Instant::now();
-    let pts = frc(rec, &p, &s, &mut |_| true).expect("sweep");
+    let mut done = 0usize;
+    let pts = frc(rec, &p, &s, &mut |_| {
+        done += 1;
+        if n >= 50 && done % 10 == 0 {
+            eprintln!("  {done}/{n} points, {:.1} s", t.elapsed().as_secs_f64());
+        }
+        true
+    })
+    .expect("sweep");
     let secs = t.elapsed().as_secs_f64();
     let bad = pts
         .iter()
@@ -169,19 +177,24 @@ fn precond() {
 }
 
 fn chain() {
-    println!("\n## chain, N = 290, odd:3, 300 points, w = 0.02 .. 0.6\n");
-    println!("| linear | unknowns | points | not converged | Newton it | GMRES it | s |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("\n## chain, N = 290, 300 points, w = 0.02 .. 0.6\n");
+    println!(
+        "| harmonics | linear | unknowns | points | not converged | Newton it | GMRES it | s |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
     let model = examples::chain(290);
     let rec = Receptance::new(&model, ReceptanceKind::Auto).unwrap();
-    for linear in [
-        LinearSolve::Auto,
-        LinearSolve::Dense,
-        LinearSolve::MatrixFree,
-    ] {
-        let set = HarmonicSet::odd(3).unwrap();
-        let (n, bad, it, kry, s) = sweep(&rec, &model, set, linear, (0.02, 0.6, 300));
-        println!("| {linear} | 1160 | {n} | {bad} | {it} | {kry} | {s:.2} |");
+    for h in [1usize, 3] {
+        for linear in [
+            LinearSolve::Auto,
+            LinearSolve::Dense,
+            LinearSolve::MatrixFree,
+        ] {
+            let set = HarmonicSet::odd(h).unwrap();
+            let n = 290 * set.n_coeffs();
+            let (np, bad, it, kry, s) = sweep(&rec, &model, set, linear, (0.02, 0.6, 300));
+            println!("| odd:{h} | {linear} | {n} | {np} | {bad} | {it} | {kry} | {s:.2} |");
+        }
     }
 }
 
@@ -194,6 +207,80 @@ fn exponent(x: &[f64], y: &[f64]) -> f64 {
     let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
     let sxx: f64 = lx.iter().map(|a| (a - mx).powi(2)).sum();
     sxy / sxx
+}
+
+/// Where the scaling tables and plots are written (`target/bench-scale/`).
+fn out_dir() -> std::path::PathBuf {
+    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-scale");
+    std::fs::create_dir_all(&d).expect("create target/bench-scale");
+    d
+}
+
+/// A log-log SVG of `series` (name, points), with the fitted exponent in each legend entry.
+fn loglog_svg(file: &str, title: &str, xlabel: &str, series: &[(String, Vec<(f64, f64)>)]) {
+    use plotters::prelude::*;
+    static FONT: &[u8] = include_bytes!("../../cli/assets/DejaVuSans.ttf");
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+    let path = out_dir().join(file);
+    let pts = series.iter().flat_map(|s| s.1.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, 0.0f64, f64::MAX, 0.0f64);
+    for &(x, y) in pts {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let root = SVGBackend::new(&path, (800, 560)).into_drawing_area();
+    root.fill(&WHITE).unwrap();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            ((x0 / 1.3)..(x1 * 1.3)).log_scale(),
+            ((y0 / 1.5)..(y1 * 1.5)).log_scale(),
+        )
+        .unwrap();
+    chart
+        .configure_mesh()
+        .x_desc(xlabel)
+        .y_desc("seconds per frequency point")
+        .label_style(("sans-serif", 14))
+        .draw()
+        .unwrap();
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+    ];
+    for (k, (name, p)) in series.iter().enumerate() {
+        let c = colors[k % colors.len()];
+        let (x, y): (Vec<f64>, Vec<f64>) = p.iter().copied().unzip();
+        let label = if p.len() >= 2 {
+            format!("{name} (slope {:.2})", exponent(&x, &y))
+        } else {
+            name.clone()
+        };
+        chart
+            .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
+            .unwrap()
+            .label(label)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart
+            .draw_series(p.iter().map(|&q| Circle::new(q, 4, c.filled())))
+            .unwrap();
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .unwrap();
+    root.present().unwrap();
+    println!("\nplot: {}", path.display());
 }
 
 fn harmonics() {
@@ -238,6 +325,30 @@ fn harmonics() {
             exponent(&x[1..], &pi[1..])
         );
     }
+    plot_rows(
+        "scale-harmonics.svg",
+        "sector, 20 contacts: time against harmonics",
+        "highest harmonic H (odd:H)",
+        &rows,
+    );
+}
+
+/// The (linear, x, s/point) rows as a log-log plot, one line per linear solver.
+fn plot_rows(file: &str, title: &str, xlabel: &str, rows: &[(LinearSolve, f64, f64, f64)]) {
+    let series: Vec<(String, Vec<(f64, f64)>)> = [LinearSolve::Dense, LinearSolve::MatrixFree]
+        .iter()
+        .map(|&l| {
+            (
+                l.to_string(),
+                rows.iter()
+                    .filter(|r| r.0 == l)
+                    .map(|r| (r.1, r.2))
+                    .collect(),
+            )
+        })
+        .filter(|s: &(String, Vec<(f64, f64)>)| !s.1.is_empty())
+        .collect();
+    loglog_svg(file, title, xlabel, &series);
 }
 
 fn contacts() {
@@ -285,6 +396,12 @@ fn contacts() {
             exponent(&x, &pi)
         );
     }
+    plot_rows(
+        "scale-contacts.svg",
+        "sector, odd:7: time against contacts",
+        "friction contacts",
+        &rows,
+    );
 }
 
 fn big_sector() {

@@ -2,7 +2,8 @@
 //! harmonic ramping, post-processing; continuation and studies build on them. The Newton
 //! solver is generic over "a residual with a Jacobian" ([`Residual`]), so the physics stays in
 //! `ewr-contact`; it solves either with a dense LU or matrix-free (Newton-Krylov, GMRES with a
-//! per-contact block preconditioner), see [`newton`].
+//! contact-block, harmonic-averaged or two-level preconditioner, see [`Preconditioner`]), see
+//! [`newton`].
 
 pub mod continuation;
 pub mod newton;

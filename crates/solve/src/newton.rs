@@ -41,7 +41,7 @@ use std::fmt;
 
 /// Above this many unknowns [`LinearSolve::Auto`] goes matrix-free (when the system supports
 /// it). A dense LU costs `2/3 n^3`: about 0.1 s at `n = 1500` on this 2-core machine, which
-/// is where one GMRES solve with the block preconditioner (tens of `J x` products) becomes
+/// is where one GMRES solve with the E-WR preconditioners (tens of `J x` products) becomes
 /// cheaper for the E-WR systems measured in docs/performance.md ("Scale").
 pub const AUTO_MATRIX_FREE_MIN_UNKNOWNS: usize = 1500;
 

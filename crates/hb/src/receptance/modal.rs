@@ -39,8 +39,8 @@
 //!   `h w = 0` the receptance is singular, as in the direct backends
 //!   ([`ReceptanceError::Singular`]).
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use faer::linalg::solvers::Solve;
 use faer::prelude::ReborrowMut;
@@ -195,6 +195,10 @@ pub(crate) struct ModalBackend {
     forced: BTreeMap<usize, (Vec<c64>, Vec<c64>)>,
     /// Scale of the eigenvalues (`max(lambda_max, tr K / tr M)`), for singularity tests.
     scale: f64,
+    /// Columns of the (symmetric) static residual operator for the DOFs recovered so far:
+    /// recovering a few DOFs at every frequency point then costs `O(n)` per DOF instead of
+    /// sparse solves with the whole factor.
+    static_columns: Mutex<HashMap<usize, Arc<Vec<f64>>>>,
 }
 
 fn real_mul(a: &faer::sparse::SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
@@ -390,7 +394,40 @@ impl ModalBackend {
             stat,
             forced,
             scale,
+            static_columns: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Columns `dofs` of the static residual operator, computed (in one multi-column solve)
+    /// for the DOFs not seen before.
+    fn static_columns(&self, s: &Structure, dofs: &[usize]) -> Vec<Arc<Vec<f64>>> {
+        let mut cache = self
+            .static_columns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut missing: Vec<usize> = dofs
+            .iter()
+            .copied()
+            .filter(|d| !cache.contains_key(d))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let e = Mat::from_fn(
+                s.n,
+                missing.len(),
+                |i, j| {
+                    if i == missing[j] { 1.0 } else { 0.0 }
+                },
+            );
+            let x = self
+                .stat
+                .apply(&s.mass, self.modes.phi.as_ref(), e.as_ref());
+            for (j, &d) in missing.iter().enumerate() {
+                cache.insert(d, Arc::new((0..s.n).map(|i| x[(i, j)]).collect()));
+            }
+        }
+        dofs.iter().map(|d| Arc::clone(&cache[d])).collect()
     }
 
     pub fn harmonic(
@@ -524,5 +561,37 @@ impl ModalHarmonic {
             let modal: c64 = (0..q.len()).map(|r| phi[(i, r)] * q[r]).sum();
             modal + self.res_factor * c64::new(x[(i, 0)], x[(i, 1)])
         })
+    }
+
+    /// `Z_h^{-1} b` at the DOFs `dofs` only: the modal sum at those rows plus the static
+    /// residual through its cached columns (the operator is symmetric), without a solve once
+    /// the columns are known.
+    pub fn recover_at(
+        &self,
+        mb: &ModalBackend,
+        s: &Structure,
+        b: &Mat<c64>,
+        dofs: &[usize],
+    ) -> Vec<c64> {
+        let phi = mb.modes.phi.as_ref();
+        let nz: Vec<(usize, c64)> = (0..b.nrows())
+            .filter(|&i| b[(i, 0)] != c64::new(0.0, 0.0))
+            .map(|i| (i, b[(i, 0)]))
+            .collect();
+        let q: Vec<c64> = (0..phi.ncols())
+            .map(|r| {
+                let pb: c64 = nz.iter().map(|&(i, v)| v * phi[(i, r)]).sum();
+                self.inv_d[r] * pb
+            })
+            .collect();
+        let cols = mb.static_columns(s, dofs);
+        dofs.iter()
+            .zip(&cols)
+            .map(|(&i, col)| {
+                let modal: c64 = (0..q.len()).map(|r| phi[(i, r)] * q[r]).sum();
+                let stat: c64 = nz.iter().map(|&(j, v)| v * col[j]).sum();
+                modal + self.res_factor * stat
+            })
+            .collect()
     }
 }
