@@ -65,7 +65,7 @@ fn sweep(
     let mut done = 0usize;
     let pts = frc(rec, &p, &s, &mut |_| {
         done += 1;
-        if n >= 50 && done % 10 == 0 {
+        if n >= 50 && done.is_multiple_of(10) {
             eprintln!("  {done}/{n} points, {:.1} s", t.elapsed().as_secs_f64());
         }
         true
