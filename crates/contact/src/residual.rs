@@ -126,7 +126,7 @@ pub struct ContactHistories {
 /// Holds the scratch it needs, so evaluations do not allocate; the derivatives of the last
 /// evaluation with a Jacobian are kept for [`jacobian_product`](Self::jacobian_product).
 pub struct EwrResidual<'a> {
-    rec: &'a ReceptanceAt<'a>,
+    rec: AtRef<'a>,
     set: HarmonicSet,
     sampler: FourierSampler,
     law: FrictionLaw,
@@ -148,11 +148,49 @@ pub struct EwrResidual<'a> {
     galerkin: Mat<f64>,
 }
 
+/// The prepared receptance, borrowed or owned: a system that outlives one evaluation (the
+/// matrix-free arclength corrector) keeps its own.
+enum AtRef<'a> {
+    Borrowed(&'a ReceptanceAt<'a>),
+    Owned(Box<ReceptanceAt<'a>>),
+}
+
+impl<'a> std::ops::Deref for AtRef<'a> {
+    type Target = ReceptanceAt<'a>;
+    fn deref(&self) -> &ReceptanceAt<'a> {
+        match self {
+            AtRef::Borrowed(r) => r,
+            AtRef::Owned(r) => r,
+        }
+    }
+}
+
 impl<'a> EwrResidual<'a> {
     /// The system at the frequency `rec` was prepared for, on `set` with `n_samples` time
     /// samples (see `ewr_hb::default_samples`); `rec` must hold every harmonic of `set`.
     pub fn new(
         rec: &'a ReceptanceAt<'a>,
+        set: HarmonicSet,
+        n_samples: usize,
+        law: FrictionLaw,
+        params: ContactParams,
+    ) -> Result<Self, ResidualError> {
+        Self::build(AtRef::Borrowed(rec), set, n_samples, law, params)
+    }
+
+    /// As [`new`](Self::new), owning the prepared receptance.
+    pub fn owning(
+        rec: ReceptanceAt<'a>,
+        set: HarmonicSet,
+        n_samples: usize,
+        law: FrictionLaw,
+        params: ContactParams,
+    ) -> Result<Self, ResidualError> {
+        Self::build(AtRef::Owned(Box::new(rec)), set, n_samples, law, params)
+    }
+
+    fn build(
+        rec: AtRef<'a>,
         set: HarmonicSet,
         n_samples: usize,
         law: FrictionLaw,
@@ -217,6 +255,11 @@ impl<'a> EwrResidual<'a> {
     /// True when there are no unknowns (no contacts).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Number of contacts.
+    pub fn contact_count(&self) -> usize {
+        self.params.len()
     }
 
     /// The harmonic set of the unknowns.

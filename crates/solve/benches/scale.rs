@@ -216,7 +216,8 @@ fn out_dir() -> std::path::PathBuf {
     d
 }
 
-/// A log-log SVG of `series` (name, points), with the fitted exponent in each legend entry.
+/// A log-log plot of `series` (name, points), with the fitted exponent in each legend entry,
+/// as `file.svg` and `file.png`.
 fn loglog_svg(file: &str, title: &str, xlabel: &str, series: &[(String, Vec<(f64, f64)>)]) {
     use plotters::prelude::*;
     static FONT: &[u8] = include_bytes!("../../cli/assets/DejaVuSans.ttf");
@@ -224,15 +225,37 @@ fn loglog_svg(file: &str, title: &str, xlabel: &str, series: &[(String, Vec<(f64
     ONCE.call_once(|| {
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
     });
-    let path = out_dir().join(file);
+    let svg = out_dir().join(format!("{file}.svg"));
+    let png = out_dir().join(format!("{file}.png"));
+    draw_loglog(
+        &SVGBackend::new(&svg, (800, 560)).into_drawing_area(),
+        title,
+        xlabel,
+        series,
+    );
+    draw_loglog(
+        &BitMapBackend::new(&png, (800, 560)).into_drawing_area(),
+        title,
+        xlabel,
+        series,
+    );
+    println!("\nplot: {} (and .png)", svg.display());
+}
+
+fn draw_loglog<DB: plotters::prelude::DrawingBackend>(
+    root: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    xlabel: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) {
+    use plotters::prelude::*;
     let pts = series.iter().flat_map(|s| s.1.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, 0.0f64, f64::MAX, 0.0f64);
     for &(x, y) in pts {
         (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
     }
-    let root = SVGBackend::new(&path, (800, 560)).into_drawing_area();
     root.fill(&WHITE).unwrap();
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
@@ -280,7 +303,6 @@ fn loglog_svg(file: &str, title: &str, xlabel: &str, series: &[(String, Vec<(f64
         .draw()
         .unwrap();
     root.present().unwrap();
-    println!("\nplot: {}", path.display());
 }
 
 fn harmonics() {
@@ -326,7 +348,7 @@ fn harmonics() {
         );
     }
     plot_rows(
-        "scale-harmonics.svg",
+        "scale-harmonics",
         "sector, 20 contacts: time against harmonics",
         "highest harmonic H (odd:H)",
         &rows,
@@ -397,7 +419,7 @@ fn contacts() {
         );
     }
     plot_rows(
-        "scale-contacts.svg",
+        "scale-contacts",
         "sector, odd:7: time against contacts",
         "friction contacts",
         &rows,

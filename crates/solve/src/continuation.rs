@@ -143,6 +143,11 @@ fn sequential(
 
 /// The E-WR equations with the frequency as an unknown, bordered by the arclength
 /// constraint `t . (y - y_pred) = 0` in the scaled variables `(R / r_scale, w)`.
+///
+/// Dense (assembled `J_R` and a difference column `dg/dw`) or matrix-free: the scaled E-WR
+/// system at the linearised frequency is kept with its preconditioner `M`, and the bordered
+/// preconditioner `[[r_scale M, dg/dw], [t_R^T, t_w]]` is inverted exactly by block
+/// elimination (one more application of `M^-1`), so GMRES sees the border too.
 struct Bordered<'r> {
     rec: &'r Receptance,
     params: ContactParams,
@@ -151,32 +156,72 @@ struct Bordered<'r> {
     r_scale: f64,
     tangent: Vec<f64>,
     predicted: Vec<f64>,
+    /// Matrix-free linearisation: the system, `dg/dw`, `M^-1 dg/dw / r_scale`.
+    lin: Option<(ScaledResidual<'r>, Vec<f64>, Vec<f64>)>,
 }
 
-impl Bordered<'_> {
+fn err(e: impl std::fmt::Display) -> EvalError {
+    EvalError(e.to_string())
+}
+
+impl<'r> Bordered<'r> {
     fn n(&self) -> usize {
         self.tangent.len() - 1
     }
 
-    /// g(R, w) scaled, and optionally its R-Jacobian into `jr`.
-    fn g(&self, y: &[f64], g: &mut [f64], jr: Option<MatMut<'_, f64>>) -> Result<(), EvalError> {
-        let n = self.n();
-        let w = y[n];
-        let r: Vec<f64> = y[..n].iter().map(|v| v * self.r_scale).collect();
+    /// The scaled E-WR system at frequency `w` (owning its prepared receptance).
+    fn system(&self, w: f64) -> Result<ScaledResidual<'r>, EvalError> {
         let at = self
             .rec
             .prepare(w, self.point.set.harmonics())
-            .map_err(|e| EvalError(e.to_string()))?;
-        let mut sys = EwrResidual::new(
-            &at,
+            .map_err(err)?;
+        let sys = EwrResidual::owning(
+            at,
             self.point.set.clone(),
             self.point.n_samples,
             self.point.law,
             self.params.clone(),
         )
-        .map_err(|e| EvalError(e.to_string()))?;
-        let mut scaled = ScaledResidual::new(&mut sys, self.scale);
-        scaled.evaluate(&r, g, jr)
+        .map_err(err)?;
+        Ok(ScaledResidual::with_preconditioner(
+            sys,
+            self.scale,
+            self.point.preconditioner,
+        ))
+    }
+
+    fn friction(&self, y: &[f64]) -> Vec<f64> {
+        y[..self.n()].iter().map(|v| v * self.r_scale).collect()
+    }
+
+    /// g(R, w) scaled, and optionally its R-Jacobian into `jr`.
+    fn g(&self, y: &[f64], g: &mut [f64], jr: Option<MatMut<'_, f64>>) -> Result<(), EvalError> {
+        let r = self.friction(y);
+        self.system(y[self.n()])?.evaluate(&r, g, jr)
+    }
+
+    /// `dg/dw` at `y` by a forward difference from `g = g(y)`: the receptance's frequency
+    /// dependence has no cheap analytic derivative for every backend.
+    fn dg_dw(&self, y: &[f64], g: &[f64]) -> Result<Vec<f64>, EvalError> {
+        let n = self.n();
+        let dw = 1e-7 * y[n].abs().max(1.0);
+        let mut yp = y.to_vec();
+        yp[n] += dw;
+        let mut gp = vec![0.0; n];
+        self.g(&yp, &mut gp, None)?;
+        Ok(gp.iter().zip(g).map(|(p, g)| (p - g) / dw).collect())
+    }
+
+    fn constraint(&self, y: &[f64]) -> f64 {
+        (0..=self.n())
+            .map(|i| self.tangent[i] * (y[i] - self.predicted[i]))
+            .sum()
+    }
+
+    fn linearized(&mut self) -> Result<&mut (ScaledResidual<'r>, Vec<f64>, Vec<f64>), EvalError> {
+        self.lin
+            .as_mut()
+            .ok_or_else(|| EvalError("bordered system used before linearize".into()))
     }
 }
 
@@ -197,35 +242,97 @@ impl Residual for Bordered<'_> {
             Some(mut j) => {
                 let mut jr = Mat::<f64>::zeros(n, n);
                 self.g(y, &mut out[..n], Some(jr.as_mut()))?;
-                // dg/dw by a forward difference: the receptance's frequency dependence has no
-                // cheap analytic derivative for every backend.
-                let dw = 1e-7 * y[n].abs().max(1.0);
-                let mut yp = y.to_vec();
-                yp[n] += dw;
-                let mut gp = vec![0.0; n];
-                self.g(&yp, &mut gp, None)?;
+                let d = self.dg_dw(y, &out[..n])?;
                 let mut jm = j.rb_mut();
                 for i in 0..n {
                     for c in 0..n {
                         // Unknowns are R / r_scale.
                         jm[(i, c)] = jr[(i, c)] * self.r_scale;
                     }
-                    jm[(i, n)] = (gp[i] - out[i]) / dw;
+                    jm[(i, n)] = d[i];
                 }
                 for c in 0..=n {
                     jm[(n, c)] = self.tangent[c];
                 }
             }
         }
-        out[n] = (0..=n)
-            .map(|i| self.tangent[i] * (y[i] - self.predicted[i]))
-            .sum();
+        out[n] = self.constraint(y);
+        Ok(())
+    }
+
+    fn supports_matrix_free(&self) -> bool {
+        true
+    }
+
+    fn prefers_matrix_free(&self) -> bool {
+        self.params.len() > 1
+    }
+
+    fn linearize(&mut self, y: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        let n = self.n();
+        let mut sys = self.system(y[n])?;
+        sys.linearize(&self.friction(y), &mut out[..n])?;
+        let d = self.dg_dw(y, &out[..n])?;
+        let mut z = d.clone();
+        sys.precondition(&mut z)?;
+        z.iter_mut().for_each(|v| *v /= self.r_scale);
+        out[n] = self.constraint(y);
+        self.lin = Some((sys, d, z));
+        Ok(())
+    }
+
+    fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        let n = self.n();
+        let rs = self.r_scale;
+        let t = self.tangent.clone();
+        let (sys, d, _) = self.linearized()?;
+        sys.jacobian_product(&v[..n], &mut out[..n])?;
+        for i in 0..n {
+            out[i] = rs * out[i] + d[i] * v[n];
+        }
+        out[n] = t.iter().zip(v).map(|(a, b)| a * b).sum();
+        Ok(())
+    }
+
+    fn jacobian_transpose_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        let n = self.n();
+        let rs = self.r_scale;
+        let t = self.tangent.clone();
+        let (sys, d, _) = self.linearized()?;
+        sys.jacobian_transpose_product(&v[..n], &mut out[..n])?;
+        for i in 0..n {
+            out[i] = rs * out[i] + t[i] * v[n];
+        }
+        out[n] = d.iter().zip(v).map(|(a, b)| a * b).sum::<f64>() + t[n] * v[n];
+        Ok(())
+    }
+
+    fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        // [[s M, d], [t_R^T, t_w]] [x; xi] = [a; beta] with z = M^-1 d / s:
+        // x = M^-1 a / s - xi z, xi = (beta - t_R . M^-1 a / s) / (t_w - t_R . z).
+        let n = self.n();
+        let rs = self.r_scale;
+        let t = self.tangent.clone();
+        let (sys, _, z) = self.linearized()?;
+        sys.precondition(&mut v[..n])?;
+        v[..n].iter_mut().for_each(|x| *x /= rs);
+        let tz: f64 = t[..n].iter().zip(z.iter()).map(|(a, b)| a * b).sum();
+        let ta: f64 = t[..n].iter().zip(v[..n].iter()).map(|(a, b)| a * b).sum();
+        let den = t[n] - tz;
+        if den.abs() > 1e-12 * (t[n].abs() + tz.abs()) && den.is_finite() {
+            let xi = (v[n] - ta) / den;
+            v[..n]
+                .iter_mut()
+                .zip(z.iter())
+                .for_each(|(x, z)| *x -= xi * z);
+            v[n] = xi;
+        }
         Ok(())
     }
 }
 
 /// Unit tangent of the curve at `y`, oriented along `previous` (or towards increasing `w`
-/// times `dir` when there is none).
+/// times `dir` when there is none): `J_R dR/dw = -dg/dw`, by dense LU or by GMRES.
 fn tangent(
     b: &Bordered<'_>,
     y: &[f64],
@@ -233,23 +340,31 @@ fn tangent(
     dir: f64,
 ) -> Result<Vec<f64>, EvalError> {
     let n = b.n();
-    let mut jr = Mat::<f64>::zeros(n, n);
     let mut g = vec![0.0; n];
-    b.g(y, &mut g, Some(jr.as_mut()))?;
-    let dw = 1e-7 * y[n].abs().max(1.0);
-    let mut yp = y.to_vec();
-    yp[n] += dw;
-    let mut gp = vec![0.0; n];
-    b.g(&yp, &mut gp, None)?;
-    // J_R dR/dw = -dg/dw, in the scaled unknowns R / r_scale.
-    let rhs = faer::Col::<f64>::from_fn(n, |i| -(gp[i] - g[i]) / dw);
-    for c in 0..n {
-        for i in 0..n {
-            jr[(i, c)] *= b.r_scale;
+    let dr: Vec<f64> = if newton::uses_matrix_free(b, b.point.newton.linear) {
+        let mut sys = b.system(y[n])?;
+        sys.linearize(&b.friction(y), &mut g)?;
+        let rhs: Vec<f64> = b.dg_dw(y, &g)?.iter().map(|v| -v).collect();
+        let sol = newton::gmres(&mut sys, &rhs, 1e-8, &b.point.newton.krylov)?;
+        if sol.converged {
+            sol.x.iter().map(|v| v / b.r_scale).collect()
+        } else {
+            vec![f64::NAN; n]
         }
-    }
-    let dr = jr.partial_piv_lu().solve(&rhs);
-    let mut t: Vec<f64> = (0..n).map(|i| dr[i]).chain([1.0]).collect();
+    } else {
+        let mut jr = Mat::<f64>::zeros(n, n);
+        b.g(y, &mut g, Some(jr.as_mut()))?;
+        let d = b.dg_dw(y, &g)?;
+        let rhs = faer::Col::<f64>::from_fn(n, |i| -d[i]);
+        for c in 0..n {
+            for i in 0..n {
+                jr[(i, c)] *= b.r_scale;
+            }
+        }
+        let x = jr.partial_piv_lu().solve(&rhs);
+        (0..n).map(|i| x[i]).collect()
+    };
+    let mut t: Vec<f64> = dr.into_iter().chain([1.0]).collect();
     if t.iter().any(|v| !v.is_finite()) {
         // Singular J_R (a fold in w): the tangent is its null vector; keep the previous one.
         t = previous
@@ -306,6 +421,7 @@ fn arclength(
         r_scale,
         tangent: vec![0.0; n + 1],
         predicted: vec![0.0; n + 1],
+        lin: None,
     };
     let to_y = |sol: &PointSolution| -> Vec<f64> {
         sol.friction
@@ -358,6 +474,7 @@ fn arclength(
         let set = s.point.set.clone();
         let mut sol = solve_point(rec, params, w, &s.point, Some((&set, &r)))?;
         sol.iterations += report.iterations;
+        sol.krylov_iterations += report.krylov_iterations;
         let p = FrcPoint {
             solution: sol,
             step,

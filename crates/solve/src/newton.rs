@@ -40,10 +40,11 @@ use faer::{Mat, MatMut};
 use std::fmt;
 
 /// Above this many unknowns [`LinearSolve::Auto`] goes matrix-free (when the system supports
-/// it). A dense LU costs `2/3 n^3`: about 0.1 s at `n = 1500` on this 2-core machine, which
-/// is where one GMRES solve with the E-WR preconditioners (tens of `J x` products) becomes
-/// cheaper for the E-WR systems measured in docs/performance.md ("Scale").
-pub const AUTO_MATRIX_FREE_MIN_UNKNOWNS: usize = 1500;
+/// and prefers it). Measured on this 2-core machine (docs/performance.md, "Scale"): with the
+/// two-level preconditioner, GMRES beats a dense LU from a few hundred unknowns on every
+/// multi-contact model tried (chain N = 290 at 580 unknowns: 6.9 s against 7.7 s per sweep;
+/// a 20-contact sector at 320: 0.015 s against 0.019 s per point), and loses below.
+pub const AUTO_MATRIX_FREE_MIN_UNKNOWNS: usize = 500;
 
 /// How the Newton direction is computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -138,6 +139,13 @@ pub trait Residual {
     /// True when the matrix-free methods below are implemented.
     fn supports_matrix_free(&self) -> bool {
         false
+    }
+
+    /// True when, above [`AUTO_MATRIX_FREE_MIN_UNKNOWNS`], the matrix-free path is expected
+    /// to beat a dense LU ([`LinearSolve::Auto`]). E-WR says no for a single contact, where
+    /// the preconditioner is the whole Jacobian anyway.
+    fn prefers_matrix_free(&self) -> bool {
+        self.supports_matrix_free()
     }
 
     /// Evaluates `g(x)` and keeps whatever the products and the preconditioner need at `x`.
@@ -268,7 +276,9 @@ pub fn uses_matrix_free(system: &dyn Residual, linear: LinearSolve) -> bool {
         && match linear {
             LinearSolve::Dense => false,
             LinearSolve::MatrixFree => true,
-            LinearSolve::Auto => system.len() > AUTO_MATRIX_FREE_MIN_UNKNOWNS,
+            LinearSolve::Auto => {
+                system.prefers_matrix_free() && system.len() > AUTO_MATRIX_FREE_MIN_UNKNOWNS
+            }
         }
 }
 

@@ -90,7 +90,8 @@ pub enum Preconditioner {
     /// harmonic.
     Harmonic,
     /// Both, multiplicatively: the harmonic step, then the contact blocks on what is left
-    /// (`M^-1 = H^-1 + B^-1 (I - J H^-1)`): one more `J x` per GMRES iteration.
+    /// (`M^-1 = H^-1 + B^-1 (I - J H^-1)`): one more `J x` per GMRES iteration. The
+    /// harmonic factorisation is reused across Newton steps while GMRES stays short.
     #[default]
     TwoLevel,
 }
@@ -126,9 +127,9 @@ impl fmt::Display for Preconditioner {
 /// preconditioner is one of [`Preconditioner`], factorised at every linearisation.
 ///
 /// [`scaled_norm`]: the reported residual is `||g||_2 / (max mu N)^2`.
-pub struct ScaledResidual<'s, 'a> {
+pub struct ScaledResidual<'a> {
     /// The residual being solved.
-    pub inner: &'s mut EwrResidual<'a>,
+    pub inner: EwrResidual<'a>,
     /// `1 / (max mu N)^2` (1 when every bound is 0).
     pub scale: f64,
     kind: Preconditioner,
@@ -136,26 +137,30 @@ pub struct ScaledResidual<'s, 'a> {
     blocks: Vec<PartialPivLu<f64>>,
     /// LU of each harmonic's averaged Jacobian, with the harmonic's coefficient index.
     harmonic: Vec<(usize, bool, PartialPivLu<c64>)>,
+    /// Preconditioner applications since the last linearisation (the last GMRES's length).
+    applications: usize,
 }
 
-impl<'s, 'a> ScaledResidual<'s, 'a> {
+/// The harmonic-averaged factorisation (`O(m^3)` per harmonic, the dominant cost with
+/// hundreds of contacts) is kept from one Newton step to the next while the GMRES solves it
+/// preconditions stay shorter than this; a longer one means it has gone stale.
+const HARMONIC_REFRESH_AFTER: usize = 15;
+
+impl<'a> ScaledResidual<'a> {
     /// `inner` scaled by `scale` (see [`scaled_norm`]), with the default preconditioner.
-    pub fn new(inner: &'s mut EwrResidual<'a>, scale: f64) -> Self {
+    pub fn new(inner: EwrResidual<'a>, scale: f64) -> Self {
         Self::with_preconditioner(inner, scale, Preconditioner::default())
     }
 
     /// `inner` scaled by `scale`, preconditioned by `kind` on the matrix-free path.
-    pub fn with_preconditioner(
-        inner: &'s mut EwrResidual<'a>,
-        scale: f64,
-        kind: Preconditioner,
-    ) -> Self {
+    pub fn with_preconditioner(inner: EwrResidual<'a>, scale: f64, kind: Preconditioner) -> Self {
         ScaledResidual {
             inner,
             scale,
             kind,
             blocks: Vec::new(),
             harmonic: Vec::new(),
+            applications: 0,
         }
     }
 
@@ -245,7 +250,7 @@ fn eval_err(e: ResidualError) -> EvalError {
     EvalError(e.to_string())
 }
 
-impl Residual for ScaledResidual<'_, '_> {
+impl Residual for ScaledResidual<'_> {
     fn len(&self) -> usize {
         self.inner.len()
     }
@@ -280,17 +285,26 @@ impl Residual for ScaledResidual<'_, '_> {
         true
     }
 
+    fn prefers_matrix_free(&self) -> bool {
+        self.inner.contact_count() > 1
+    }
+
     fn linearize(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), EvalError> {
         self.inner
             .residual_keep_derivatives(x, g)
             .map_err(eval_err)?;
         g.iter_mut().for_each(|v| *v *= self.scale);
+        let stale = self.harmonic.is_empty() || self.applications > HARMONIC_REFRESH_AFTER;
+        self.applications = 0;
         match self.kind {
             Preconditioner::Contact => self.factor_contact_blocks(),
             Preconditioner::Harmonic => self.factor_harmonic_blocks(),
             Preconditioner::TwoLevel => {
                 self.factor_contact_blocks()?;
-                self.factor_harmonic_blocks()
+                if stale {
+                    self.factor_harmonic_blocks()?;
+                }
+                Ok(())
             }
         }
     }
@@ -310,6 +324,7 @@ impl Residual for ScaledResidual<'_, '_> {
     }
 
     fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        self.applications += 1;
         match self.kind {
             Preconditioner::Contact => self.apply_contact_blocks(v),
             Preconditioner::Harmonic => self.apply_harmonic_blocks(v),
@@ -518,15 +533,14 @@ pub fn solve_point(
         for rho_factor in RHO_RETRIES {
             let mut p = params.clone();
             p.rho.iter_mut().for_each(|r| *r *= rho_factor);
-            let mut sys =
-                EwrResidual::new(&at, stage.clone(), settings.n_samples, settings.law, p)?;
+            let sys = EwrResidual::new(&at, stage.clone(), settings.n_samples, settings.law, p)?;
             let mut scaled =
-                ScaledResidual::with_preconditioner(&mut sys, scale, settings.preconditioner);
+                ScaledResidual::with_preconditioner(sys, scale, settings.preconditioner);
             let mut r = newton::solve(&mut scaled, &x0, &settings.newton);
             iterations += r.iterations;
             krylov += r.krylov_iterations;
             if rho_factor != 1.0 && r.status.converged() {
-                let mut sys = EwrResidual::new(
+                let sys = EwrResidual::new(
                     &at,
                     stage.clone(),
                     settings.n_samples,
@@ -534,7 +548,7 @@ pub fn solve_point(
                     params.clone(),
                 )?;
                 let mut scaled =
-                    ScaledResidual::with_preconditioner(&mut sys, scale, settings.preconditioner);
+                    ScaledResidual::with_preconditioner(sys, scale, settings.preconditioner);
                 let polished = newton::solve(&mut scaled, &r.x, &settings.newton);
                 iterations += polished.iterations;
                 krylov += polished.krylov_iterations;

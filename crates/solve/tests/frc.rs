@@ -6,7 +6,8 @@ use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_hb::{HarmonicSet, default_samples};
 use ewr_model::{Model, examples};
 use ewr_solve::{
-    Continuation, FrcPoint, FrcSettings, NewtonOptions, PointSettings, frc, solve_point,
+    Continuation, FrcPoint, FrcSettings, LinearSolve, NewtonOptions, PointSettings, frc,
+    solve_point,
 };
 
 fn settings(
@@ -174,4 +175,63 @@ fn sequential_sweep_down_lands_on_the_end() {
         pts.windows(2)
             .all(|w| w[1].solution.omega < w[0].solution.omega)
     );
+}
+
+#[test]
+fn matrix_free_arclength_follows_the_dense_curve() {
+    // A chain with several contacts slipping: the bordered corrector and the tangent go
+    // through GMRES with the bordered two-level preconditioner. Every point must be a
+    // solution (checked by a fresh dense solve at its frequency) and lie on the curve the
+    // dense arclength traces.
+    let mut model = examples::chain(15);
+    model.forcing[0].cos *= 4.0;
+    let mut s = settings(
+        3,
+        FrictionLaw::Exact,
+        Continuation::Arclength,
+        (0.1, 0.5, 0.05),
+    );
+    s.point.monitor = vec![model.forcing[0].dof];
+    let dense = run(&model, &s);
+    let mut smf = s.clone();
+    smf.point.newton.linear = LinearSolve::MatrixFree;
+    let mf = run(&model, &smf);
+    for (name, c) in [("dense", &dense), ("matrix-free", &mf)] {
+        assert!(
+            c.iter().all(|p| p.solution.status.converged()),
+            "{name}: a point failed"
+        );
+        assert!(
+            c.last().unwrap().solution.omega >= 0.5,
+            "{name} stopped early"
+        );
+    }
+    let krylov: usize = mf.iter().map(|p| p.solution.krylov_iterations).sum();
+    assert!(krylov > 0, "the matrix-free path was not used");
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let mut point = s.point.clone();
+    point.newton.linear = LinearSolve::Dense;
+    let mut checked = 0;
+    for p in &mf {
+        let w = p.solution.omega;
+        if !(0.1..=0.5).contains(&w) {
+            continue;
+        }
+        let a = p.solution.dofs.norm_peak;
+        let fresh = solve_point(&rec, &params, w, &point, None).unwrap();
+        assert!(fresh.status.converged(), "w {w}: {}", fresh.status);
+        let b = fresh.dofs.norm_peak;
+        assert!(
+            (a - b).abs() < 1e-6 * b,
+            "w {w}: matrix-free {a} vs direct {b}"
+        );
+        let c = amplitude_at(&dense, w);
+        assert!(
+            (a - c).abs() < 2e-2 * c,
+            "w {w}: matrix-free {a} vs dense curve {c}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} points in range");
 }
