@@ -146,6 +146,10 @@ pub struct ScaledResidual<'a> {
 /// preconditions stay shorter than this; a longer one means it has gone stale.
 const HARMONIC_REFRESH_AFTER: usize = 15;
 
+/// Below this many contact rows `m` the harmonic factorisation is cheaper than the GMRES
+/// iterations a stale one costs, and is refreshed at every Newton step.
+const HARMONIC_REUSE_MIN_ROWS: usize = 256;
+
 impl<'a> ScaledResidual<'a> {
     /// `inner` scaled by `scale` (see [`scaled_norm`]), with the default preconditioner.
     pub fn new(inner: EwrResidual<'a>, scale: f64) -> Self {
@@ -294,7 +298,10 @@ impl Residual for ScaledResidual<'_> {
             .residual_keep_derivatives(x, g)
             .map_err(eval_err)?;
         g.iter_mut().for_each(|v| *v *= self.scale);
-        let stale = self.harmonic.is_empty() || self.applications > HARMONIC_REFRESH_AFTER;
+        let m = self.inner.len() / self.inner.harmonic_set().n_coeffs().max(1);
+        let stale = self.harmonic.is_empty()
+            || self.applications > HARMONIC_REFRESH_AFTER
+            || m < HARMONIC_REUSE_MIN_ROWS;
         self.applications = 0;
         match self.kind {
             Preconditioner::Contact => self.factor_contact_blocks(),
