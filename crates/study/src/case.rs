@@ -189,7 +189,7 @@ impl Study {
                 ramp: self.solver.ramp,
                 monitor: self.solver.monitor.clone(),
                 retry_rho: true,
-                preconditioner: Default::default(),
+                preconditioner: self.solver.preconditioner,
             },
             max_points: f.max_points,
         };

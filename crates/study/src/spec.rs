@@ -7,7 +7,7 @@ use ewr_contact::FrictionLaw;
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::ReceptanceKind;
 use ewr_model::Model;
-use ewr_solve::{Continuation, NewtonOptions};
+use ewr_solve::{Continuation, LinearSolve, NewtonOptions, Preconditioner};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -52,6 +52,8 @@ struct RawSolver {
     max_iter: Option<Spanned<i64>>,
     ramp: Option<bool>,
     receptance: Option<Spanned<String>>,
+    linear: Option<Spanned<String>>,
+    preconditioner: Option<Spanned<String>>,
     dofs: Option<Spanned<toml::Value>>,
 }
 
@@ -144,6 +146,8 @@ pub struct Solver {
     pub ramp: bool,
     /// Condensation backend.
     pub kind: ReceptanceKind,
+    /// Preconditioner of matrix-free Newton steps.
+    pub preconditioner: Preconditioner,
     /// Monitored DOFs; the peak amplitude is `max_t ||u(t)||` over them.
     pub monitor: Vec<usize>,
 }
@@ -580,6 +584,20 @@ impl Study {
             },
             None => ReceptanceKind::Auto,
         };
+        let linear = match &s.linear {
+            Some(v) => match v.get_ref().parse::<LinearSolve>() {
+                Ok(l) => l,
+                Err(e) => return cx.err(v.span(), format!("solver.linear: {e}")),
+            },
+            None => LinearSolve::Auto,
+        };
+        let preconditioner = match &s.preconditioner {
+            Some(v) => match v.get_ref().parse::<Preconditioner>() {
+                Ok(p) => p,
+                Err(e) => return cx.err(v.span(), format!("solver.preconditioner: {e}")),
+            },
+            None => Preconditioner::default(),
+        };
         let monitor = match &s.dofs {
             Some(v) => cx.dofs("solver.dofs", v, &base)?,
             None if base.n_dofs() <= 16 => (0..base.n_dofs()).collect(),
@@ -597,10 +615,12 @@ impl Study {
             newton: NewtonOptions {
                 tol_residual: tol,
                 max_iterations: max_iter,
+                linear,
                 ..NewtonOptions::default()
             },
             ramp: s.ramp.unwrap_or(true),
             kind,
+            preconditioner,
             monitor,
         };
 
@@ -844,6 +864,23 @@ mod tests {
         assert!(e.contains("line 7") && e.contains("u9"), "{e}");
         let e = load(&format!("{HEAD}[solver]\nharmonics = \"even:3\"\n")).unwrap_err();
         assert!(e.contains("line 7"), "{e}");
+        let e = load(&format!("{HEAD}[solver]\nlinear = \"gauss\"\n")).unwrap_err();
+        assert!(e.contains("line 7") && e.contains("solver.linear"), "{e}");
+        let e = load(&format!("{HEAD}[solver]\npreconditioner = \"ilu\"\n")).unwrap_err();
+        assert!(e.contains("line 7") && e.contains("ilu"), "{e}");
+    }
+
+    #[test]
+    fn linear_algebra_settings_reach_the_solver() {
+        let s = load(&format!(
+            "{HEAD}[solver]\nlinear = \"matrix-free\"\npreconditioner = \"contact\"\n[grid]\nmu_n = [1]\n"
+        ))
+        .unwrap();
+        assert_eq!(s.solver.newton.linear, LinearSolve::MatrixFree);
+        assert_eq!(s.solver.preconditioner, Preconditioner::Contact);
+        let d = load(&format!("{HEAD}[grid]\nmu_n = [1]\n")).unwrap();
+        assert_eq!(d.solver.newton.linear, LinearSolve::Auto);
+        assert_eq!(d.solver.preconditioner, Preconditioner::TwoLevel);
     }
 
     #[test]
