@@ -167,3 +167,52 @@ fn help_explains_the_commands() {
         assert!(s.contains(name), "{s}");
     }
 }
+
+#[test]
+fn large_models_get_natural_frequencies_by_sparse_lanczos_on_request() {
+    // chain --contacts 3000: 3010 unit masses and springs, fixed at one end (the contacts are
+    // removed for the frequencies): omega_k = 2 sin((2k - 1) pi / (2 (2n + 1))).
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("chain.h5");
+    let o = ewr(&[
+        "model",
+        "example",
+        "chain",
+        "--contacts",
+        "3000",
+        "-o",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let j = info_json(&f);
+    assert!(j["natural_frequencies"].is_null());
+    let note = j["natural_frequencies_note"].as_str().unwrap();
+    assert!(note.contains("--modes"), "{note}");
+    let o = ewr(&[
+        "model",
+        "info",
+        "--json",
+        "--modes",
+        "4",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w: Vec<f64> = j["natural_frequencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(w.len(), 4);
+    let n = 3010.0;
+    for (k, w) in w.iter().enumerate() {
+        let exact =
+            2.0 * ((2.0 * k as f64 + 1.0) * std::f64::consts::PI / (2.0 * (2.0 * n + 1.0))).sin();
+        assert!(
+            (w - exact).abs() < 1e-8 * exact,
+            "mode {}: {w} vs {exact}",
+            k + 1
+        );
+    }
+}

@@ -3,6 +3,7 @@
 use crate::Failure;
 use clap::{Args, Subcommand};
 use ewr_hb::modes::{DENSE_MODES_MAX_DOFS, natural_frequencies};
+use ewr_hb::{Receptance, ReceptanceKind};
 use ewr_model::{Example, ExampleOptions, Kinematics, Model, ModelError, Problem};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -31,9 +32,11 @@ pub enum ModelCommand {
 pub struct InfoArgs {
     /// The model file (HDF5).
     file: PathBuf,
-    /// How many natural frequencies to list (dense eigensolver, models up to 3000 DOFs).
-    #[arg(long, default_value_t = 10)]
-    modes: usize,
+    /// How many natural frequencies to list [default: 10 up to 3000 DOFs (dense
+    /// eigensolver); above, none unless given: they are then computed by sparse
+    /// shift-invert Lanczos, about 20 s at 100 000 DOFs].
+    #[arg(long)]
+    modes: Option<usize>,
     /// Print the summary as JSON on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -150,7 +153,21 @@ fn range(v: &[f64]) -> (Option<f64>, Option<f64>) {
     (min, max)
 }
 
-fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: usize) -> Info {
+/// The lowest `n` undamped natural frequencies of a large model by sparse Lanczos (the
+/// modal backend's extraction, on the model without its contacts).
+fn sparse_frequencies(m: &Model, n: usize) -> (Option<Vec<f64>>, Option<String>) {
+    let mut free = m.clone();
+    free.contacts = ewr_model::Contacts::none();
+    match Receptance::new(&free, ReceptanceKind::Modal { modes: n }) {
+        Ok(r) => match r.modes() {
+            Some(modes) => (Some(modes.omega.clone()), None),
+            None => (None, Some("not computed: no modes".to_string())),
+        },
+        Err(e) => (None, Some(format!("not computed: {e}"))),
+    }
+}
+
+fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize>) -> Info {
     let nnz = |a: &ewr_model::SparseMatrix| a.compute_nnz();
     let mut damping = Vec::new();
     if let Some(c) = &m.damping_matrix {
@@ -183,17 +200,22 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: usize) -> In
     let mut dofs: Vec<usize> = m.forcing.iter().map(|f| f.dof).collect();
     dofs.sort_unstable();
     dofs.dedup();
-    let (natural_frequencies, natural_frequencies_note) = if n_modes == 0 {
+    let large = m.n_dofs() > DENSE_MODES_MAX_DOFS;
+    let (natural_frequencies, natural_frequencies_note) = if n_modes == Some(0) {
         (None, Some("not requested".to_string()))
-    } else if m.n_dofs() > DENSE_MODES_MAX_DOFS {
+    } else if large && n_modes.is_none() {
         (
             None,
             Some(format!(
-                "not computed: {} DOFs is above the dense limit of {DENSE_MODES_MAX_DOFS}",
+                "not computed: {} DOFs is above the dense limit of {DENSE_MODES_MAX_DOFS}; \
+                 --modes N computes the lowest N by sparse Lanczos",
                 m.n_dofs()
             )),
         )
+    } else if large {
+        sparse_frequencies(m, n_modes.unwrap_or(10))
     } else {
+        let n_modes = n_modes.unwrap_or(10);
         match natural_frequencies(m) {
             Ok(mut w) => {
                 w.truncate(n_modes);

@@ -44,7 +44,7 @@ pub struct Common {
     pub tol: f64,
     /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),
     /// matrix-free (GMRES on Jacobian products, see --preconditioner), or auto (matrix-free
-    /// above 500 unknowns with more than one contact). Arclength continuation is always dense.
+    /// above 500 unknowns with more than one contact); arclength continuation included.
     #[arg(long, default_value = "auto", value_name = "KIND")]
     pub linear: String,
     /// Preconditioner of the matrix-free path: contact (each contact's own Jacobian block),
