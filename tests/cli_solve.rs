@@ -208,6 +208,76 @@ fn arclength_runs_from_the_command_line() {
     assert!(j["points"].as_u64().unwrap() >= 3);
 }
 
+#[test]
+fn linear_algebra_options_reach_the_solver_and_agree() {
+    // The shipped chain (15 contacts) with a low --mu-n, so that contacts slip: the dense
+    // and every matrix-free variant must give the same response, and say how they got it.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |linear: &str, pre: &str| {
+        let out = tmp_path(&dir, &format!("{linear}-{pre}.h5"));
+        let o = ewr(&[
+            "solve",
+            &model("chain"),
+            "--omega",
+            "0.3",
+            "--harmonics",
+            "odd:5",
+            "--mu-n",
+            "0.02",
+            "--linear",
+            linear,
+            "--preconditioner",
+            pre,
+            "-o",
+            &out,
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{linear} {pre}: {}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f = hdf5::File::open(&out).unwrap();
+        let attr = |n: &str| -> String {
+            f.attr(n)
+                .unwrap()
+                .read_scalar::<hdf5::types::VarLenUnicode>()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(attr("linear"), linear);
+        assert_eq!(attr("preconditioner"), pre);
+        let gmres = j["gmres_iterations"].as_u64().unwrap();
+        let peaks: Vec<f64> = j["dofs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["peak"].as_f64().unwrap())
+            .collect();
+        (gmres, peaks)
+    };
+    let (g_dense, dense) = run("dense", "two-level");
+    assert_eq!(g_dense, 0);
+    for pre in ["two-level", "harmonic", "contact"] {
+        let (g, p) = run("matrix-free", pre);
+        assert!(g > 0, "{pre}: no GMRES iterations reported");
+        for (a, b) in p.iter().zip(&dense) {
+            assert!(
+                (a - b).abs() <= 1e-7 * b.abs().max(1e-12),
+                "{pre}: {a} vs {b}"
+            );
+        }
+    }
+    refused(
+        &[
+            "solve",
+            &model("chain"),
+            "--omega",
+            "1",
+            "--preconditioner",
+            "ilu",
+        ],
+        "--preconditioner",
+    );
+}
+
 fn refused(args: &[&str], words: &str) {
     let o = ewr(args);
     let err = stderr(&o);

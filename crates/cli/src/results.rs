@@ -114,6 +114,8 @@ fn common_attrs(f: &hdf5::File, kind: &str, model: &Path, setup: &Setup) -> Resu
     put_str(f, "harmonics", &setup.point.set.to_string())?;
     put_i64(f, "n_samples", setup.point.n_samples as i64)?;
     put_str(f, "law", &setup.point.law.to_string())?;
+    put_str(f, "linear", &setup.point.newton.linear.to_string())?;
+    put_str(f, "preconditioner", &setup.point.preconditioner.to_string())?;
     put_i64(f, "contact_dim", setup.model.contacts.dim as i64)?;
     put_i64(f, "n_contacts", setup.model.contacts.len() as i64)?;
     let hs: Vec<i64> = setup
@@ -145,6 +147,7 @@ pub fn write_solution(
         put_str(f, "status", &s.status.to_string())?;
         put_f64(f, "residual", s.residual)?;
         put_i64(f, "iterations", s.iterations as i64)?;
+        put_i64(f, "gmres_iterations", s.krylov_iterations as i64)?;
         let nco = s.set.n_coeffs();
         let m = s.friction.len() / nco.max(1);
         put_2d(f, "friction", m, nco, &s.friction)?;

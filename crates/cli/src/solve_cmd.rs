@@ -257,6 +257,8 @@ struct SolveSummary<'a> {
     status: String,
     residual: f64,
     iterations: usize,
+    /// GMRES iterations of the matrix-free Newton steps (0: every step was dense).
+    gmres_iterations: usize,
     /// Factor on rho that the solution satisfies (1 unless only a rho retry converged).
     rho_factor: f64,
     omega: f64,
@@ -313,6 +315,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         status: sol.status.to_string(),
         residual: sol.residual,
         iterations: sol.iterations,
+        gmres_iterations: sol.krylov_iterations,
         rho_factor: sol.rho_factor,
         omega: sol.omega,
         harmonics: sol.set.to_string(),
@@ -346,8 +349,16 @@ fn print_solution(s: &SolveSummary<'_>) {
         s.omega, s.harmonics, s.n_samples, s.law
     );
     println!(
-        "{}: scaled residual {:.3e} after {} Newton iterations ({:.3} s)",
-        s.status, s.residual, s.iterations, s.elapsed_s
+        "{}: scaled residual {:.3e} after {} Newton iterations{} ({:.3} s)",
+        s.status,
+        s.residual,
+        s.iterations,
+        if s.gmres_iterations > 0 {
+            format!(" ({} GMRES)", s.gmres_iterations)
+        } else {
+            String::new()
+        },
+        s.elapsed_s
     );
     for (c, cs) in s.contacts.iter().enumerate() {
         let stick: Vec<String> = cs
@@ -489,12 +500,18 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .flat_map(|c| &c.points)
         .map(|p| p.solution.iterations)
         .sum();
+    let gmres: usize = done
+        .iter()
+        .flat_map(|c| &c.points)
+        .map(|p| p.solution.krylov_iterations)
+        .sum();
     if a.json {
         let s = serde_json::json!({
             "curves": done.len(),
             "points": n_points,
             "failed_points": n_failed,
             "iterations": iterations,
+            "gmres_iterations": gmres,
             "elapsed_s": elapsed,
             "errors": errors,
         });
