@@ -245,6 +245,8 @@ fn linear_algebra_options_reach_the_solver_and_agree() {
         assert_eq!(attr("linear"), linear);
         assert_eq!(attr("preconditioner"), pre);
         let gmres = j["gmres_iterations"].as_u64().unwrap();
+        // Linux reports the peak resident memory.
+        assert!(j["peak_memory_mb"].as_f64().unwrap() > 1.0, "{j}");
         let peaks: Vec<f64> = j["dofs"]
             .as_array()
             .unwrap()

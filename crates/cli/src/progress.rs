@@ -19,3 +19,12 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     }
     pb
 }
+
+/// Peak resident memory of this process in MB (`VmHWM` of `/proc/self/status`), for sizing
+/// runs on large models; `None` where the kernel does not report it.
+pub fn peak_memory_mb() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

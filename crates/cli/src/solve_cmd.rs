@@ -266,6 +266,8 @@ struct SolveSummary<'a> {
     n_samples: usize,
     law: String,
     elapsed_s: f64,
+    /// Peak resident memory of the process (Linux), MB.
+    peak_memory_mb: Option<f64>,
     contacts: &'a [ewr_solve::ContactSummary],
     dofs: Vec<DofPeak>,
 }
@@ -322,6 +324,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         n_samples: setup.point.n_samples,
         law: setup.point.law.to_string(),
         elapsed_s: elapsed,
+        peak_memory_mb: crate::progress::peak_memory_mb(),
         contacts: &sol.contacts,
         dofs: dof_peaks(&setup.model, &sol),
     };
@@ -513,14 +516,23 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             "iterations": iterations,
             "gmres_iterations": gmres,
             "elapsed_s": elapsed,
+            "peak_memory_mb": crate::progress::peak_memory_mb(),
             "errors": errors,
         });
         println!("{s:#}");
     } else {
         println!(
             "{} curve(s), {n_points} points ({n_failed} not converged), {iterations} Newton \
-             iterations, {elapsed:.3} s",
-            done.len()
+             iterations{}, {elapsed:.3} s{}",
+            done.len(),
+            if gmres > 0 {
+                format!(" ({gmres} GMRES)")
+            } else {
+                String::new()
+            },
+            crate::progress::peak_memory_mb()
+                .map(|m| format!(", peak memory {m:.0} MB"))
+                .unwrap_or_default()
         );
         for c in &done {
             let peak = c
