@@ -103,8 +103,8 @@ pub struct FrcArgs {
     /// Frequency step (sequential) or initial arclength step (arclength).
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub step: f64,
-    /// Continuation: sequential (fixed steps from the previous solution, as the paper) or
-    /// arclength (pseudo-arclength, adaptive step, passes turning points).
+    /// Continuation: sequential (fixed frequency steps, each point started from the secant
+    /// through the last two, else from the previous one as in the paper) or arclength (pseudo-arclength, adaptive step, passes turning points).
     #[arg(long, default_value = "sequential", value_name = "METHOD")]
     pub continuation: String,
     /// Friction bound(s) mu*N for every contact, comma-separated: one curve per value,

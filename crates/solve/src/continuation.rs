@@ -1,5 +1,6 @@
 //! Frequency response curves: periodic solutions followed in `w`, by sequential
-//! continuation (previous solution as the start, as in the paper) or pseudo-arclength
+//! continuation (secant extrapolation of the last two points, or the previous solution as
+//! in the paper, as the start) or pseudo-arclength
 //! continuation (tangent predictor, adaptive step, passes turning points).
 
 use crate::newton::{self, EvalError, NewtonStatus, Residual};
@@ -15,8 +16,9 @@ use faer::{Mat, MatMut};
 /// How to follow the curve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Continuation {
-    /// Fixed frequency steps from the previous solution; the step is halved where a point
-    /// fails and grows back after successes.
+    /// Fixed frequency steps, each started from the secant through the last two solutions
+    /// (from the previous one if Newton fails there); the step is halved where a point fails
+    /// and grows back after successes.
     Sequential,
     /// Pseudo-arclength in `(R, w)`: follows the curve through turning points.
     Arclength,
@@ -102,11 +104,44 @@ fn sequential(
     let beyond = |w: f64| (w - s.omega_end) * dir > 1e-12 * s.omega_end.abs().max(1.0);
     let mut out = Vec::new();
     let mut prev: Option<PointSolution> = None;
+    let mut before: Option<(f64, Vec<f64>)> = None;
     let mut w = s.omega_start;
     let mut step = s.step;
     while !beyond(w) && out.len() < s.max_points {
-        let start = prev.as_ref().map(|p| (&p.set, p.friction.as_slice()));
-        let sol = solve_point(rec, params, w, &s.point, start)?;
+        // Secant predictor from the last two points (the paper restarts from the previous
+        // one); if Newton does not converge from it, the previous point is tried as well.
+        let secant = match (&prev, &before) {
+            (Some(p), Some((w0, x0))) if p.omega != *w0 => {
+                let t = (w - p.omega) / (p.omega - w0);
+                Some(
+                    p.friction
+                        .iter()
+                        .zip(x0)
+                        .map(|(a, b)| a + t * (a - b))
+                        .collect::<Vec<f64>>(),
+                )
+            }
+            _ => None,
+        };
+        let mut sol = None;
+        if let (Some(p), Some(x)) = (&prev, &secant) {
+            let first = solve_point(rec, params, w, &s.point, Some((&p.set, x)))?;
+            if first.status.converged() {
+                sol = Some(first);
+            } else {
+                let mut again = solve_point(rec, params, w, &s.point, Some((&p.set, &p.friction)))?;
+                again.iterations += first.iterations;
+                again.krylov_iterations += first.krylov_iterations;
+                sol = Some(again);
+            }
+        }
+        let sol = match sol {
+            Some(sol) => sol,
+            None => {
+                let start = prev.as_ref().map(|p| (&p.set, p.friction.as_slice()));
+                solve_point(rec, params, w, &s.point, start)?
+            }
+        };
         let ok = sol.status.converged();
         if !ok && prev.is_some() && step / 2.0 >= s.min_step {
             // Retry closer to the last good point.
@@ -120,11 +155,13 @@ fn sequential(
         };
         let go_on = on_point(&point);
         if ok {
+            before = prev.take().map(|p| (p.omega, p.friction));
             prev = Some(point.solution.clone());
             step = (step * 1.5).min(s.step);
         } else {
             // Give this frequency up; restart the next one from zero friction with ramping.
             prev = None;
+            before = None;
             step = s.step;
         }
         let last_w = point.solution.omega;
