@@ -19,7 +19,8 @@
 use crate::law::{self, Bound, FrictionLaw, LawError, LawInput, LawOutput};
 use ewr_hb::receptance::{ReceptanceAt, ReceptanceError};
 use ewr_hb::{FourierError, FourierSampler, HarmonicSet};
-use faer::{Mat, MatMut, c64};
+use faer::reborrow::ReborrowMut;
+use faer::{Mat, MatMut, MatRef, c64};
 use std::fmt;
 
 /// Why the residual could not be evaluated.
@@ -421,16 +422,13 @@ impl<'a> EwrResidual<'a> {
                         let gh = self.rec.contact_receptance(h)?;
                         let hw = h as f64 * self.omega;
                         for jsig in 0..m {
-                            let gz = gh[(s, jsig)];
-                            // (a_j, b_j) -> (a_v, b_v) = hw [[-gi, gr], [-gr, -gi]] (a, b).
-                            let (t00, t01, t10, t11) =
-                                (-hw * gz.im, hw * gz.re, -hw * gz.re, -hw * gz.im);
-                            let (ca, cb) = (jsig * nco + p, jsig * nco + p + 1);
-                            for i in 0..nco {
-                                let (ga, gb) = (self.galerkin[(i, p)], self.galerkin[(i, p + 1)]);
-                                jac[(row0 + i, ca)] += ga * t00 + gb * t10;
-                                jac[(row0 + i, cb)] += ga * t01 + gb * t11;
-                            }
+                            add_velocity_block(
+                                self.galerkin.as_ref(),
+                                p,
+                                hw * gh[(s, jsig)],
+                                jac.rb_mut(),
+                                (row0, jsig * nco + p),
+                            );
                         }
                     }
                 }
@@ -653,15 +651,13 @@ impl<'a> EwrResidual<'a> {
                             for (k, &(h, p)) in hs.iter().enumerate() {
                                 let hw = h as f64 * self.omega;
                                 for nj in 0..d {
-                                    let gz = g_blocks[k][c][(ni, nj)];
-                                    let (t00, t01, t10, t11) =
-                                        (-hw * gz.im, hw * gz.re, -hw * gz.re, -hw * gz.im);
-                                    let (ca, cb) = (nj * nco + p, nj * nco + p + 1);
-                                    for i in 0..nco {
-                                        let (ga, gb) = (gal[(i, p)], gal[(i, p + 1)]);
-                                        b[(mi * nco + i, ca)] += ga * t00 + gb * t10;
-                                        b[(mi * nco + i, cb)] += ga * t01 + gb * t11;
-                                    }
+                                    add_velocity_block(
+                                        gal.as_ref(),
+                                        p,
+                                        hw * g_blocks[k][c][(ni, nj)],
+                                        b.as_mut(),
+                                        (mi * nco, nj * nco + p),
+                                    );
                                 }
                             }
                         }
@@ -751,5 +747,24 @@ impl<'a> EwrResidual<'a> {
         let wf = self.w_forced.clone();
         self.structure(r, Some(&wf), false, &mut w)?;
         Ok(w)
+    }
+}
+
+/// Adds the Galerkin columns `p, p + 1` (harmonic `h`'s cosine and sine) of `gal` times the
+/// real `2 x 2` velocity block of `T` for the receptance entry `hwg = h w G_h[s, j]`:
+/// `(a_j, b_j) -> (a_v, b_v) = [[-Im, Re], [-Re, -Im]] (a, b)`, into `dst` at rows
+/// `row0 ..` and columns `col, col + 1`.
+fn add_velocity_block(
+    gal: MatRef<'_, f64>,
+    p: usize,
+    hwg: c64,
+    mut dst: MatMut<'_, f64>,
+    (row0, col): (usize, usize),
+) {
+    let (t00, t01, t10, t11) = (-hwg.im, hwg.re, -hwg.re, -hwg.im);
+    for i in 0..gal.nrows() {
+        let (ga, gb) = (gal[(i, p)], gal[(i, p + 1)]);
+        dst[(row0 + i, col)] += ga * t00 + gb * t10;
+        dst[(row0 + i, col + 1)] += ga * t01 + gb * t11;
     }
 }

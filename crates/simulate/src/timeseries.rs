@@ -89,20 +89,9 @@ impl TimeSeries {
         r: &[f64],
     ) -> Self {
         let (ns, m) = (t.len(), dim * n_contacts);
-        for a in [w, v, r] {
-            assert_eq!(a.len(), ns * m, "contact array of the wrong length");
-        }
-        let mut ts = TimeSeries::new(t.to_vec());
-        for c in 0..n_contacts {
-            for (q, a) in [("w", w), ("v", v), ("r", r)] {
-                for k in 0..dim {
-                    let col = (0..ns).map(|j| a[j * m + c * dim + k]).collect();
-                    ts.names.push(format!("{q}{c}_{}", k + 1));
-                    ts.columns.push(col);
-                }
-            }
-        }
-        ts
+        Self::contact_columns(t, dim, n_contacts, [w, v, r], |a, s| {
+            (0..ns).map(|j| a[j * m + s]).collect()
+        })
     }
 
     /// `t` and the contact columns from row-major histories, one row per contact direction
@@ -119,10 +108,24 @@ impl TimeSeries {
         r: &[f64],
     ) -> Self {
         let ns = t.len();
+        Self::contact_columns(t, dim, n_contacts, [w, v, r], |a, s| {
+            a[s * ns..(s + 1) * ns].to_vec()
+        })
+    }
+
+    /// `t` and the columns `w<c>_<k>`, `v<c>_<k>`, `r<c>_<k>`, each read from its array by
+    /// `column(array, c * dim + k)`.
+    fn contact_columns(
+        t: &[f64],
+        dim: usize,
+        n_contacts: usize,
+        [w, v, r]: [&[f64]; 3],
+        column: impl Fn(&[f64], usize) -> Vec<f64>,
+    ) -> Self {
         for a in [w, v, r] {
             assert_eq!(
                 a.len(),
-                ns * dim * n_contacts,
+                t.len() * dim * n_contacts,
                 "contact array of the wrong length"
             );
         }
@@ -130,9 +133,8 @@ impl TimeSeries {
         for c in 0..n_contacts {
             for (q, a) in [("w", w), ("v", v), ("r", r)] {
                 for k in 0..dim {
-                    let row = c * dim + k;
                     ts.names.push(format!("{q}{c}_{}", k + 1));
-                    ts.columns.push(a[row * ns..(row + 1) * ns].to_vec());
+                    ts.columns.push(column(a, c * dim + k));
                 }
             }
         }

@@ -336,23 +336,29 @@ fn harmonics() {
             rows.push((linear, h as f64, s / np as f64, per_it));
         }
     }
-    for linear in [LinearSolve::Dense, LinearSolve::MatrixFree] {
-        let r: Vec<_> = rows.iter().filter(|r| r.0 == linear).collect();
-        let x: Vec<f64> = r.iter().map(|r| r.1).collect();
-        let pp: Vec<f64> = r.iter().map(|r| r.2).collect();
-        let pi: Vec<f64> = r.iter().map(|r| r.3).collect();
-        println!(
-            "\n{linear}: time per point ~ H^{:.2}, per iteration ~ H^{:.2} (H >= 3)",
-            exponent(&x[1..], &pp[1..]),
-            exponent(&x[1..], &pi[1..])
-        );
-    }
+    print_growth(&rows, "H", 1, " (H >= 3)");
     plot_rows(
         "scale-harmonics",
         "sector, 20 contacts: time against harmonics",
         "highest harmonic H (odd:H)",
         &rows,
     );
+}
+
+/// Fitted growth exponents of the (linear, x, s/point, ms/iteration) rows per linear solver,
+/// leaving out the first `skip` rows of each.
+fn print_growth(rows: &[(LinearSolve, f64, f64, f64)], var: &str, skip: usize, note: &str) {
+    for linear in [LinearSolve::Dense, LinearSolve::MatrixFree] {
+        let r: Vec<_> = rows.iter().filter(|r| r.0 == linear).skip(skip).collect();
+        let x: Vec<f64> = r.iter().map(|r| r.1).collect();
+        let pp: Vec<f64> = r.iter().map(|r| r.2).collect();
+        let pi: Vec<f64> = r.iter().map(|r| r.3).collect();
+        println!(
+            "\n{linear}: time per point ~ {var}^{:.2}, per iteration ~ {var}^{:.2}{note}",
+            exponent(&x, &pp),
+            exponent(&x, &pi)
+        );
+    }
 }
 
 /// The (linear, x, s/point) rows as a log-log plot, one line per linear solver.
@@ -407,17 +413,7 @@ fn contacts() {
             rows.push((linear, nc as f64, s / np as f64, per_it));
         }
     }
-    for linear in [LinearSolve::Dense, LinearSolve::MatrixFree] {
-        let r: Vec<_> = rows.iter().filter(|r| r.0 == linear).collect();
-        let x: Vec<f64> = r.iter().map(|r| r.1).collect();
-        let pp: Vec<f64> = r.iter().map(|r| r.2).collect();
-        let pi: Vec<f64> = r.iter().map(|r| r.3).collect();
-        println!(
-            "\n{linear}: time per point ~ nc^{:.2}, per iteration ~ nc^{:.2}",
-            exponent(&x, &pp),
-            exponent(&x, &pi)
-        );
-    }
+    print_growth(&rows, "nc", 0, "");
     plot_rows(
         "scale-contacts",
         "sector, odd:7: time against contacts",

@@ -194,7 +194,7 @@ struct Bordered<'r> {
     tangent: Vec<f64>,
     predicted: Vec<f64>,
     /// Matrix-free linearisation: the system, `dg/dw`, `M^-1 dg/dw / r_scale`.
-    lin: Option<(ScaledResidual<'r>, Vec<f64>, Vec<f64>)>,
+    lin: Option<BorderedLinearization<'r>>,
 }
 
 fn err(e: impl std::fmt::Display) -> EvalError {
@@ -254,12 +254,17 @@ impl<'r> Bordered<'r> {
             .map(|i| self.tangent[i] * (y[i] - self.predicted[i]))
             .sum()
     }
+}
 
-    fn linearized(&mut self) -> Result<&mut (ScaledResidual<'r>, Vec<f64>, Vec<f64>), EvalError> {
-        self.lin
-            .as_mut()
-            .ok_or_else(|| EvalError("bordered system used before linearize".into()))
-    }
+/// The matrix-free linearisation of a [`Bordered`] system, borrowed apart from its other
+/// fields so that products need not copy the tangent.
+type BorderedLinearization<'r> = (ScaledResidual<'r>, Vec<f64>, Vec<f64>);
+
+fn linearized<'a, 'r>(
+    lin: &'a mut Option<BorderedLinearization<'r>>,
+) -> Result<&'a mut BorderedLinearization<'r>, EvalError> {
+    lin.as_mut()
+        .ok_or_else(|| EvalError("bordered system used before linearize".into()))
 }
 
 impl Residual for Bordered<'_> {
@@ -320,9 +325,8 @@ impl Residual for Bordered<'_> {
 
     fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
         let n = self.n();
-        let rs = self.r_scale;
-        let t = self.tangent.clone();
-        let (sys, d, _) = self.linearized()?;
+        let (rs, t) = (self.r_scale, &self.tangent);
+        let (sys, d, _) = linearized(&mut self.lin)?;
         sys.jacobian_product(&v[..n], &mut out[..n])?;
         for i in 0..n {
             out[i] = rs * out[i] + d[i] * v[n];
@@ -333,9 +337,8 @@ impl Residual for Bordered<'_> {
 
     fn jacobian_transpose_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
         let n = self.n();
-        let rs = self.r_scale;
-        let t = self.tangent.clone();
-        let (sys, d, _) = self.linearized()?;
+        let (rs, t) = (self.r_scale, &self.tangent);
+        let (sys, d, _) = linearized(&mut self.lin)?;
         sys.jacobian_transpose_product(&v[..n], &mut out[..n])?;
         for i in 0..n {
             out[i] = rs * out[i] + t[i] * v[n];
@@ -348,9 +351,8 @@ impl Residual for Bordered<'_> {
         // [[s M, d], [t_R^T, t_w]] [x; xi] = [a; beta] with z = M^-1 d / s:
         // x = M^-1 a / s - xi z, xi = (beta - t_R . M^-1 a / s) / (t_w - t_R . z).
         let n = self.n();
-        let rs = self.r_scale;
-        let t = self.tangent.clone();
-        let (sys, _, z) = self.linearized()?;
+        let (rs, t) = (self.r_scale, &self.tangent);
+        let (sys, _, z) = linearized(&mut self.lin)?;
         sys.precondition(&mut v[..n])?;
         v[..n].iter_mut().for_each(|x| *x /= rs);
         let tz: f64 = t[..n].iter().zip(z.iter()).map(|(a, b)| a * b).sum();

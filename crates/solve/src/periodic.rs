@@ -151,12 +151,8 @@ const HARMONIC_REFRESH_AFTER: usize = 15;
 const HARMONIC_REUSE_MIN_ROWS: usize = 256;
 
 impl<'a> ScaledResidual<'a> {
-    /// `inner` scaled by `scale` (see [`scaled_norm`]), with the default preconditioner.
-    pub fn new(inner: EwrResidual<'a>, scale: f64) -> Self {
-        Self::with_preconditioner(inner, scale, Preconditioner::default())
-    }
-
-    /// `inner` scaled by `scale`, preconditioned by `kind` on the matrix-free path.
+    /// `inner` scaled by `scale` (see [`scaled_norm`]), preconditioned by `kind` on the
+    /// matrix-free path.
     pub fn with_preconditioner(inner: EwrResidual<'a>, scale: f64, kind: Preconditioner) -> Self {
         ScaledResidual {
             inner,

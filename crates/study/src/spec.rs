@@ -25,8 +25,8 @@ struct RawStudy {
     solver: RawSolver,
     #[serde(default)]
     targets: RawTargets,
-    grid: Option<RawGrid>,
-    cases: Option<Vec<Spanned<RawCase>>>,
+    grid: Option<RawParams>,
+    cases: Option<Vec<Spanned<RawParams>>>,
 }
 
 #[derive(Deserialize)]
@@ -64,9 +64,10 @@ struct RawTargets {
     mass_dofs: Option<Spanned<toml::Value>>,
 }
 
+/// Swept parameters: the lists of `[grid]`, or the values of one `[[cases]]` entry.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawGrid {
+struct RawParams {
     mu_n: Option<Spanned<toml::Value>>,
     forcing_scale: Option<Spanned<toml::Value>>,
     mass: Option<Spanned<toml::Value>>,
@@ -75,31 +76,7 @@ struct RawGrid {
     harmonics: Option<Spanned<toml::Value>>,
 }
 
-impl RawGrid {
-    fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 6] {
-        [
-            (ParamKind::MuN, self.mu_n.as_ref()),
-            (ParamKind::ForcingScale, self.forcing_scale.as_ref()),
-            (ParamKind::Mass, self.mass.as_ref()),
-            (ParamKind::Rho, self.rho.as_ref()),
-            (ParamKind::Law, self.law.as_ref()),
-            (ParamKind::Harmonics, self.harmonics.as_ref()),
-        ]
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCase {
-    mu_n: Option<Spanned<toml::Value>>,
-    forcing_scale: Option<Spanned<toml::Value>>,
-    mass: Option<Spanned<toml::Value>>,
-    rho: Option<Spanned<toml::Value>>,
-    law: Option<Spanned<toml::Value>>,
-    harmonics: Option<Spanned<toml::Value>>,
-}
-
-impl RawCase {
+impl RawParams {
     fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 6] {
         [
             (ParamKind::MuN, self.mu_n.as_ref()),
