@@ -1,6 +1,7 @@
 //! Checks of option values shared by the commands, with messages that name the option.
 
 use crate::Failure;
+use crate::paths::{Named, named};
 use ewr_model::Model;
 use std::path::Path;
 
@@ -49,18 +50,38 @@ pub fn parse_dofs(spec: &str, model: &Model) -> Result<Vec<usize>, Failure> {
     Ok(out)
 }
 
-/// Checks an output file's extension (when `extensions` is not empty) and creates its
-/// folder, before a long run rather than after it.
-pub fn prepare_output(path: &Path, extensions: &[&str]) -> Result<(), Failure> {
-    if !extensions.is_empty() {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if !extensions.contains(&ext) {
-            return Err(Failure::input(format!(
-                "{}: the file name must end in .{}",
-                path.display(),
-                extensions.join(" or .")
-            )));
+/// One output of a command: its option, its path if given, and the allowed extensions
+/// (empty: any).
+pub type Output<'a> = (&'a str, Option<&'a Path>, &'a [&'a str]);
+
+/// Checks a command's outputs before any work (extensions, not an input, not each other,
+/// regular files only; see [`crate::paths`]) and creates their folders.
+pub fn prepare_outputs(inputs: &[Named<'_>], outputs: &[Output<'_>]) -> Result<(), Failure> {
+    let given: Vec<Named<'_>> = outputs
+        .iter()
+        .filter_map(|&(option, path, _)| path.map(|path| named(option, path)))
+        .collect();
+    for &(option, path, extensions) in outputs {
+        if let Some(path) = path {
+            check_extension(option, path, extensions)?;
         }
     }
-    crate::results::ensure_parent(path).map_err(Failure::work)
+    crate::paths::check(inputs, &given)?;
+    for o in &given {
+        crate::results::ensure_parent(o.path).map_err(Failure::work)?;
+    }
+    Ok(())
+}
+
+fn check_extension(option: &str, path: &Path, extensions: &[&str]) -> Result<(), Failure> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if extensions.is_empty() || extensions.contains(&ext) {
+        Ok(())
+    } else {
+        Err(Failure::input(format!(
+            "{option} {}: the file name must end in .{}",
+            path.display(),
+            extensions.join(" or .")
+        )))
+    }
 }

@@ -1,6 +1,7 @@
 //! `ewr import ...`: model files from FE matrix exports (CalculiX, Matrix Market).
 
 use crate::Failure;
+use crate::paths::named;
 use clap::{Args, Subcommand};
 use ewr_import::{ImportError, ImportOptions, Imported, MtxFiles};
 use std::path::PathBuf;
@@ -107,6 +108,7 @@ impl CommonArgs {
 
 /// Runs one `ewr import` subcommand.
 pub fn run(cmd: ImportCommand) -> Result<(), Failure> {
+    check_files(&cmd)?;
     let (result, common) = match &cmd {
         ImportCommand::Calculix(a) => (
             ewr_import::import_calculix(&a.job, &a.common.options()),
@@ -130,10 +132,44 @@ pub fn run(cmd: ImportCommand) -> Result<(), Failure> {
     write(&imported, common)
 }
 
+/// Refuses, before reading anything, an output that is one of the input files.
+fn check_files(cmd: &ImportCommand) -> Result<(), Failure> {
+    let (mut inputs, common) = match cmd {
+        ImportCommand::Calculix(a) => {
+            let f = ewr_import::calculix::JobFiles::of(&a.job);
+            let files = vec![
+                ("JOB (.sti)".to_string(), f.stiffness),
+                ("JOB (.mas)".to_string(), f.mass),
+                ("JOB (.dof)".to_string(), f.dofs),
+                ("JOB".to_string(), a.job.clone()),
+            ];
+            (files, &a.common)
+        }
+        ImportCommand::Mtx(a) => {
+            let mut files = vec![
+                ("--mass".to_string(), a.mass.clone()),
+                ("--stiffness".to_string(), a.stiffness.clone()),
+            ];
+            files.extend(a.damping.clone().map(|p| ("--damping".to_string(), p)));
+            files.extend(a.dofs.clone().map(|p| ("--dofs".to_string(), p)));
+            (files, &a.common)
+        }
+    };
+    inputs.extend(
+        common
+            .contacts
+            .clone()
+            .map(|p| ("--contacts".to_string(), p)),
+    );
+    inputs.extend(common.forcing.clone().map(|p| ("--forcing".to_string(), p)));
+    let named: Vec<_> = inputs.iter().map(|(o, p)| named(o, p)).collect();
+    crate::args::prepare_outputs(&named, &[("-o", Some(common.output.as_path()), &[])])
+}
+
 fn write(imported: &Imported, common: &CommonArgs) -> Result<(), Failure> {
     let m = &imported.model;
     ewr_model::write(&common.output, m).map_err(|e| Failure::work(e.to_string()))?;
-    println!(
+    say!(
         "wrote {} ({} DOFs, {} contacts of dim {}, {} forcing terms)",
         common.output.display(),
         m.n_dofs(),
@@ -142,10 +178,10 @@ fn write(imported: &Imported, common: &CommonArgs) -> Result<(), Failure> {
         m.forcing.len()
     );
     for n in &imported.notes {
-        println!("  note: {n}");
+        say!("  note: {n}");
     }
     for w in &imported.warnings {
-        println!("  {w}");
+        say!("  {w}");
     }
     Ok(())
 }

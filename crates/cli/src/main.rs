@@ -3,10 +3,29 @@
 //! This binary is a thin layer: it parses arguments, calls the library crates and turns
 //! their errors into messages and exit codes (0 success, 1 failure while working, 2 bad input).
 
+/// `println!` that never panics: a closed stdout (`ewr ... | head -1`) must not abort a run
+/// whose results are still being computed and written; what cannot be shown is dropped.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `eprintln!` that never panics (see `say!`).
+macro_rules! say_err {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 mod args;
 mod import_cmd;
 mod model_cmd;
+mod paths;
 mod plot;
+mod probe;
 mod progress;
 mod results;
 mod simulate_cmd;
@@ -88,6 +107,11 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
+    // Results must not depend on the number of threads (see the function's documentation).
+    faer::set_global_parallelism(ewr_hb::deterministic_parallelism());
+    if let Some(code) = probe::child() {
+        return code;
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Model(cmd) => model_cmd::run(cmd),
@@ -101,7 +125,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            say_err!("error: {}", f.message);
             ExitCode::from(f.code)
         }
     }

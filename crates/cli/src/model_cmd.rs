@@ -35,7 +35,7 @@ pub struct InfoArgs {
     /// How many natural frequencies to list [default: 10 up to 3000 DOFs (dense
     /// eigensolver); above, none unless given: they are then computed by sparse
     /// shift-invert Lanczos, about 20 s at 100 000 DOFs].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     modes: Option<usize>,
     /// Print the summary as JSON on stdout instead of text.
     #[arg(long)]
@@ -60,11 +60,11 @@ pub struct ExampleArgs {
     mu_n: Option<f64>,
     /// Number of friction contacts of `chain` (the chain has N + 10 masses) or `sector`
     /// (default 20; at most what the mesh has room for: 126 at --refine 1, 2 046 at 4).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     contacts: Option<usize>,
     /// Mesh refinement level of `sector`: 1 (default) about 2 000 DOFs, 2 about 14 000,
     /// 3 about 45 000, 4 about 108 000, 5 about 190 000.
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     refine: Option<usize>,
     /// Damper mass of `two-mass-damper` (0 = massless damper).
     #[arg(long, value_name = "M", allow_negative_numbers = true)]
@@ -81,6 +81,7 @@ pub fn run(cmd: ModelCommand) -> Result<(), Failure> {
 }
 
 fn load(file: &Path) -> Result<ewr_model::ReadModel, Failure> {
+    crate::probe::readable(crate::probe::Kind::Model, file)?;
     ewr_model::read(file).map_err(|e| match e {
         ModelError::Write { .. } => Failure::work(e.to_string()),
         _ => Failure::input(e.to_string()),
@@ -90,7 +91,7 @@ fn load(file: &Path) -> Result<ewr_model::ReadModel, Failure> {
 fn check(file: &Path) -> Result<(), Failure> {
     let read = load(file)?;
     let m = &read.model;
-    println!(
+    say!(
         "{}: valid ewr model ({} DOFs, {} contacts of dim {}, {} forcing terms)",
         file.display(),
         m.n_dofs(),
@@ -99,7 +100,10 @@ fn check(file: &Path) -> Result<(), Failure> {
         m.forcing.len()
     );
     for w in &read.warnings {
-        println!("  {w}");
+        say!("  {w}");
+    }
+    if let Some(w) = ewr_model::check_semidefinite(&m.stiffness) {
+        say!("  {w}");
     }
     Ok(())
 }
@@ -262,33 +266,33 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
     if a.json {
         let s = serde_json::to_string_pretty(&info)
             .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
-        println!("{s}");
+        say!("{s}");
         return Ok(());
     }
-    println!("file:      {}", info.file);
+    say!("file:      {}", info.file);
     if let Some(t) = &info.title {
-        println!("title:     {t}");
+        say!("title:     {t}");
     }
     if let Some(u) = &info.units {
-        println!("units:     {u}");
+        say!("units:     {u}");
     }
-    println!("DOFs:      {}", info.n_dofs);
-    println!(
+    say!("DOFs:      {}", info.n_dofs);
+    say!(
         "nonzeros:  M {}, K {}{} (both triangles)",
         info.nnz.m,
         info.nnz.k,
         info.nnz.c.map(|c| format!(", C {c}")).unwrap_or_default()
     );
     if info.damping.is_empty() {
-        println!("damping:   none");
+        say!("damping:   none");
     } else {
-        println!("damping:   {}", info.damping.join("; "));
+        say!("damping:   {}", info.damping.join("; "));
     }
     let ci = &info.contacts;
     if ci.count == 0 {
-        println!("contacts:  none (linear model)");
+        say!("contacts:  none (linear model)");
     } else {
-        println!(
+        say!(
             "contacts:  {} of dim {} ({}), mu_n {} .. {}, rho {} .. {}",
             ci.count,
             ci.dim,
@@ -305,11 +309,11 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
     };
     let fi = &info.forcing;
     if fi.terms == 0 {
-        println!("forcing:   none");
+        say!("forcing:   none");
     } else {
         let dofs: Vec<String> = fi.dofs.iter().take(8).map(|&d| label(d)).collect();
         let more = if fi.dofs.len() > 8 { ", ..." } else { "" };
-        println!(
+        say!(
             "forcing:   {} terms, harmonics {:?}, on DOFs {}{more}",
             fi.terms,
             fi.harmonics,
@@ -318,13 +322,15 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
     }
     match (&info.natural_frequencies, &info.natural_frequencies_note) {
         (Some(w), _) => {
-            println!("natural frequencies (friction removed, undamped):");
-            println!(
+            say!("natural frequencies (friction removed, undamped):");
+            say!(
                 "  {:>4}  {:>16}  {:>16}",
-                "mode", "omega [rad/s]", "f = omega/2pi"
+                "mode",
+                "omega [rad/s]",
+                "f = omega/2pi"
             );
             for (i, w) in w.iter().enumerate() {
-                println!(
+                say!(
                     "  {:>4}  {:>16.8e}  {:>16.8e}",
                     i + 1,
                     w,
@@ -332,11 +338,11 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
                 );
             }
         }
-        (None, Some(note)) => println!("natural frequencies: {note}"),
+        (None, Some(note)) => say!("natural frequencies: {note}"),
         (None, None) => {}
     }
     for w in &info.warnings {
-        println!("{w}");
+        say!("{w}");
     }
     Ok(())
 }
@@ -348,7 +354,7 @@ fn fmt_opt(x: Option<f64>) -> String {
 fn example(a: &ExampleArgs) -> Result<(), Failure> {
     if a.list {
         for e in Example::ALL {
-            println!("{:<20} {}", e.name(), e.summary());
+            say!("{:<20} {}", e.name(), e.summary());
         }
         return Ok(());
     }
@@ -356,6 +362,7 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
         return Err(Failure::input("an example name and --output are required"));
     };
     let ex: Example = name.parse().map_err(Failure::input)?;
+    crate::args::prepare_outputs(&[], &[("--output", Some(output.as_path()), &[])])?;
     if let Some(x) = a.mu_n
         && (!x.is_finite() || x < 0.0)
     {
@@ -411,7 +418,7 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
     };
     let model = ex.build(&opts);
     ewr_model::write(output, &model).map_err(|e| Failure::work(e.to_string()))?;
-    println!(
+    say!(
         "wrote {} ({}: {} DOFs, {} contacts)",
         output.display(),
         ex.name(),

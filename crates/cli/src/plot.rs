@@ -22,29 +22,42 @@ pub(crate) fn register_font() -> Res {
     result
 }
 
-fn e<E: std::fmt::Debug>(what: &str) -> impl Fn(E) -> String + '_ {
-    move |err| format!("plot {what}: {err:?}")
+/// A plotters error as a sentence: its message without the layers' own prefixes.
+fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
+    move |err| {
+        let full = err.to_string();
+        let mut msg = full.as_str();
+        for layer in ["backend error: ", "Drawing backend error: "] {
+            msg = msg.strip_prefix(layer).unwrap_or(msg);
+        }
+        format!("cannot draw the figure ({what}): {msg}")
+    }
 }
 
 /// Draws with `$draw` (an expression using `$root`, a drawing area of either backend) into a
 /// PNG or SVG file chosen by `$path`'s extension; plotters' backends are different types, so
 /// the body is instantiated once per backend.
+///
+/// The figure is drawn into a temporary file renamed at the end (as every result file), so
+/// that an existing figure is only ever replaced by a complete one.
 macro_rules! render {
     ($path:expr, $size:expr, |$root:ident| $draw:expr) => {{
         register_font()?;
         let png = kind($path)?;
         let size = $size;
-        if png {
-            let area = BitMapBackend::new($path, size).into_drawing_area();
-            let $root = &area;
-            $draw?;
-            area.present().map_err(e("write"))
-        } else {
-            let area = SVGBackend::new($path, size).into_drawing_area();
-            let $root = &area;
-            $draw?;
-            area.present().map_err(e("write"))
-        }
+        ewr_model::h5::atomically($path, |tmp| {
+            if png {
+                let area = BitMapBackend::new(tmp, size).into_drawing_area();
+                let $root = &area;
+                $draw?;
+                area.present().map_err(e("write"))
+            } else {
+                let area = SVGBackend::new(tmp, size).into_drawing_area();
+                let $root = &area;
+                $draw?;
+                area.present().map_err(e("write"))
+            }
+        })
     }};
 }
 

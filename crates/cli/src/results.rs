@@ -207,6 +207,7 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
         for (i, c) in curves.iter().enumerate() {
             let g = f.create_group(&format!("curve_{i}")).map_err(h5)?;
             put_f64(&g, "mu_n_override", c.mu_n.unwrap_or(f64::NAN))?;
+            put_str(&g, "status", c.stopped.as_deref().unwrap_or("complete"))?;
             let pts = &c.points;
             let np = pts.len();
             put_1d(

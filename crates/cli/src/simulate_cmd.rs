@@ -3,7 +3,8 @@
 //! differences of two time-series CSV files (e.g. `simulate` against `solve`).
 
 use crate::Failure;
-use crate::args::{finite, parse_dofs, prepare_output};
+use crate::args::{finite, parse_dofs, prepare_outputs};
+use crate::paths::named;
 use crate::plot::PeriodFigure;
 use clap::{Args, ValueEnum};
 use ewr_model::Model;
@@ -146,18 +147,18 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     if let Some(k) = a.jenkins {
         finite("--jenkins", k, 0.0, false)?;
     }
-    if let Some(p) = &a.timeseries {
-        prepare_output(p, &[])?;
-    }
-    if let Some(p) = &a.output {
-        prepare_output(p, &[])?;
-    }
-    if let Some(p) = &a.plot {
-        prepare_output(p, &["png", "svg"])?;
-    }
+    prepare_outputs(
+        &[named("MODEL", &a.model)],
+        &[
+            ("--timeseries", a.timeseries.as_deref(), &[]),
+            ("-o", a.output.as_deref(), &[]),
+            ("--plot", a.plot.as_deref(), &["png", "svg"]),
+        ],
+    )?;
+    crate::probe::readable(crate::probe::Kind::Model, &a.model)?;
     let read = ewr_model::read(&a.model).map_err(|e| Failure::input(e.to_string()))?;
     for w in &read.warnings {
-        eprintln!("{w}");
+        say_err!("{w}");
     }
     let mut model = read.model;
     if let Some(x) = a.mu_n {
@@ -225,15 +226,16 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     if a.json {
         let s = serde_json::to_string_pretty(&summary)
             .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
-        println!("{s}");
+        say!("{s}");
     } else {
         print_summary(&a.model, &model, &summary);
     }
     if summary.contact_solver.unconverged_steps > 0 {
-        eprintln!(
+        say_err!(
             "warning: the contact iteration hit its cap in {} steps (largest last change {:.1e} \
              of the static bound)",
-            summary.contact_solver.unconverged_steps, summary.contact_solver.max_unconverged_change
+            summary.contact_solver.unconverged_steps,
+            summary.contact_solver.max_unconverged_change
         );
     }
     if !sim.converged {
@@ -254,33 +256,48 @@ const TEXT_INTERVALS: usize = 8;
 
 fn print_summary(file: &Path, model: &Model, s: &Summary) {
     let c = &model.contacts;
-    println!(
+    say!(
         "model:        {} ({} DOFs, {} contacts of dim {})",
         file.display(),
         model.n_dofs(),
         c.len(),
         c.dim
     );
-    println!(
+    say!(
         "omega:        {} (period {:.6}), dt {:.6e} ({} steps per period, {} step matrix)",
-        s.omega, s.period, s.dt, s.steps_per_period, s.linear_solver
+        s.omega,
+        s.period,
+        s.dt,
+        s.steps_per_period,
+        s.linear_solver
     );
     if s.converged {
-        println!(
+        say!(
             "steady state: after {} periods (change {:.1e} <= tol {:.1e}), {:.2} s",
-            s.periods_run, s.steady_state_error, s.tol, s.elapsed_s
+            s.periods_run,
+            s.steady_state_error,
+            s.tol,
+            s.elapsed_s
         );
     } else {
-        println!(
+        say!(
             "steady state: NOT reached in {} periods (change {:.1e} > tol {:.1e}), {:.2} s",
-            s.periods_run, s.steady_state_error, s.tol, s.elapsed_s
+            s.periods_run,
+            s.steady_state_error,
+            s.tol,
+            s.elapsed_s
         );
     }
     let e = &s.energy;
-    println!(
+    say!(
         "energy/period: input {:.6e} = viscous {:.6e} + friction {:.6e} + numerical {:.3e} \
          (storage change {:.1e}, residual {:.1e})",
-        e.input, e.viscous, e.friction, e.numerical, e.storage_change, e.residual
+        e.input,
+        e.viscous,
+        e.friction,
+        e.numerical,
+        e.storage_change,
+        e.residual
     );
     for cs in s.contacts.iter().take(TEXT_CONTACTS) {
         let mut iv: Vec<String> = cs
@@ -304,13 +321,16 @@ fn print_summary(file: &Path, model: &Model, s: &Summary) {
                 iv.join(" ")
             )
         };
-        println!(
+        say!(
             "contact {}:    {sticks}; |r| <= {:.4e}, |w| <= {:.4e}, Coulomb violation {:.1e}",
-            cs.contact, cs.force_amplitude, cs.displacement_amplitude, cs.max_coulomb_violation
+            cs.contact,
+            cs.force_amplitude,
+            cs.displacement_amplitude,
+            cs.max_coulomb_violation
         );
     }
     if s.contacts.len() > TEXT_CONTACTS {
-        println!(
+        say!(
             "... {} more contacts (see --json)",
             s.contacts.len() - TEXT_CONTACTS
         );
@@ -328,18 +348,46 @@ pub fn compare(a: &CompareArgs) -> Result<(), Failure> {
     if a.json {
         let s = serde_json::to_string_pretty(&diffs)
             .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
-        println!("{s}");
+        say!("{s}");
     } else {
-        println!(
+        say!(
             "{:<10} {:>12} {:>12} {:>12} {:>12} {:>12}",
-            "column", "max |a-b|", "scale", "max rel", "rms rel", "at t"
+            "column",
+            "max |a-b|",
+            "scale",
+            "max rel",
+            "rms rel",
+            "at t"
         );
         for d in &diffs {
-            println!(
+            say!(
                 "{:<10} {:>12.4e} {:>12.4e} {:>12.4e} {:>12.4e} {:>12.6}",
-                d.name, d.max_abs_diff, d.scale, d.max_rel_diff, d.rms_rel_diff, d.at_t
+                d.name,
+                d.max_abs_diff,
+                d.scale,
+                d.max_rel_diff,
+                d.rms_rel_diff,
+                d.at_t
             );
         }
+    }
+    let broken: Vec<String> = diffs
+        .iter()
+        .filter(|d| d.non_finite > 0)
+        .map(|d| {
+            format!(
+                "{} ({} samples, first at t = {})",
+                d.name, d.non_finite, d.at_t
+            )
+        })
+        .collect();
+    if !broken.is_empty() {
+        return Err(Failure::work(format!(
+            "{} of {} columns hold NaN or infinite values, which agree with nothing: {}",
+            broken.len(),
+            diffs.len(),
+            broken.join(", ")
+        )));
     }
     if let Some(tol) = a.tol {
         let over: Vec<&str> = diffs

@@ -1,6 +1,7 @@
 //! `ewr solve` (one periodic solution) and `ewr frc` (frequency response curves).
 
 use crate::Failure;
+use crate::paths::named;
 use crate::results;
 use clap::Args;
 use ewr_contact::{ContactParams, FrictionLaw};
@@ -28,10 +29,10 @@ pub struct Common {
     pub harmonics: String,
     /// Time samples per period for the Galerkin integrals (default: 8 (H+1) rounded up to a
     /// power of two, at least 64).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub samples: Option<usize>,
     /// Scaling rho of the friction law for every contact (default: the model's, usually 1).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub rho: Option<f64>,
     /// Friction law: exact, projection, tanh:ALPHA, pwl:DELTA or maxeps:EPS.
     #[arg(long, default_value = "exact", value_name = "LAW")]
@@ -40,7 +41,12 @@ pub struct Common {
     #[arg(long, default_value = "auto", value_name = "KIND")]
     pub receptance: String,
     /// Tolerance on the scaled residual ||g|| / (max muN)^2.
-    #[arg(long, default_value_t = 1e-10, value_name = "TOL")]
+    #[arg(
+        long,
+        default_value_t = 1e-10,
+        value_name = "TOL",
+        allow_negative_numbers = true
+    )]
     pub tol: f64,
     /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),
     /// matrix-free (GMRES on Jacobian products, see --preconditioner), or auto (matrix-free
@@ -53,7 +59,12 @@ pub struct Common {
     #[arg(long, default_value = "two-level", value_name = "KIND")]
     pub preconditioner: String,
     /// Newton iteration cap per solve.
-    #[arg(long, default_value_t = 200, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 200,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub max_iter: usize,
     /// Solve directly on the full harmonic set instead of ramping up from one harmonic.
     #[arg(long)]
@@ -160,10 +171,11 @@ fn finite_positive(name: &str, x: f64) -> Result<f64, Failure> {
 }
 
 /// Reads the model, applies the overrides and resolves every option; bad input is exit 2.
+/// Callers run [`crate::probe::readable`] on the model file first.
 pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
     let read = ewr_model::read(&c.model).map_err(|e| Failure::input(e.to_string()))?;
     for w in &read.warnings {
-        eprintln!("{w}");
+        say_err!("{w}");
     }
     let mut model = read.model;
     if model.contacts.is_empty() {
@@ -194,16 +206,19 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         .parse()
         .map_err(|e| Failure::input(format!("--law: {e}")))?;
     let n_samples = c.samples.unwrap_or_else(|| default_samples(&set));
-    if n_samples <= 2 * set.h_max() {
+    if n_samples <= 2 * set.h_max() || n_samples > ewr_hb::MAX_SAMPLES {
         return Err(Failure::input(format!(
-            "--samples {n_samples}: must exceed 2 x the highest harmonic ({})",
-            2 * set.h_max()
+            "--samples {n_samples}: must exceed 2 x the highest harmonic ({}) and be at most {}",
+            2 * set.h_max(),
+            ewr_hb::MAX_SAMPLES
         )));
     }
     if let Some(f) = model.forcing.iter().find(|f| !set.contains(f.harmonic)) {
-        eprintln!(
+        say_err!(
             "warning: the forcing on DOF {} at harmonic {} is outside {} and is ignored",
-            f.dof, f.harmonic, c.harmonics
+            f.dof,
+            f.harmonic,
+            c.harmonics
         );
     }
     finite_positive("--tol", c.tol)?;
@@ -295,7 +310,16 @@ fn dof_peaks(model: &Model, s: &PointSolution) -> Vec<DofPeak> {
 /// `ewr solve`: exit 0 converged, 1 not converged (results still written), 2 bad input.
 pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     finite_positive("--omega", a.omega)?;
+    crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let setup = setup(&a.common, a.mu_n)?;
+    crate::args::prepare_outputs(
+        &[named("MODEL", &a.common.model)],
+        &[
+            ("-o", a.output.as_deref(), &[]),
+            ("--timeseries", a.timeseries.as_deref(), &[]),
+            ("--plot", a.plot.as_deref(), &["png", "svg"]),
+        ],
+    )?;
     let t0 = Instant::now();
     let rec = receptance(&setup)?;
     let params = ContactParams::of(&setup.model.contacts);
@@ -331,7 +355,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     if a.json {
         let s = serde_json::to_string_pretty(&summary)
             .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
-        println!("{s}");
+        say!("{s}");
     } else {
         print_solution(&summary);
     }
@@ -347,11 +371,14 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
 }
 
 fn print_solution(s: &SolveSummary<'_>) {
-    println!(
+    say!(
         "w = {}  {}  {} samples  law {}",
-        s.omega, s.harmonics, s.n_samples, s.law
+        s.omega,
+        s.harmonics,
+        s.n_samples,
+        s.law
     );
-    println!(
+    say!(
         "{}: scaled residual {:.3e} after {} Newton iterations{} ({:.3} s)",
         s.status,
         s.residual,
@@ -369,7 +396,7 @@ fn print_solution(s: &SolveSummary<'_>) {
             .iter()
             .map(|i| format!("[{:.4}, {:.4}]", i[0], i[1]))
             .collect();
-        println!(
+        say!(
             "contact {c}: |w| max {:.6e}, |r| max {:.6e}, dissipated/cycle {:.6e}, Coulomb \
              violation {:.2e}",
             cs.displacement_amplitude,
@@ -378,9 +405,9 @@ fn print_solution(s: &SolveSummary<'_>) {
             cs.max_coulomb_violation
         );
         if stick.is_empty() {
-            println!("  slides all the time");
+            say!("  slides all the time");
         } else {
-            println!("  sticks on {}", stick.join(" "));
+            say!("  sticks on {}", stick.join(" "));
         }
     }
     for d in &s.dofs {
@@ -389,17 +416,22 @@ fn print_solution(s: &SolveSummary<'_>) {
             .as_deref()
             .map(|l| format!(" ({l})"))
             .unwrap_or_default();
-        println!("DOF {}{label}: peak {:.6e}", d.dof, d.peak);
+        say!("DOF {}{label}: peak {:.6e}", d.dof, d.peak);
     }
 }
 
-/// One frequency response curve: its bound (if overridden) and its points.
+/// One frequency response curve: its bound (if overridden), its points and how it ended.
 pub struct Curve {
     /// The `--mu-n` value of this curve, if any.
     pub mu_n: Option<f64>,
-    /// The points in the order computed.
+    /// Every point computed, in the order computed (also when the curve stopped early).
     pub points: Vec<FrcPoint>,
+    /// `None` when the sweep ran to its end, else why it stopped.
+    pub stopped: Option<String>,
 }
+
+/// Most points per curve: a guard against a step far too small for the range.
+const MAX_POINTS: usize = 100_000;
 
 /// `ewr frc`: exit 0 all converged, 1 some point did not (all written), 2 bad input.
 pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
@@ -411,6 +443,15 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     }
     finite_positive("--step", a.step)?;
     let method: Continuation = a.continuation.parse().map_err(Failure::input)?;
+    let span = (a.omega_end - a.omega_start).abs();
+    let per_curve = (span / a.step).ceil() + 1.0;
+    if method == Continuation::Sequential && per_curve > MAX_POINTS as f64 {
+        return Err(Failure::input(format!(
+            "--step {}: {per_curve:.0} points from {} to {}, more than the {MAX_POINTS} a curve \
+             may have; use a larger step",
+            a.step, a.omega_start, a.omega_end
+        )));
+    }
     let mu_values: Vec<Option<f64>> = match &a.mu_n {
         None => vec![None],
         Some(list) => list
@@ -423,14 +464,22 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             })
             .collect::<Result<_, _>>()?,
     };
-    // Validate every curve's setup before any work starts.
+    // Validate every curve's setup and every output before any work starts.
+    crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let setups: Vec<Setup> = mu_values
         .iter()
         .map(|&m| setup(&a.common, m))
         .collect::<Result<_, _>>()?;
+    crate::args::prepare_outputs(
+        &[named("MODEL", &a.common.model)],
+        &[
+            ("-o", a.output.as_deref(), &[]),
+            ("--csv", a.csv.as_deref(), &[]),
+            ("--plot", a.plot.as_deref(), &["png", "svg"]),
+        ],
+    )?;
     let t0 = Instant::now();
-    let span = (a.omega_end - a.omega_start).abs();
-    let expected = ((span / a.step).ceil() as u64 + 1) * setups.len() as u64;
+    let expected = (per_curve.min(MAX_POINTS as f64) as u64) * setups.len() as u64;
     let bar = crate::progress::bar(expected, "points");
     let csv = match &a.csv {
         Some(p) => Some(Mutex::new(
@@ -441,7 +490,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     };
     let recs: Vec<Receptance> = setups.iter().map(receptance).collect::<Result<_, _>>()?;
     let failed_write = Mutex::new(None::<String>);
-    let curves: Vec<Result<Curve, String>> = setups
+    let curves: Vec<Curve> = setups
         .par_iter()
         .zip(&recs)
         .zip(&mu_values)
@@ -455,36 +504,54 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 max_step: a.step * 8.0,
                 method,
                 point: setup.point.clone(),
-                max_points: 100_000,
+                max_points: MAX_POINTS,
             };
+            // Points are kept here as they arrive, so that a curve that stops on an error
+            // still has every point it computed.
+            let mut points = Vec::new();
             let mut on_point = |p: &FrcPoint| {
                 bar.inc(1);
+                points.push(p.clone());
                 if let Some(csv) = &csv {
-                    let mut w = csv.lock().expect("CSV writer lock");
+                    let mut w = csv.lock().unwrap_or_else(|e| e.into_inner());
                     if let Err(e) = w.row(mu_n.unwrap_or(f64::NAN), p) {
-                        *failed_write.lock().expect("lock") = Some(e);
+                        *failed_write.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
                         return false;
                     }
                 }
                 true
             };
-            frc(rec, &params, &settings, &mut on_point)
-                .map(|points| Curve { mu_n, points })
-                .map_err(|e| e.to_string())
+            let stopped = match frc(rec, &params, &settings, &mut on_point) {
+                Err(e) => Some(e.to_string()),
+                Ok(_) if points.len() >= MAX_POINTS => Some(format!(
+                    "stopped at the cap of {MAX_POINTS} points at w = {} before reaching {}; \
+                     use a larger --step",
+                    points.last().map_or(f64::NAN, |p| p.solution.omega),
+                    a.omega_end
+                )),
+                Ok(_) => None,
+            };
+            Curve {
+                mu_n,
+                points,
+                stopped,
+            }
         })
         .collect();
     bar.finish_and_clear();
-    if let Some(e) = failed_write.into_inner().expect("lock") {
+    if let Some(e) = failed_write.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(Failure::work(e));
     }
-    let mut done = Vec::new();
-    let mut errors = Vec::new();
-    for c in curves {
-        match c {
-            Ok(c) => done.push(c),
-            Err(e) => errors.push(e),
-        }
-    }
+    let errors: Vec<String> = curves
+        .iter()
+        .filter_map(|c| {
+            c.stopped.as_ref().map(|e| match c.mu_n {
+                Some(m) => format!("mu_n = {m}: {e}"),
+                None => e.clone(),
+            })
+        })
+        .collect();
+    let done = curves;
     let elapsed = t0.elapsed().as_secs_f64();
     if let Some(p) = &a.output {
         results::write_frc(p, &a.common.model, &setups[0], &done).map_err(Failure::work)?;
@@ -519,9 +586,9 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             "peak_memory_mb": crate::progress::peak_memory_mb(),
             "errors": errors,
         });
-        println!("{s:#}");
+        say!("{s:#}");
     } else {
-        println!(
+        say!(
             "{} curve(s), {n_points} points ({n_failed} not converged), {iterations} Newton \
              iterations{}, {elapsed:.3} s{}",
             done.len(),
@@ -547,9 +614,10 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 });
             if let Some(p) = peak {
                 let label = c.mu_n.map(|m| format!("mu_n = {m}: ")).unwrap_or_default();
-                println!(
+                say!(
                     "  {label}peak amplitude {:.6e} at w = {:.6}",
-                    p.solution.dofs.norm_peak, p.solution.omega
+                    p.solution.dofs.norm_peak,
+                    p.solution.omega
                 );
             }
         }

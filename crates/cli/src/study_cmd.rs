@@ -2,6 +2,7 @@
 //! design curve) and `ewr study merge` (combine the shards of a study run as a job array).
 
 use crate::Failure;
+use crate::paths::named;
 use crate::plot::{self, DesignPanel, FrcLine, HeatMap};
 use clap::{Args, Subcommand};
 use ewr_study::{
@@ -37,7 +38,7 @@ pub struct StudyArgs {
     #[arg(required = true, value_name = "STUDY.toml")]
     pub study: Option<PathBuf>,
     /// Cases computed at the same time (default: one per core).
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, short = 'j', value_name = "N", allow_negative_numbers = true)]
     pub jobs: Option<usize>,
     /// Result file (default: the study file's name with .h5, in the current folder).
     #[arg(long, short, value_name = "STUDY.h5")]
@@ -119,6 +120,7 @@ fn case_line(study: &Study, r: &CaseResult) -> String {
 
 fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     let path = a.study.as_ref().expect("clap requires the study file");
+    crate::probe::readable(crate::probe::Kind::Study, path)?;
     let study = Study::load(path).map_err(|e| Failure::input(e.to_string()))?;
     if let Some(0) = a.jobs {
         return Err(Failure::input("--jobs 0: give at least 1"));
@@ -139,11 +141,31 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
                 .unwrap_or_default()
         )),
     };
-    crate::args::prepare_output(&base, &["h5"])?;
     let output = match shard {
         Some(s) => sibling(&base, &format!(".shard-{}-of-{}.h5", s.index, s.count)),
-        None => base,
+        None => base.clone(),
     };
+    let derived: Vec<PathBuf> = if shard.is_some() {
+        Vec::new()
+    } else {
+        [".csv", ".frc.png", ".peaks.png", ".map.png"]
+            .iter()
+            .map(|x| sibling(&output, x))
+            .collect()
+    };
+    let mut outs: Vec<crate::args::Output<'_>> = vec![("-o", Some(base.as_path()), &["h5"])];
+    if output != base {
+        outs.push(("the shard file", Some(output.as_path()), &["h5"]));
+    }
+    outs.extend(
+        derived
+            .iter()
+            .map(|p| ("the study output", Some(p.as_path()), &[][..])),
+    );
+    crate::args::prepare_outputs(
+        &[named("STUDY", path), named("its model", &study.model_path)],
+        &outs,
+    )?;
     let indices: Vec<usize> = (0..study.cases.len())
         .filter(|&i| shard.is_none_or(|s| s.owns(i)))
         .collect();
@@ -162,7 +184,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
             format!("{} ({} values)", p.name(), distinct.len())
         })
         .collect();
-    println!(
+    say!(
         "study {}: {} cases over {}{}",
         path.display(),
         study.cases.len(),
@@ -177,11 +199,13 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     );
     if a.check {
         for &i in &indices {
-            println!("case {i}: {}", study.key(&study.cases[i]));
+            say!("case {i}: {}", study.key(&study.cases[i]));
         }
         return Ok(());
     }
     let cases_dir = cases_dir_for(&output);
+    // Held until the study file is written: a second study on the same output stops here.
+    let _lock = ewr_study::lock_output(&cases_dir, path).map_err(Failure::input)?;
     let t0 = Instant::now();
     let bar = crate::progress::bar(indices.len() as u64, "cases");
     let reused = AtomicUsize::new(0);
@@ -196,7 +220,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
                 let n = reused.load(Ordering::SeqCst);
                 if n > 0 {
                     bar.suspend(|| {
-                        println!(
+                        say!(
                             "{n} cases already finished in {}: kept",
                             cases_dir.display()
                         )
@@ -211,7 +235,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
                 case_line(&study, r),
                 w = indices.len().to_string().len()
             );
-            bar.suspend(|| println!("{line}"));
+            bar.suspend(|| say!("{line}"));
         }
     };
     let opts = RunOptions {
@@ -222,7 +246,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     let results = ewr_study::run(&study, &indices, &opts, &report).map_err(Failure::work)?;
     bar.finish_and_clear();
     if computed.load(Ordering::SeqCst) == 0 && reused.load(Ordering::SeqCst) > 0 {
-        println!(
+        say!(
             "all {} cases already finished in {}: kept",
             results.len(),
             cases_dir.display()
@@ -230,7 +254,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     }
     let info = StudyInfo::of(&study);
     write_study_file(&output, &info, shard, &results).map_err(Failure::work)?;
-    println!(
+    say!(
         "wrote {} ({:.1} s)",
         output.display(),
         t0.elapsed().as_secs_f64()
@@ -242,10 +266,14 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
 }
 
 fn merge_cmd(m: &MergeArgs) -> Result<(), Failure> {
-    crate::args::prepare_output(&m.output, &["h5"])?;
+    let shards: Vec<_> = m.shards.iter().map(|p| named("SHARD", p)).collect();
+    crate::args::prepare_outputs(&shards, &[("-o", Some(m.output.as_path()), &["h5"])])?;
+    for p in &m.shards {
+        crate::probe::readable(crate::probe::Kind::StudyResult, p)?;
+    }
     let (info, results) = merge(&m.shards).map_err(Failure::input)?;
     write_study_file(&m.output, &info, None, &results).map_err(Failure::work)?;
-    println!(
+    say!(
         "merged {} shard file(s): {} cases into {}",
         m.shards.len(),
         results.len(),
@@ -264,7 +292,7 @@ fn outputs(
 ) -> Result<(), Failure> {
     let csv = sibling(output, ".csv");
     write_summary_csv(&csv, info, results).map_err(Failure::work)?;
-    println!("wrote {}", csv.display());
+    say!("wrote {}", csv.display());
     if !plots {
         return Ok(());
     }
@@ -307,7 +335,7 @@ fn outputs(
         written.push(p);
     }
     for p in written {
-        println!("wrote {}", p.display());
+        say!("wrote {}", p.display());
     }
     Ok(())
 }
@@ -408,14 +436,17 @@ fn finish(results: &[CaseResult]) -> Result<(), Failure> {
         count(CaseStatus::Unconverged),
         count(CaseStatus::Failed),
     );
-    println!(
+    say!(
         "{} cases: {ok} ok, {partial} with unconverged points, {failed} failed",
         results.len()
     );
     if let Some(b) = optimum(results) {
-        println!(
+        say!(
             "optimum: case {} [{}]: peak {:.6e} at w = {:.6}",
-            b.index, b.key, b.peak_amplitude, b.peak_omega
+            b.index,
+            b.key,
+            b.peak_amplitude,
+            b.peak_omega
         );
     }
     if partial + failed > 0 {

@@ -48,6 +48,10 @@ mod direct;
 mod lanczos;
 mod modal;
 
+fn par() -> faer::Par {
+    crate::deterministic_parallelism()
+}
+
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -498,7 +502,7 @@ impl<'a> ReceptanceAt<'a> {
                     d.g.as_ref(),
                     x,
                     c64::new(1.0, 0.0),
-                    faer::get_global_parallelism(),
+                    par(),
                 );
             }
             HarmonicData::Modal(d) => d.apply(self.modal(), x, out),

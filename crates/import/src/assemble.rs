@@ -3,6 +3,7 @@
 
 use crate::ImportError;
 use crate::text::TextFile;
+use ewr_model::linalg_error::Sentence;
 use ewr_model::{SYMMETRY_TOL, SparseMatrix};
 use faer::sparse::Triplet;
 
@@ -87,8 +88,12 @@ pub(crate) fn assemble_symmetric(
             trip.push(Triplet::new(e.col, e.row, e.val));
         }
     }
-    let matrix = SparseMatrix::try_new_from_triplets(n, n, &trip)
-        .map_err(|e| ImportError::file(file.path, format!("cannot build the matrix: {e:?}")))?;
+    let matrix = SparseMatrix::try_new_from_triplets(n, n, &trip).map_err(|e| {
+        ImportError::file(
+            file.path,
+            format!("cannot build the matrix: {}", e.sentence()),
+        )
+    })?;
     Ok(Assembled { matrix, duplicates })
 }
 

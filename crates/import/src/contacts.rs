@@ -11,6 +11,7 @@
 use crate::csv::{Row, Table};
 use crate::text::{TextFile, parse_index};
 use crate::{DofSpace, ImportError};
+use ewr_model::linalg_error::Sentence;
 use ewr_model::{Contacts, Kinematics, SparseMatrix};
 use faer::sparse::Triplet;
 use std::path::Path;
@@ -350,7 +351,7 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
     }
     let rows = dim * mu_n.len();
     let w = SparseMatrix::try_new_from_triplets(rows, space.n, &trip)
-        .map_err(|e| t.header_err(format!("cannot build W: {e:?}")))?;
+        .map_err(|e| t.header_err(format!("cannot build W: {}", e.sentence())))?;
     let mut contacts = Contacts::from_matrix(dim, w, mu_n);
     contacts.rho = rho;
     simplify(&mut contacts);

@@ -112,9 +112,31 @@ pub fn import_calculix(job: &Path, opts: &ImportOptions) -> Result<Imported, Imp
 
 /// Reads M, K (and C, and a DOF map) from Matrix Market files and checks that they fit.
 pub fn read_mtx(files: &MtxFiles) -> Result<FeMatrices, ImportError> {
+    let stiffness = mtx::parse(&files.stiffness)?;
+    let n = stiffness.n();
+    let mass = mtx::parse(&files.mass)?;
+    let damping = files.damping.as_deref().map(mtx::parse).transpose()?;
+    for other in std::iter::once(&mass).chain(damping.as_ref()) {
+        if other.n() != n {
+            return Err(other.error(format!(
+                "the matrix is {0} x {0} but the stiffness {1} is {n} x {n}",
+                other.n(),
+                files.stiffness.display()
+            )));
+        }
+    }
+    // Every DOF needs a mass or a stiffness, so the entries bound the size; checked before
+    // the matrices are built (a 75-byte file can declare 2e8 rows).
+    let stored = stiffness.stored() + mass.stored();
+    if n > stored {
+        return Err(stiffness.error(format!(
+            "the size line declares {n} DOFs but the mass and stiffness files store only \
+             {stored} entries together: every DOF needs a mass or a stiffness"
+        )));
+    }
     let mut notes = Vec::new();
-    let mut read = |path: &Path| -> Result<SparseMatrix, ImportError> {
-        let m = mtx::read_matrix(path)?;
+    let mut build = |m: mtx::MtxEntries<'_>, path: &Path| -> Result<SparseMatrix, ImportError> {
+        let m = m.assemble()?;
         if m.duplicates > 0 {
             notes.push(format!(
                 "{}: {} duplicate entries summed (Matrix Market semantics)",
@@ -124,24 +146,12 @@ pub fn read_mtx(files: &MtxFiles) -> Result<FeMatrices, ImportError> {
         }
         Ok(m.matrix)
     };
-    let stiffness = read(&files.stiffness)?;
-    let n = stiffness.nrows();
-    let mut same_size = |path: &Path| -> Result<SparseMatrix, ImportError> {
-        let a = read(path)?;
-        if a.nrows() != n {
-            return Err(ImportError::file(
-                path,
-                format!(
-                    "the matrix is {0} x {0} but the stiffness {1} is {n} x {n}",
-                    a.nrows(),
-                    files.stiffness.display()
-                ),
-            ));
-        }
-        Ok(a)
+    let stiffness = build(stiffness, &files.stiffness)?;
+    let mass = build(mass, &files.mass)?;
+    let damping = match (damping, &files.damping) {
+        (Some(c), Some(path)) => Some(build(c, path)?),
+        _ => None,
     };
-    let mass = same_size(&files.mass)?;
-    let damping = files.damping.as_deref().map(&mut same_size).transpose()?;
     let dofs = match &files.dofs {
         Some(p) => {
             let map = DofMap::read(p)?;

@@ -32,6 +32,55 @@ pub struct MtxMatrix {
 /// announced), 1-based indices in range, finite values, square shape, and symmetry (a
 /// `general` file must hold a symmetric matrix to `ewr_model::SYMMETRY_TOL`).
 pub fn read_matrix(path: &Path) -> Result<MtxMatrix, ImportError> {
+    parse(path)?.assemble()
+}
+
+/// A Matrix Market file read and checked entry by entry, before its matrix is built: the
+/// size it declares can be checked against other files first (see [`crate::read_mtx`]).
+pub struct MtxEntries<'p> {
+    file: TextFile<'p>,
+    n: usize,
+    entries: Vec<Entry>,
+    symmetric: bool,
+}
+
+impl MtxEntries<'_> {
+    /// The declared size `n` (the matrix is `n x n`).
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Entries stored in the file.
+    pub fn stored(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// An error about the whole file.
+    pub fn error(&self, message: impl Into<String>) -> ImportError {
+        ImportError::file(self.file.path, message)
+    }
+
+    /// Builds the matrix (both triangles), summing duplicates; checks symmetry.
+    pub fn assemble(self) -> Result<MtxMatrix, ImportError> {
+        let storage = if self.symmetric {
+            Storage::OneTriangle
+        } else {
+            Storage::General
+        };
+        let stored_entries = self.entries.len();
+        let a = assemble_symmetric(&self.file, self.n, self.entries, storage)?;
+        Ok(MtxMatrix {
+            matrix: a.matrix,
+            symmetric_storage: self.symmetric,
+            stored_entries,
+            duplicates: a.duplicates,
+        })
+    }
+}
+
+/// Reads and checks a Matrix Market file's header and entries (see [`read_matrix`]) without
+/// building the matrix.
+pub fn parse(path: &Path) -> Result<MtxEntries<'_>, ImportError> {
     let file = TextFile::read(path)?;
     let mut lines = file.lines();
     let Some(first) = lines.next() else {
@@ -82,6 +131,19 @@ pub fn read_matrix(path: &Path) -> Result<MtxMatrix, ImportError> {
         return Err(file.err(size_line, "the matrix is 0 x 0"));
     }
     let n = rows;
+    // An entry line takes at least 5 bytes (`1 1 1`): a count the file cannot hold is refused
+    // before memory is reserved for it.
+    let room = file.text.len() / 5 + 1;
+    if nnz > room {
+        return Err(file.err(
+            size_line,
+            format!(
+                "the size line announces {nnz} entries but the file has only {} bytes: \
+                 truncated or corrupt?",
+                file.text.len()
+            ),
+        ));
+    }
 
     let mut entries = Vec::with_capacity(nnz);
     for l in lines {
@@ -150,17 +212,11 @@ pub fn read_matrix(path: &Path) -> Result<MtxMatrix, ImportError> {
             ),
         ));
     }
-    let storage = if symmetric {
-        Storage::OneTriangle
-    } else {
-        Storage::General
-    };
-    let a = assemble_symmetric(&file, n, entries, storage)?;
-    Ok(MtxMatrix {
-        matrix: a.matrix,
-        symmetric_storage: symmetric,
-        stored_entries: nnz,
-        duplicates: a.duplicates,
+    Ok(MtxEntries {
+        file,
+        n,
+        entries,
+        symmetric,
     })
 }
 

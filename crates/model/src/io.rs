@@ -4,8 +4,9 @@
 //! finds (with the HDF5 path at fault) instead of stopping at the first, so that a user fixing
 //! an export sees all of them at once.
 
+use crate::linalg_error::Sentence;
 use crate::model::{Contacts, Damping, ForcingTerm, Kinematics, Model, SparseMatrix};
-use crate::validate::{Problem, has_errors, validate};
+use crate::validate::{Parts, Problem, has_errors, validate, validate_parts};
 use faer::sparse::Triplet;
 use hdf5::types::{FixedAscii, FixedUnicode, TypeDescriptor, VarLenAscii, VarLenUnicode};
 use std::fmt;
@@ -97,26 +98,65 @@ pub fn read(path: impl AsRef<Path>) -> Result<ReadModel, ModelError> {
     let file = open_when_unlocked(path)
         .map_err(|e| open_err(format!("not a readable HDF5 file ({e})")))?;
     let mut problems = Vec::new();
-    let model = read_model(&file, &mut problems);
-    match model {
-        Some(model) if !has_errors(&problems) => {
-            problems.extend(validate(&model));
-            if has_errors(&problems) {
-                Err(ModelError::Invalid {
-                    path: path.to_path_buf(),
-                    problems,
-                })
-            } else {
-                Ok(ReadModel {
-                    model,
-                    warnings: problems,
-                })
-            }
-        }
-        _ => Err(ModelError::Invalid {
-            path: path.to_path_buf(),
-            problems,
+    let invalid = |problems| ModelError::Invalid {
+        path: path.to_path_buf(),
+        problems,
+    };
+    let Some(parts) = read_model(&file, &mut problems) else {
+        return Err(invalid(problems));
+    };
+    // The parts that could be read are checked even when others could not, so that one run
+    // lists every problem.
+    problems.extend(validate_parts(&Parts {
+        mass: parts.mass.as_ref(),
+        stiffness: parts.stiffness.as_ref(),
+        damping_matrix: parts.damping_matrix.as_ref().and_then(Option::as_ref),
+        damping: parts.damping.as_ref(),
+        contacts: parts.contacts.as_ref(),
+        forcing: parts.forcing.as_deref(),
+        dof_labels: parts.dof_labels.as_deref(),
+    }));
+    match parts.into_model() {
+        Some(model) if !has_errors(&problems) => Ok(ReadModel {
+            model,
+            warnings: problems,
         }),
+        _ => Err(invalid(problems)),
+    }
+}
+
+/// What [`read_model`] could read; `None` where a part could not be read (its problems are
+/// recorded). `damping_matrix` is `Some(None)` when the file has no `/C`.
+struct ReadParts {
+    title: Option<String>,
+    units: Option<String>,
+    mass: Option<SparseMatrix>,
+    stiffness: Option<SparseMatrix>,
+    damping_matrix: Option<Option<SparseMatrix>>,
+    damping: Option<Damping>,
+    contacts: Option<Contacts>,
+    forcing: Option<Vec<ForcingTerm>>,
+    dof_labels: Option<Vec<String>>,
+    /// False when `/dof_labels` exists but could not be read.
+    labels_ok: bool,
+}
+
+impl ReadParts {
+    fn into_model(self) -> Option<Model> {
+        if !self.labels_ok {
+            return None;
+        }
+        Some(Model {
+            title: self.title,
+            units: self.units,
+            mass: self.mass?,
+            stiffness: self.stiffness?,
+            damping_matrix: self.damping_matrix?,
+            damping: self.damping?,
+            contacts: self.contacts?,
+            forcing: self.forcing?,
+            dof_labels: self.dof_labels,
+        })
     }
 }
 
@@ -135,7 +175,7 @@ fn open_when_unlocked(path: &Path) -> hdf5::Result<hdf5::File> {
     }
 }
 
-fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Model> {
+fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<ReadParts> {
     match attr_string(file, "format") {
         Ok(Some(f)) if f == FORMAT_NAME => {}
         Ok(Some(f)) => {
@@ -184,19 +224,46 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Model> {
     let units = optional_string(file, "units", "/", out);
 
     let stiffness = read_matrix(file, "", "K", true, out);
-    let n = stiffness.as_ref().map(|k| k.nrows());
     let mass = read_matrix(file, "", "M", true, out);
     let damping_matrix = if file.link_exists("C") {
         read_matrix(file, "", "C", true, out).map(Some)
     } else {
         Some(None)
     };
-    let damping = read_damping(file, out);
-    let contacts = match n {
-        Some(n) => read_contacts(file, n, out),
+    // Every DOF needs a mass or a stiffness, so M and K's stored entries bound the DOF count:
+    // checked before any matrix is built, since a few bytes can declare billions of DOFs.
+    let stored: usize = [&stiffness, &mass]
+        .iter()
+        .filter_map(|m| m.as_ref().map(|m| m.triplets.len()))
+        .sum();
+    let mut build = |m: Option<RawMatrix>| {
+        m.and_then(|m| {
+            if m.shape[0] > stored {
+                out.push(Problem::error(
+                    m.path.clone(),
+                    format!(
+                        "shape declares {} DOFs but M and K store only {stored} entries \
+                         together: every DOF needs a mass or a stiffness (a corrupt file?)",
+                        m.shape[0]
+                    ),
+                ));
+                return None;
+            }
+            m.build(out)
+        })
+    };
+    let stiffness = build(stiffness);
+    let mass = build(mass);
+    let damping_matrix = match damping_matrix {
+        Some(Some(c)) => build(Some(c)).map(Some),
+        Some(None) => Some(None),
         None => None,
     };
+    let n = stiffness.as_ref().map(|k| k.nrows());
+    let damping = read_damping(file, out);
+    let contacts = read_contacts(file, n, out);
     let forcing = read_forcing(file, out);
+    let mut labels_ok = true;
     let dof_labels = if file.link_exists("dof_labels") {
         match file
             .dataset("dof_labels")
@@ -206,22 +273,24 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Model> {
             Ok(l) => Some(l),
             Err(e) => {
                 out.push(Problem::error("/dof_labels", e));
+                labels_ok = false;
                 None
             }
         }
     } else {
         None
     };
-    Some(Model {
+    Some(ReadParts {
         title,
         units,
-        mass: mass?,
-        stiffness: stiffness?,
-        damping_matrix: damping_matrix?,
-        damping: damping?,
-        contacts: contacts?,
-        forcing: forcing?,
+        mass,
+        stiffness,
+        damping_matrix,
+        damping,
+        contacts,
+        forcing,
         dof_labels,
+        labels_ok,
     })
 }
 
@@ -278,33 +347,49 @@ fn strings(d: &hdf5::Dataset) -> Result<Vec<String>, String> {
 }
 
 fn strings_of(c: &hdf5::Container, td: &TypeDescriptor) -> Result<Vec<String>, String> {
+    check_declared_size(c)?;
+    // Fixed-length strings are read 1024 bytes wide whatever their stored width.
+    if matches!(
+        td,
+        TypeDescriptor::FixedAscii(_) | TypeDescriptor::FixedUnicode(_)
+    ) && c.size() > (256 << 20) / 1024
+    {
+        return Err(format!(
+            "{} fixed-length strings: at most {} are read; store variable-length strings",
+            c.size(),
+            (256 << 20) / 1024
+        ));
+    }
     let e = |e: hdf5::Error| e.to_string();
     // Fixed-length strings are converted by HDF5 to a generous fixed width on read.
     let trim = |s: &str| s.trim_end_matches(['\0', ' ']).to_string();
+    // Bytes are decoded here, lossily: HDF5 does not check that a "UTF-8" string is UTF-8,
+    // and a corrupt one must become a message, not undefined behaviour in a `&str`.
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     match td {
         TypeDescriptor::VarLenUnicode => Ok(c
             .read_raw::<VarLenUnicode>()
             .map_err(e)?
             .iter()
-            .map(|s| s.as_str().to_string())
+            .map(|s| text(s.as_bytes()))
             .collect()),
         TypeDescriptor::VarLenAscii => Ok(c
             .read_raw::<VarLenAscii>()
             .map_err(e)?
             .iter()
-            .map(|s| s.as_str().to_string())
+            .map(|s| text(s.as_bytes()))
             .collect()),
         TypeDescriptor::FixedAscii(n) if *n <= 1024 => Ok(c
             .read_raw::<FixedAscii<1024>>()
             .map_err(e)?
             .iter()
-            .map(|s| trim(s.as_str()))
+            .map(|s| trim(&text(s.as_bytes())))
             .collect()),
         TypeDescriptor::FixedUnicode(n) if *n <= 1024 => Ok(c
             .read_raw::<FixedUnicode<1024>>()
             .map_err(e)?
             .iter()
-            .map(|s| trim(s.as_str()))
+            .map(|s| trim(&text(s.as_bytes())))
             .collect()),
         other => Err(format!("expected a string, found {}", describe(other))),
     }
@@ -354,8 +439,38 @@ fn attr_float(loc: &hdf5::Location, name: &str) -> Result<Option<f64>, String> {
     }
 }
 
+/// Below this many declared bytes a dataset is read without asking how much the file stores.
+const SMALL_BYTES: u64 = 16 << 20;
+
+/// Largest ratio of declared to stored bytes accepted: above deflate's maximum (about 1032),
+/// below what a hostile file needs to exhaust memory.
+const MAX_EXPANSION: u64 = 2048;
+
+/// Refuses a dataset or attribute that declares more data than the file can hold for it
+/// (a 17 KB file can declare 1.5e9 entries, whose reading would abort the process).
+fn check_declared_size(c: &hdf5::Container) -> Result<(), String> {
+    let elem = c.dtype().map(|t| t.size() as u64).unwrap_or(8).max(1);
+    let count = c
+        .shape()
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64));
+    let declared = count.and_then(|n| n.checked_mul(elem));
+    match declared {
+        Some(bytes) if bytes <= SMALL_BYTES => Ok(()),
+        Some(bytes) if bytes <= c.storage_size().saturating_mul(MAX_EXPANSION) => Ok(()),
+        _ => Err(format!(
+            "declares shape {:?} ({} bytes) but the file stores only {} bytes of it: a \
+             truncated or corrupt file",
+            c.shape(),
+            declared.map_or("too many".to_string(), |b| b.to_string()),
+            c.storage_size()
+        )),
+    }
+}
+
 /// Integer values and shape; refuses floats so that an index is never silently truncated.
 fn ints(c: &hdf5::Container) -> Result<(Vec<i64>, Vec<usize>), String> {
+    check_declared_size(c)?;
     let td = c
         .dtype()
         .and_then(|t| t.to_descriptor())
@@ -370,6 +485,7 @@ fn ints(c: &hdf5::Container) -> Result<(Vec<i64>, Vec<usize>), String> {
 }
 
 fn floats(c: &hdf5::Container) -> Result<(Vec<f64>, Vec<usize>), String> {
+    check_declared_size(c)?;
     let td = c
         .dtype()
         .and_then(|t| t.to_descriptor())
@@ -416,6 +532,27 @@ fn to_index(v: i64, bound: usize) -> Option<usize> {
     usize::try_from(v).ok().filter(|&u| u < bound)
 }
 
+/// A matrix as stored, before it is built: its size can be checked against the rest of the
+/// file first.
+struct RawMatrix {
+    path: String,
+    shape: [usize; 2],
+    triplets: Vec<Triplet<usize, usize, f64>>,
+    symmetric: Option<String>,
+}
+
+impl RawMatrix {
+    fn build(self, out: &mut Vec<Problem>) -> Option<SparseMatrix> {
+        assemble(
+            self.triplets,
+            self.shape,
+            self.symmetric.as_deref(),
+            &self.path,
+            out,
+        )
+    }
+}
+
 /// Reads a sparse (CSR, CSC or COO group) or dense (2-D dataset) matrix `/name`.
 ///
 /// With `square`, the shape must be square (M, K, C); `W` is rectangular.
@@ -425,7 +562,7 @@ fn read_matrix(
     name: &str,
     square: bool,
     out: &mut Vec<Problem>,
-) -> Option<SparseMatrix> {
+) -> Option<RawMatrix> {
     let path = format!("{gpath}/{name}");
     if !file.link_exists(name) {
         out.push(Problem::error(
@@ -489,7 +626,12 @@ fn read_matrix(
             ));
         }
     }?;
-    assemble(triplets, shape, symmetric.as_deref(), &path, out)
+    Some(RawMatrix {
+        path,
+        shape,
+        triplets,
+        symmetric,
+    })
 }
 
 fn read_dense(
@@ -497,7 +639,7 @@ fn read_dense(
     path: &str,
     square: bool,
     out: &mut Vec<Problem>,
-) -> Option<SparseMatrix> {
+) -> Option<RawMatrix> {
     let (v, shape) = match floats(d) {
         Ok(x) => x,
         Err(e) => {
@@ -524,7 +666,12 @@ fn read_dense(
             }
         }
     }
-    assemble(t, [shape[0], shape[1]], None, path, out)
+    Some(RawMatrix {
+        path: path.to_string(),
+        shape: [shape[0], shape[1]],
+        triplets: t,
+        symmetric: None,
+    })
 }
 
 fn read_compressed(
@@ -725,7 +872,9 @@ fn read_damping(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Damping> {
     Some(d)
 }
 
-fn read_contacts(file: &hdf5::File, n: usize, out: &mut Vec<Problem>) -> Option<Contacts> {
+/// Reads `/contacts`; `n` is `None` when K could not be read (DOF ranges are then not
+/// checked, and a `W` matrix is not built).
+fn read_contacts(file: &hdf5::File, n: Option<usize>, out: &mut Vec<Problem>) -> Option<Contacts> {
     if !file.link_exists("contacts") {
         return Some(Contacts::none());
     }
@@ -785,6 +934,7 @@ fn read_contacts(file: &hdf5::File, n: usize, out: &mut Vec<Problem>) -> Option<
             return None;
         }
         (true, false) => {
+            let n = n.unwrap_or(usize::MAX);
             let dofs = dof_table(&g, "dofs", nc, dim, n, false, out)?;
             let other = if g.link_exists("dofs_other") {
                 Some(dof_table(&g, "dofs_other", nc, dim, n, true, out)?)
@@ -796,7 +946,23 @@ fn read_contacts(file: &hdf5::File, n: usize, out: &mut Vec<Problem>) -> Option<
                 other,
             }
         }
-        (false, true) => Kinematics::Matrix(read_matrix(&g, "/contacts", "W", false, out)?),
+        (false, true) => {
+            let w = read_matrix(&g, "/contacts", "W", false, out)?;
+            let n = n?;
+            // Checked before the matrix is built (its declared size could be anything).
+            if w.shape != [nc * dim, n] {
+                out.push(Problem::error(
+                    "/contacts/W",
+                    format!(
+                        "shape is {:?}, expected [dim * nc, n] = [{}, {n}]",
+                        w.shape,
+                        nc * dim
+                    ),
+                ));
+                return None;
+            }
+            Kinematics::Matrix(w.build(out)?)
+        }
     };
     Some(Contacts {
         dim,
@@ -913,28 +1079,16 @@ pub fn write(path: impl AsRef<Path>, model: &Model) -> Result<(), ModelError> {
             problems,
         });
     }
-    let werr = |reason: String| ModelError::Write {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| werr("the path names no file".into()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(".partial");
-    let tmp = path.with_file_name(tmp_name);
-    let result = write_to(&tmp, model).map_err(|e| e.to_string());
-    match result {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            werr(e.to_string())
-        }),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(werr(e))
-        }
-    }
+    crate::h5::atomically(path, |tmp| write_to(tmp, model).map_err(|e| e.to_string())).map_err(
+        |reason| {
+            // `atomically` names the file already; the variant's message does too.
+            let prefix = format!("cannot write {}: ", path.display());
+            ModelError::Write {
+                path: path.to_path_buf(),
+                reason: reason.strip_prefix(&prefix).unwrap_or(&reason).to_string(),
+            }
+        },
+    )
 }
 
 fn vlu(s: &str) -> hdf5::Result<VarLenUnicode> {
@@ -1048,7 +1202,7 @@ fn write_csr(loc: &hdf5::Group, name: &str, a: &SparseMatrix, upper: bool) -> hd
             a.as_ref()
                 .transpose()
                 .to_col_major()
-                .map_err(|e| hdf5::Error::from(format!("{e:?}")))?,
+                .map_err(|e| hdf5::Error::from(e.sentence()))?,
         )
     };
     let src = csr.as_ref().unwrap_or(a);

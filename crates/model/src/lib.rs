@@ -9,6 +9,7 @@ mod builder;
 pub mod examples;
 pub mod h5;
 mod io;
+pub mod linalg_error;
 mod model;
 mod validate;
 
@@ -16,4 +17,4 @@ pub use builder::ModelBuilder;
 pub use examples::{Example, ExampleOptions};
 pub use io::{FORMAT_NAME, FORMAT_VERSION, ModelError, ReadModel, read, write};
 pub use model::{Contacts, Damping, ForcingTerm, Kinematics, Model, SparseMatrix};
-pub use validate::{Problem, SYMMETRY_TOL, Severity, has_errors, validate};
+pub use validate::{Problem, SYMMETRY_TOL, Severity, check_semidefinite, has_errors, validate};

@@ -5,7 +5,7 @@
 //! (non-symmetric matrices, NaN, negative friction bound, contact DOF out of range, ...) is
 //! checked here, so that the reader and the builders share one set of rules.
 
-use crate::model::{Kinematics, Model, SparseMatrix};
+use crate::model::{Contacts, Damping, ForcingTerm, Kinematics, Model, SparseMatrix};
 use std::fmt;
 
 /// Relative tolerance of the symmetry check: `|A - A^T|max <= SYMMETRY_TOL * |A|max`.
@@ -71,21 +71,62 @@ pub fn has_errors(problems: &[Problem]) -> bool {
 
 /// Checks a model and returns every problem found (empty when the model is valid).
 pub fn validate(model: &Model) -> Vec<Problem> {
+    validate_parts(&Parts {
+        mass: Some(&model.mass),
+        stiffness: Some(&model.stiffness),
+        damping_matrix: model.damping_matrix.as_ref(),
+        damping: Some(&model.damping),
+        contacts: Some(&model.contacts),
+        forcing: Some(&model.forcing),
+        dof_labels: model.dof_labels.as_deref(),
+    })
+}
+
+/// The parts of a model that could be read from a file; a part that could not be read is
+/// `None` and the checks that need it are skipped, so that one run reports every problem of
+/// the others too.
+pub(crate) struct Parts<'a> {
+    pub mass: Option<&'a SparseMatrix>,
+    pub stiffness: Option<&'a SparseMatrix>,
+    pub damping_matrix: Option<&'a SparseMatrix>,
+    pub damping: Option<&'a Damping>,
+    pub contacts: Option<&'a Contacts>,
+    pub forcing: Option<&'a [ForcingTerm]>,
+    pub dof_labels: Option<&'a [String]>,
+}
+
+/// [`validate`] on the parts at hand.
+pub(crate) fn validate_parts(p: &Parts<'_>) -> Vec<Problem> {
     let mut out = Vec::new();
-    let n = model.n_dofs();
-    if n == 0 {
+    let n = p.stiffness.map(|k| k.nrows());
+    if n == Some(0) {
         out.push(Problem::error("/K", "the model has no degrees of freedom"));
     }
-    check_matrix(&mut out, "/M", &model.mass, n);
-    check_matrix(&mut out, "/K", &model.stiffness, n);
-    if let Some(c) = &model.damping_matrix {
-        check_matrix(&mut out, "/C", c, n);
+    let sound = |out: &mut Vec<Problem>, path: &str, a: Option<&SparseMatrix>| {
+        a.is_some_and(|a| check_matrix(out, path, a, n.unwrap_or(a.nrows())))
+    };
+    let mass_ok = sound(&mut out, "/M", p.mass);
+    let stiffness_ok = sound(&mut out, "/K", p.stiffness);
+    sound(&mut out, "/C", p.damping_matrix);
+    if let Some(m) = p.mass.filter(|_| mass_ok) {
+        check_mass_diagonal(&mut out, m);
     }
-    check_mass_diagonal(&mut out, &model.mass);
-    check_damping(&mut out, model);
-    check_contacts(&mut out, model);
-    check_forcing(&mut out, model);
-    if let Some(labels) = &model.dof_labels
+    if let Some(k) = p.stiffness.filter(|_| stiffness_ok) {
+        check_definite(&mut out, k);
+        if let Some(m) = p.mass.filter(|_| mass_ok) {
+            check_every_dof_has_inertia_or_stiffness(&mut out, m, k);
+        }
+    }
+    if let Some(d) = p.damping {
+        check_damping(&mut out, d);
+    }
+    if let Some(c) = p.contacts {
+        check_contacts(&mut out, c, n);
+    }
+    if let Some(f) = p.forcing {
+        check_forcing(&mut out, f, n);
+    }
+    if let (Some(labels), Some(n)) = (p.dof_labels, n)
         && labels.len() != n
     {
         out.push(Problem::error(
@@ -96,7 +137,73 @@ pub fn validate(model: &Model) -> Vec<Problem> {
     out
 }
 
-fn check_matrix(out: &mut Vec<Problem>, path: &str, a: &SparseMatrix, n: usize) {
+/// A DOF whose rows of `M` and `K` are both empty has no inertia and no elasticity: reported
+/// here rather than as a singular matrix in the middle of a sweep.
+fn check_every_dof_has_inertia_or_stiffness(
+    out: &mut Vec<Problem>,
+    m: &SparseMatrix,
+    k: &SparseMatrix,
+) {
+    // Both are symmetric (checked before), so columns stand for rows.
+    let empty = |a: &SparseMatrix, j: usize| a.val_of_col(j).iter().all(|&v| v == 0.0);
+    let lonely: Vec<usize> = (0..k.ncols())
+        .filter(|&j| empty(m, j) && empty(k, j))
+        .collect();
+    // A warning, not an error: damping or a contact may still hold such a DOF, and the
+    // solvers report a singular matrix with its frequency if nothing does.
+    if let Some(&first) = lonely.first() {
+        out.push(Problem::warning(
+            "/K",
+            format!(
+                "{} DOF(s) have neither mass nor stiffness (first: DOF {first}): unless damping \
+                 holds them, every solve will meet a singular matrix",
+                lonely.len()
+            ),
+        ));
+    }
+}
+
+/// Cheap necessary conditions of a positive semi-definite `K`: non-negative diagonal and
+/// `K_ij^2 <= K_ii K_jj`. A failure proves `K` indefinite (a wrong sign or a mixed-up
+/// export), which no structure has; `ewr model check` also factorises for the full test.
+fn check_definite(out: &mut Vec<Problem>, k: &SparseMatrix) {
+    let n = k.ncols();
+    let mut diag = vec![0.0; n];
+    for (j, d) in diag.iter_mut().enumerate() {
+        let rows = k.row_idx_of_col_raw(j);
+        if let Ok(p) = rows.binary_search(&j) {
+            *d = k.val_of_col(j)[p];
+        }
+    }
+    if let Some((j, d)) = diag.iter().enumerate().find(|(_, d)| **d < 0.0) {
+        out.push(Problem::error(
+            "/K",
+            format!("K is indefinite: negative stiffness on the diagonal, K[{j},{j}] = {d:e}"),
+        ));
+        return;
+    }
+    let scale = diag.iter().fold(0.0f64, |a, &b| a.max(b));
+    for j in 0..n {
+        for (&i, &v) in k.row_idx_of_col_raw(j).iter().zip(k.val_of_col(j)) {
+            // Relative slack for rounding in exported matrices (rigid-body modes make
+            // K_ij^2 = K_ii K_jj exactly in exact arithmetic).
+            if i < j && v * v > diag[i] * diag[j] + 1e-10 * scale * scale {
+                out.push(Problem::error(
+                    "/K",
+                    format!(
+                        "K is indefinite: K[{i},{j}]^2 = {:e} exceeds K[{i},{i}] K[{j},{j}] = {:e}",
+                        v * v,
+                        diag[i] * diag[j]
+                    ),
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// Shape, finite values and symmetry; true when the matrix passed.
+fn check_matrix(out: &mut Vec<Problem>, path: &str, a: &SparseMatrix, n: usize) -> bool {
     if a.nrows() != n || a.ncols() != n {
         out.push(Problem::error(
             path,
@@ -106,7 +213,7 @@ fn check_matrix(out: &mut Vec<Problem>, path: &str, a: &SparseMatrix, n: usize) 
                 a.ncols()
             ),
         ));
-        return;
+        return false;
     }
     let mut max_abs = 0.0f64;
     for t in a.triplet_iter() {
@@ -118,7 +225,7 @@ fn check_matrix(out: &mut Vec<Problem>, path: &str, a: &SparseMatrix, n: usize) 
                     t.row, t.col, t.val
                 ),
             ));
-            return;
+            return false;
         }
         max_abs = max_abs.max(t.val.abs());
     }
@@ -131,7 +238,9 @@ fn check_matrix(out: &mut Vec<Problem>, path: &str, a: &SparseMatrix, n: usize) 
                  set the attribute symmetric = \"upper\" or \"lower\""
             ),
         ));
+        return false;
     }
+    true
 }
 
 /// The entry pair with the largest `|A_ij - A_ji|` if it exceeds `tol`.
@@ -195,8 +304,7 @@ fn check_mass_diagonal(out: &mut Vec<Problem>, m: &SparseMatrix) {
     }
 }
 
-fn check_damping(out: &mut Vec<Problem>, model: &Model) {
-    let d = &model.damping;
+fn check_damping(out: &mut Vec<Problem>, d: &Damping) {
     if let Some((alpha, beta)) = d.rayleigh {
         for (name, v) in [("alpha", alpha), ("beta", beta)] {
             if !v.is_finite() || v < 0.0 {
@@ -228,9 +336,9 @@ fn check_damping(out: &mut Vec<Problem>, model: &Model) {
     }
 }
 
-fn check_contacts(out: &mut Vec<Problem>, model: &Model) {
-    let c = &model.contacts;
-    let n = model.n_dofs();
+/// Contact checks; `n` is `None` when K could not be read (DOF ranges are then not checked).
+fn check_contacts(out: &mut Vec<Problem>, c: &Contacts, n: Option<usize>) {
+    let n = n.unwrap_or(usize::MAX);
     let nc = c.len();
     if c.dim != 1 && c.dim != 2 {
         out.push(Problem::error(
@@ -317,7 +425,7 @@ fn check_contacts(out: &mut Vec<Problem>, model: &Model) {
             }
         }
         Kinematics::Matrix(w) => {
-            if w.nrows() != nc * c.dim || w.ncols() != n {
+            if w.nrows() != nc * c.dim || (n != usize::MAX && w.ncols() != n) {
                 out.push(Problem::error(
                     "/contacts/W",
                     format!(
@@ -362,9 +470,9 @@ fn check_contacts(out: &mut Vec<Problem>, model: &Model) {
     }
 }
 
-fn check_forcing(out: &mut Vec<Problem>, model: &Model) {
-    let n = model.n_dofs();
-    for (i, f) in model.forcing.iter().enumerate() {
+fn check_forcing(out: &mut Vec<Problem>, forcing: &[ForcingTerm], n: Option<usize>) {
+    let n = n.unwrap_or(usize::MAX);
+    for (i, f) in forcing.iter().enumerate() {
         if f.dof >= n {
             out.push(Problem::error(
                 "/forcing/dof",
@@ -390,10 +498,42 @@ fn check_forcing(out: &mut Vec<Problem>, model: &Model) {
             ));
         }
     }
-    if model.forcing.is_empty() {
+    if forcing.is_empty() {
         out.push(Problem::warning(
             "/forcing",
             "the model has no forcing: its periodic response is zero",
         ));
+    }
+}
+
+/// The full test that `K` is positive semi-definite: a sparse Cholesky factorisation of
+/// `K + eps I` with `eps = 1e-9 max K_ii` (the shift lets the rigid-body modes of a free
+/// structure through). Costs a factorisation, so `ewr model check` runs it, not every read.
+/// Returns a warning when the factorisation fails (K has a negative eigenvalue below
+/// `-eps`), `None` when it succeeds or `K` is empty.
+pub fn check_semidefinite(k: &SparseMatrix) -> Option<Problem> {
+    use faer::Side;
+    use faer::sparse::Triplet;
+    let n = k.ncols();
+    let mut t: Vec<Triplet<usize, usize, f64>> = k
+        .triplet_iter()
+        .map(|e| Triplet::new(e.row, e.col, *e.val))
+        .collect();
+    let scale = t
+        .iter()
+        .filter(|e| e.row == e.col)
+        .fold(0.0f64, |a, e| a.max(e.val.abs()));
+    if n == 0 || scale == 0.0 {
+        return None;
+    }
+    t.extend((0..n).map(|i| Triplet::new(i, i, 1e-9 * scale)));
+    let shifted = SparseMatrix::try_new_from_triplets(n, n, &t).ok()?;
+    match shifted.as_ref().sp_cholesky(Side::Lower) {
+        Ok(_) => None,
+        Err(_) => Some(Problem::warning(
+            "/K",
+            "K is not positive semi-definite: the Cholesky factorisation of K + 1e-9 max(K_ii) I \
+             fails, so K has a negative eigenvalue (a sign error or a mixed-up export?)",
+        )),
     }
 }

@@ -432,11 +432,14 @@ fn invalid_model_is_not_written_and_failed_write_leaves_no_file() {
     let p = dir.path().join("bad.h5");
     assert!(matches!(write(&p, &m), Err(ModelError::Invalid { .. })));
     assert!(!p.exists());
-    let inside_missing_dir = dir.path().join("no/such/dir/m.h5");
+    // Missing folders are created; a folder that cannot exist (a file is in the way) fails.
+    std::fs::write(dir.path().join("a-file"), b"x").unwrap();
+    let under_a_file = dir.path().join("a-file/m.h5");
     assert!(matches!(
-        write(&inside_missing_dir, &examples::oscillator_2d()),
+        write(&under_a_file, &examples::oscillator_2d()),
         Err(ModelError::Write { .. })
     ));
+    assert!(write(dir.path().join("new/dir/m.h5"), &examples::oscillator_2d()).is_ok());
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! rigid contact.
 
 use crate::SimulateError;
+use ewr_model::linalg_error::Sentence;
 use ewr_model::{Contacts, Damping, Kinematics, Model, SparseMatrix};
 use faer::sparse::Triplet;
 
@@ -62,8 +63,9 @@ pub fn with_jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> 
         k.push(Triplet::new(s, s, kt));
     }
     let make = |t: &[Triplet<usize, usize, f64>]| {
-        SparseMatrix::try_new_from_triplets(n2, n2, t)
-            .map_err(|e| SimulateError::Model(format!("assembling the Jenkins model: {e:?}")))
+        SparseMatrix::try_new_from_triplets(n2, n2, t).map_err(|e| {
+            SimulateError::Model(format!("assembling the Jenkins model: {}", e.sentence()))
+        })
     };
     let cv = copy(&model.viscous_damping());
     let labels = model.dof_labels.as_ref().map(|l| {

@@ -8,6 +8,7 @@
 //! stiffness, which is what lets massless DOFs (zero rows of `M`) through.
 
 use crate::SimulateError;
+use ewr_model::linalg_error::Sentence;
 use ewr_model::{Model, SparseMatrix};
 use faer::linalg::solvers::{DenseSolveCore, Solve};
 use faer::sparse::linalg::solvers::{Llt, Lu};
@@ -295,7 +296,7 @@ impl Step {
                 }
             }
             let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &trip)
-                .map_err(|e| SimulateError::Numerical(format!("step matrix: {e:?}")))?;
+                .map_err(|e| SimulateError::Numerical(format!("step matrix: {}", e.sentence())))?;
             let factor = match a.sp_cholesky(Side::Lower) {
                 Ok(l) => Factor::Llt(l),
                 Err(_) => Factor::Lu(Box::new(a.sp_lu().map_err(|_| singular())?)),

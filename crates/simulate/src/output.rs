@@ -270,23 +270,9 @@ impl Simulation {
     /// `ewr solve`'s result files), atomically: a partial file is never left under the
     /// final name. `model_file` is recorded as the `model` attribute.
     pub fn write_h5(&self, path: &Path, model_file: &str) -> Result<(), String> {
-        let name = path
-            .file_name()
-            .ok_or_else(|| format!("{}: the path names no file", path.display()))?;
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(".partial");
-        let tmp = path.with_file_name(tmp_name);
-        match self.write_h5_to(&tmp, model_file) {
-            Ok(()) => std::fs::rename(&tmp, path).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                format!("cannot write {}: {e}", path.display())
-            }),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(format!("cannot write {}: {e}", path.display()))
-            }
-        }
+        ewr_model::h5::atomically(path, |tmp| {
+            self.write_h5_to(tmp, model_file).map_err(|e| e.to_string())
+        })
     }
 
     fn write_h5_to(&self, path: &Path, model_file: &str) -> hdf5::Result<()> {

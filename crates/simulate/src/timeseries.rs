@@ -189,16 +189,18 @@ impl TimeSeries {
         Ok(())
     }
 
-    /// Writes the CSV file.
+    /// Writes the CSV file (atomically: under its name the file is always complete).
     pub fn save(&self, path: &Path) -> Result<(), TimeSeriesError> {
-        let io = |e: std::io::Error| TimeSeriesError::Io {
+        ewr_model::h5::atomically(path, |tmp| {
+            let f = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
+            let mut w = std::io::BufWriter::new(f);
+            self.write_csv(&mut w).map_err(|e| e.to_string())?;
+            w.flush().map_err(|e| e.to_string())
+        })
+        .map_err(|reason| TimeSeriesError::Io {
             path: path.display().to_string(),
-            reason: e.to_string(),
-        };
-        let f = std::fs::File::create(path).map_err(io)?;
-        let mut w = std::io::BufWriter::new(f);
-        self.write_csv(&mut w).map_err(io)?;
-        w.flush().map_err(io)
+            reason,
+        })
     }
 
     /// Parses CSV text: a header of unique names, then rows of as many numbers.
@@ -312,8 +314,11 @@ pub struct ColumnDiff {
     pub max_rel_diff: f64,
     /// Root-mean-square difference over `scale`.
     pub rms_rel_diff: f64,
-    /// Time of the largest difference.
+    /// Time of the largest difference (of the first non-finite value, if any).
     pub at_t: f64,
+    /// Samples where either series is NaN or infinite; any makes every difference infinite,
+    /// since a series with such values agrees with nothing.
+    pub non_finite: usize,
 }
 
 /// Floor of a column's normalisation, relative to the largest column of the same quantity:
@@ -344,7 +349,11 @@ pub fn compare(a: &TimeSeries, b: &TimeSeries) -> Result<Vec<ColumnDiff>, TimeSe
     }
     let same = ta.len() == tb.len() && ta.iter().zip(tb).all(|(x, y)| (x - y).abs() <= 1e-9 * pa);
     let (t0b, dtb) = (tb[0], tb[1] - tb[0]);
-    let max_abs = |c: &[f64]| c.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+    let max_abs = |c: &[f64]| {
+        c.iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |s, x| s.max(x.abs()))
+    };
     // Largest value of each quantity (first letter of the name) over the common columns.
     let mut quantity_scale: Vec<(char, f64)> = Vec::new();
     for (name, ca) in a.names.iter().zip(&a.columns) {
@@ -364,12 +373,20 @@ pub fn compare(a: &TimeSeries, b: &TimeSeries) -> Result<Vec<ColumnDiff>, TimeSe
         }
         let Some(cb) = b.column(name) else { continue };
         let (mut max_d, mut at, mut sum2) = (0.0f64, ta[0], 0.0);
+        let mut non_finite = 0;
         for (j, (&t, &x)) in ta.iter().zip(ca).enumerate() {
             let y = if same {
                 cb[j]
             } else {
                 b.sample(cb, t0b, dtb, t)
             };
+            if !x.is_finite() || !y.is_finite() {
+                if non_finite == 0 {
+                    at = t;
+                }
+                non_finite += 1;
+                continue;
+            }
             let d = (x - y).abs();
             if d > max_d {
                 max_d = d;
@@ -384,13 +401,20 @@ pub fn compare(a: &TimeSeries, b: &TimeSeries) -> Result<Vec<ColumnDiff>, TimeSe
         let floor = q.map_or(0.0, |e| RELATIVE_FLOOR * e.1);
         let scale = max_abs(ca).max(max_abs(cb)).max(floor);
         let rel = |d: f64| if d == 0.0 { 0.0 } else { d / scale };
+        let (max_rel, rms_rel) = if non_finite > 0 {
+            max_d = f64::INFINITY;
+            (f64::INFINITY, f64::INFINITY)
+        } else {
+            (rel(max_d), rel((sum2 / ta.len() as f64).sqrt()))
+        };
         out.push(ColumnDiff {
             name: name.clone(),
             max_abs_diff: max_d,
             scale,
-            max_rel_diff: rel(max_d),
-            rms_rel_diff: rel((sum2 / ta.len() as f64).sqrt()),
+            max_rel_diff: max_rel,
+            rms_rel_diff: rms_rel,
             at_t: at,
+            non_finite,
         });
     }
     if out.is_empty() {

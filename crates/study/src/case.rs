@@ -4,6 +4,7 @@ use crate::spec::Study;
 use ewr_contact::FrictionLaw;
 use ewr_hb::receptance::ReceptanceKind;
 use ewr_hb::{HarmonicSet, default_samples};
+use ewr_model::linalg_error::Sentence;
 use ewr_model::{Model, SparseMatrix};
 use ewr_solve::{FrcSettings, PointSettings};
 use faer::sparse::Triplet;
@@ -115,7 +116,8 @@ fn with_mass(mass: &SparseMatrix, dofs: &[usize], m: f64) -> Result<SparseMatrix
         .map(|t| Triplet::new(t.row, t.col, *t.val))
         .collect();
     trip.extend(dofs.iter().map(|&d| Triplet::new(d, d, m)));
-    SparseMatrix::try_new_from_triplets(n, n, &trip).map_err(|e| format!("mass matrix: {e:?}"))
+    SparseMatrix::try_new_from_triplets(n, n, &trip)
+        .map_err(|e| format!("mass matrix: {}", e.sentence()))
 }
 
 impl Study {

@@ -18,7 +18,7 @@ pub mod store;
 
 pub use case::{Case, CaseSetup, ParamKind, Value};
 pub use result::{CaseResult, CaseStatus, compute_case};
-pub use run::{Event, RunOptions, cases_dir_for, run};
+pub use run::{Event, OutputLock, RunOptions, cases_dir_for, lock_output, run};
 pub use shard::Shard;
 pub use spec::{Frequency, Parameter, STUDY_FORMAT_VERSION, Solver, Study, StudyError};
 pub use store::{

@@ -36,24 +36,57 @@ pub fn cases_dir_for(output: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn remove_stale_partials(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        // `.case-....h5.<pid>.partial`: left by a killed process (never by a live one).
-        let Some(pid) = name
-            .strip_suffix(".partial")
-            .and_then(|s| s.rsplit('.').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
-        if !alive {
-            let _ = std::fs::remove_file(e.path());
+/// An exclusive claim on a study's output (its cases folder), released when dropped: two
+/// studies writing the same output at once would lose one's results.
+pub struct OutputLock {
+    _file: std::fs::File,
+}
+
+/// Claims the output whose cases folder is `cases_dir` for the study file `study`, or says
+/// which process holds it. The claim is an advisory lock (`flock`) on `cases_dir/lock`, so
+/// it dies with its process, however that ends.
+pub fn lock_output(cases_dir: &Path, study: &Path) -> Result<OutputLock, String> {
+    use std::io::{Read, Seek, Write};
+    std::fs::create_dir_all(cases_dir)
+        .map_err(|e| format!("cannot create folder {}: {e}", cases_dir.display()))?;
+    let path = cases_dir.join("lock");
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {
+            let me = format!(
+                "pid {}, study {}",
+                std::process::id(),
+                std::path::absolute(study)
+                    .unwrap_or_else(|_| study.to_path_buf())
+                    .display()
+            );
+            let _ = file.set_len(0);
+            let _ = file.rewind();
+            let _ = file.write_all(me.as_bytes());
+            let _ = file.flush();
+            Ok(OutputLock { _file: file })
         }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            Err(format!(
+                "{} is in use by another running study ({}): wait for it to finish or write \
+                 to another --output",
+                cases_dir.display(),
+                if holder.is_empty() {
+                    "holder unknown"
+                } else {
+                    holder.trim()
+                }
+            ))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("cannot lock {}: {e}", path.display())),
     }
 }
 
@@ -74,7 +107,7 @@ pub fn run(
     let dir = &opts.cases_dir;
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create folder {}: {e}", dir.display()))?;
-    remove_stale_partials(dir);
+    ewr_model::h5::remove_stale_partials(dir, None);
     let mut done = Vec::new();
     let mut pending = Vec::new();
     for &i in indices {

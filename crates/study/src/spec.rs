@@ -12,6 +12,10 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+/// Most cases a study may have: a guard against a grid typed wrong (1e12 cases would not
+/// fit in memory, let alone finish), well above any study a workstation or cluster runs.
+pub const MAX_CASES: usize = 100_000;
+
 /// Version of the study and result layout, stored in every result file.
 pub const STUDY_FORMAT_VERSION: i64 = 1;
 
@@ -357,11 +361,15 @@ impl Ctx<'_> {
                 };
                 let (a, b) = (num("start")?, num("end")?);
                 let count = match t.get("count") {
-                    Some(toml::Value::Integer(c)) if *c >= 1 => *c as usize,
+                    Some(toml::Value::Integer(c)) if *c >= 1 && *c as u64 <= MAX_CASES as u64 => {
+                        *c as usize
+                    }
                     Some(other) => {
                         return self.err(
                             span,
-                            format!("{name}.count = {other}: must be an integer >= 1"),
+                            format!(
+                                "{name}.count = {other}: must be an integer from 1 to {MAX_CASES}"
+                            ),
                         );
                     }
                     None => return self.err(span, format!("{name}: a range needs `count`")),
@@ -658,7 +666,24 @@ impl Study {
                         return Err(at(path, &src, None, "[grid] sweeps no parameter".into()));
                     }
                     // Full factorial, the first parameter varying slowest.
-                    let total: usize = lists.iter().map(Vec::len).product();
+                    let total = lists
+                        .iter()
+                        .try_fold(1usize, |t, l| t.checked_mul(l.len()))
+                        .filter(|&t| t <= MAX_CASES);
+                    let Some(total) = total else {
+                        let sizes: Vec<String> =
+                            lists.iter().map(|l| l.len().to_string()).collect();
+                        return Err(at(
+                            path,
+                            &src,
+                            None,
+                            format!(
+                                "[grid] has {} cases, more than the {MAX_CASES} a study may \
+                                 have: split it into several studies or use fewer values",
+                                sizes.join(" x ")
+                            ),
+                        ));
+                    };
                     let cases = (0..total)
                         .map(|index| {
                             let mut rem = index;

@@ -1,6 +1,7 @@
 //! Direct backends: factorise `Z_h` (dense or sparse complex LU) and solve for the `m`
 //! columns of `W^T` and for `F_h` at once.
 
+use ewr_model::linalg_error::Sentence;
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::sparse::linalg::LuError;
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
@@ -75,7 +76,7 @@ impl DirectHarmonic {
             s.w_c.as_ref(),
             x.as_ref(),
             c64::new(1.0, 0.0),
-            faer::get_global_parallelism(),
+            super::par(),
         );
         let half = c64::new(0.5, 0.0);
         this.g = Mat::from_fn(s.m, s.m, |i, j| (wx[(i, j)] + wx[(j, i)]) * half);
@@ -160,10 +161,13 @@ impl SparseBackend {
             pairs.push(Pair::new(i, i));
             src.push(Src::K(0.0));
         }
-        let (sym, argsort) = SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs)
-            .map_err(|e| ReceptanceError::BadInput(format!("sparsity pattern: {e:?}")))?;
-        let sym_lu = SymbolicLu::try_new(sym.as_ref())
-            .map_err(|e| ReceptanceError::Factorization(format!("symbolic LU: {e:?}")))?;
+        let (sym, argsort) =
+            SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs).map_err(|e| {
+                ReceptanceError::BadInput(format!("sparsity pattern: {}", e.sentence()))
+            })?;
+        let sym_lu = SymbolicLu::try_new(sym.as_ref()).map_err(|e| {
+            ReceptanceError::Factorization(format!("symbolic LU: {}", e.sentence()))
+        })?;
         Ok(SparseBackend {
             sym,
             argsort,
@@ -189,7 +193,7 @@ impl SparseBackend {
             })
             .collect();
         let z = SparseColMat::new_from_argsort(self.sym.clone(), &self.argsort, &vals)
-            .map_err(|e| ReceptanceError::Factorization(format!("{e:?}")))?;
+            .map_err(|e| ReceptanceError::Factorization(e.sentence()))?;
         let z_norm1 = (0..s.n)
             .map(|j| z.val_of_col(j).iter().map(|v| v.norm()).sum::<f64>())
             .fold(0.0, f64::max);
@@ -199,7 +203,7 @@ impl SparseBackend {
                     harmonic: h,
                     frequency: w,
                 },
-                LuError::Generic(e) => ReceptanceError::Factorization(format!("{e:?}")),
+                LuError::Generic(e) => ReceptanceError::Factorization(e.sentence()),
             })?;
         DirectHarmonic::build(s, w, h, z_norm1, Solver::Sparse(lu))
     }

@@ -37,14 +37,7 @@ pub(crate) struct LanczosModes {
 /// `M x` for a block of vectors.
 fn m_mul(mass: SparseColMatRef<'_, usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
     let mut z = Mat::zeros(x.nrows(), x.ncols());
-    sparse_dense_matmul(
-        z.as_mut(),
-        Accum::Replace,
-        mass,
-        x,
-        1.0,
-        faer::get_global_parallelism(),
-    );
+    sparse_dense_matmul(z.as_mut(), Accum::Replace, mass, x, 1.0, super::par());
     z
 }
 
@@ -55,7 +48,7 @@ fn orthogonalise(
     q: MatRef<'_, f64>,
     x: &mut Mat<f64>,
 ) -> f64 {
-    let par = faer::get_global_parallelism();
+    let par = super::par();
     for _ in 0..2 {
         if q.ncols() == 0 {
             break;
@@ -208,9 +201,9 @@ fn tridiagonal_eigen(alpha: &[f64], beta: &[f64]) -> Result<(Vec<f64>, Mat<f64>)
             0.0
         }
     });
-    let evd = t
-        .self_adjoint_eigen(Side::Lower)
-        .map_err(|e| ReceptanceError::Lanczos(format!("tridiagonal eigensolver: {e:?}")))?;
+    let evd = t.self_adjoint_eigen(Side::Lower).map_err(|_| {
+        ReceptanceError::Lanczos("the tridiagonal eigensolver did not converge".into())
+    })?;
     // Ascending from faer; reverse to descending theta.
     let theta: Vec<f64> = (0..j).rev().map(|i| evd.S()[i]).collect();
     let u = evd.U();
@@ -236,7 +229,7 @@ fn ritz(
         qm,
         y.as_ref().subcols(0, k),
         1.0,
-        faer::get_global_parallelism(),
+        super::par(),
     );
     // theta descending -> lambda = sigma + 1/theta ascending (theta > 0 for an SPD shift).
     let lambda = theta[..k].iter().map(|t| sigma + 1.0 / t).collect();

@@ -39,6 +39,7 @@
 //!   `h w = 0` the receptance is singular, as in the direct backends
 //!   ([`ReceptanceError::Singular`]).
 
+use ewr_model::linalg_error::Sentence;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -98,7 +99,7 @@ impl StaticResidual {
         phi: MatRef<'_, f64>,
         b: MatRef<'_, f64>,
     ) -> Mat<f64> {
-        let par = faer::get_global_parallelism();
+        let par = super::par();
         let mut x = b.to_owned();
         self.llt.solve_in_place(x.as_mut());
         let mut acc = x.clone();
@@ -155,10 +156,13 @@ impl Shifted {
             pairs.push(Pair::new(i, i));
             src.push((0.0, false));
         }
-        let (sym, argsort) = SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs)
-            .map_err(|e| ReceptanceError::BadInput(format!("sparsity pattern: {e:?}")))?;
-        let sym_llt = SymbolicLlt::try_new(sym.as_ref(), Side::Lower)
-            .map_err(|e| ReceptanceError::Factorization(format!("symbolic Cholesky: {e:?}")))?;
+        let (sym, argsort) =
+            SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs).map_err(|e| {
+                ReceptanceError::BadInput(format!("sparsity pattern: {}", e.sentence()))
+            })?;
+        let sym_llt = SymbolicLlt::try_new(sym.as_ref(), Side::Lower).map_err(|e| {
+            ReceptanceError::Factorization(format!("symbolic Cholesky: {}", e.sentence()))
+        })?;
         Ok(Shifted {
             sym,
             argsort,
@@ -175,11 +179,11 @@ impl Shifted {
             .map(|&(v, is_mass)| if is_mass { -sigma * v } else { v })
             .collect();
         let a = SparseColMat::new_from_argsort(self.sym.clone(), &self.argsort, &vals)
-            .map_err(|e| ReceptanceError::Factorization(format!("{e:?}")))?;
+            .map_err(|e| ReceptanceError::Factorization(e.sentence()))?;
         match Llt::try_new_with_symbolic(self.sym_llt.clone(), a.as_ref(), Side::Lower) {
             Ok(llt) => Ok(Some(llt)),
             Err(faer::sparse::linalg::LltError::Numeric(_)) => Ok(None),
-            Err(e) => Err(ReceptanceError::Factorization(format!("{e:?}"))),
+            Err(e) => Err(ReceptanceError::Factorization(e.sentence())),
         }
     }
 }
@@ -203,14 +207,7 @@ pub(crate) struct ModalBackend {
 
 fn real_mul(a: &faer::sparse::SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
     let mut y = Mat::zeros(a.nrows(), x.ncols());
-    sparse_dense_matmul(
-        y.as_mut(),
-        Accum::Replace,
-        a.as_ref(),
-        x,
-        1.0,
-        faer::get_global_parallelism(),
-    );
+    sparse_dense_matmul(y.as_mut(), Accum::Replace, a.as_ref(), x, 1.0, super::par());
     y
 }
 
@@ -505,7 +502,7 @@ impl ModalHarmonic {
 
     /// `out = G_h x` without forming `G_h`.
     pub fn apply(&self, b: &ModalBackend, x: MatRef<'_, c64>, mut out: MatMut<'_, c64>) {
-        let par = faer::get_global_parallelism();
+        let par = super::par();
         let mut t = b.w_phi_c.transpose() * x;
         for (r, &d) in self.inv_d.iter().enumerate() {
             t.row_mut(r).iter_mut().for_each(|v| *v *= d);
