@@ -51,6 +51,8 @@ fn run_clean(args: &[&str], input: &Path, label: &str) {
         let _guard = HDF5_OR_SPAWN.lock().unwrap_or_else(|e| e.into_inner());
         Command::new(env!("CARGO_BIN_EXE_ewr"))
             .args(args)
+            // A file on which HDF5 loops is refused after this long, not 30 s.
+            .env("EWR_PROBE_SECONDS", "5")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

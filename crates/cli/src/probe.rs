@@ -1,14 +1,16 @@
 //! User files read first in a child process. The HDF5 library is C and not memory-safe
-//! against damaged files: a corrupt global heap, for one, makes it copy out of bounds and
-//! die of SIGSEGV (found by `tests/fuzz_inputs.rs`). A child `ewr` reads the file with the
-//! very code the command will use; if the child dies of a signal the file is refused with
-//! exit 2, and if it lives this process reads the same bytes the same way, safely. The child
-//! costs one process start and one extra read of the file.
+//! against damaged files: a corrupt global heap makes it copy out of bounds and die of
+//! SIGSEGV, or loop forever (both found by `tests/fuzz_inputs.rs`, in variable-length string
+//! attributes). A child `ewr` reads the file with the very code the command will use; if the
+//! child dies of a signal, or has not finished in a time generous for the file's size, the
+//! file is refused with exit 2; if it finishes, this process reads the same bytes the same
+//! way, safely. The child costs one process start and one extra read of the file.
 
 use crate::Failure;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
 
 /// First argument of the hidden child mode.
 const PROBE: &str = "__probe";
@@ -40,24 +42,50 @@ pub fn readable(kind: Kind, path: &Path) -> Result<(), Failure> {
     let Ok(exe) = std::env::current_exe() else {
         return Ok(());
     };
-    let status = Command::new(exe)
+    let child = Command::new(exe)
         .arg(PROBE)
         .arg(kind.name())
         .arg(path)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status();
-    match status {
-        Ok(s) if s.code().is_some() => Ok(()),
-        Ok(s) => Err(Failure::input(format!(
-            "cannot read {}: the HDF5 library crashed on it ({}): the file is damaged",
-            path.display(),
-            s.signal()
-                .map_or("killed".to_string(), |sig| format!("signal {sig}"))
+        .spawn();
+    // The probe could not start: read in this process as before.
+    let Ok(mut child) = child else {
+        return Ok(());
+    };
+    // Reading runs at well over 10 MB/s; a damaged file loops forever. EWR_PROBE_SECONDS
+    // replaces the 30 s base (tests use a short one).
+    let size_mb = std::fs::metadata(path).map_or(0, |m| m.len() >> 20);
+    let base = std::env::var("EWR_PROBE_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(30);
+    let limit = Duration::from_secs(base + size_mb);
+    let t0 = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if t0.elapsed() < limit => std::thread::sleep(Duration::from_millis(2)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Failure::input(format!(
+                    "cannot read {}: the HDF5 library did not finish reading it in {} s: the \
+                     file is damaged",
+                    path.display(),
+                    limit.as_secs()
+                )));
+            }
+            Err(_) => return Ok(()),
+        }
+    };
+    match status.signal() {
+        None => Ok(()),
+        Some(sig) => Err(Failure::input(format!(
+            "cannot read {}: the HDF5 library crashed on it (signal {sig}): the file is damaged",
+            path.display()
         ))),
-        // The probe could not start: read in this process as before.
-        Err(_) => Ok(()),
     }
 }
 
