@@ -24,6 +24,7 @@ mod args;
 mod import_cmd;
 mod model_cmd;
 mod paths;
+mod peaks_cmd;
 mod plot;
 mod probe;
 mod progress;
@@ -64,6 +65,10 @@ enum Command {
     Solve(solve_cmd::SolveArgs),
     /// Frequency response curve(s) by continuation in the excitation frequency.
     Frc(solve_cmd::FrcArgs),
+    /// Resonance peak followed over a parameter (mu_n, forcing, a DOF's mass), and the
+    /// parameter value with the smallest peak.
+    #[command(long_about = peaks_cmd::PEAKS_ABOUT)]
+    Peaks(peaks_cmd::PeaksArgs),
     /// Create a model file from FE matrices (CalculiX, Matrix Market) and CSV files.
     #[command(subcommand)]
     Import(import_cmd::ImportCommand),
@@ -117,6 +122,7 @@ fn main() -> ExitCode {
         Command::Model(cmd) => model_cmd::run(cmd),
         Command::Solve(a) => solve_cmd::solve(&a),
         Command::Frc(a) => solve_cmd::frc_cmd(&a),
+        Command::Peaks(a) => peaks_cmd::peaks(&a),
         Command::Import(cmd) => import_cmd::run(cmd),
         Command::Simulate(a) => simulate_cmd::simulate(&a),
         Command::Compare(a) => simulate_cmd::compare(&a),

@@ -80,6 +80,9 @@ pub struct FrcLine {
     pub label: String,
     /// The points.
     pub points: Vec<(f64, f64, bool)>,
+    /// Refined peaks `(w, amplitude)`, marked with a circle; the highest peak of each curve
+    /// is joined to the next curve's by a dashed line (the backbone of the peaks).
+    pub peaks: Vec<(f64, f64)>,
 }
 
 /// Frequency response curves: peak total amplitude of the monitored DOFs against `w`.
@@ -99,6 +102,7 @@ pub fn frc(path: &Path, curves: &[Curve]) -> Res {
                     (s.omega, s.dofs.norm_peak, s.status.converged())
                 })
                 .collect(),
+            peaks: c.peaks.iter().map(|p| (p.omega, p.amplitude)).collect(),
         })
         .collect();
     frc_lines(
@@ -165,7 +169,8 @@ where
     let pts = lines.iter().flat_map(|c| &c.points);
     let (w0, w1) = bounds(pts.clone().map(|p| p.0));
     // Logarithmic amplitude: friction changes peaks by orders of magnitude (paper Fig. 5).
-    let (a0, a1) = log_bounds(pts.map(|p| p.1));
+    let peak_amps = lines.iter().flat_map(|c| c.peaks.iter().map(|p| p.1));
+    let (a0, a1) = log_bounds(pts.map(|p| p.1).chain(peak_amps));
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 22))
         .margin(15)
@@ -210,6 +215,27 @@ where
             .filter(|p| !p.2)
             .map(|p| Cross::new((p.0, p.1.max(a0)), 5, RED));
         chart.draw_series(bad).map_err(e("failed points"))?;
+        let marks = c
+            .peaks
+            .iter()
+            .map(|&(w, a)| Circle::new((w, a), 5, color.stroke_width(2)));
+        chart.draw_series(marks).map_err(e("peaks"))?;
+    }
+    let backbone: Vec<(f64, f64)> = lines
+        .iter()
+        .filter_map(|c| c.peaks.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1)))
+        .collect();
+    if backbone.len() > 1 {
+        chart
+            .draw_series(DashedLineSeries::new(
+                backbone,
+                6,
+                4,
+                BLACK.mix(0.6).stroke_width(1),
+            ))
+            .map_err(e("backbone"))?
+            .label("highest peak of each curve")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.6)));
     }
     chart
         .configure_series_labels()

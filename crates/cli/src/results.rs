@@ -265,6 +265,33 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                 .flat_map(|p| p.solution.displacement.iter().copied())
                 .collect();
             put_2d(&g, "contact_displacement", np, len, &cd)?;
+            let pg = g.create_group("peaks").map_err(h5)?;
+            let pk = &c.peaks;
+            put_1d(
+                &pg,
+                "omega",
+                &pk.iter().map(|p| p.omega).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &pg,
+                "amplitude",
+                &pk.iter().map(|p| p.amplitude).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &pg,
+                "evaluations",
+                &pk.iter().map(|p| p.evaluations as i64).collect::<Vec<_>>(),
+            )?;
+            let stick: Vec<f64> = pk
+                .iter()
+                .flat_map(|p| crate::solve_cmd::stick_fractions(&p.solution))
+                .collect();
+            put_2d(&pg, "stick_fraction", pk.len(), nc, &stick)?;
+            let fr: Vec<f64> = pk
+                .iter()
+                .flat_map(|p| p.solution.friction.iter().copied())
+                .collect();
+            put_2d(&pg, "friction", pk.len(), len, &fr)?;
         }
         Ok(())
     })

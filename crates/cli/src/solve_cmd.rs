@@ -9,8 +9,8 @@ use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_hb::{HarmonicSet, default_samples};
 use ewr_model::Model;
 use ewr_solve::{
-    Continuation, FrcPoint, FrcSettings, NewtonOptions, PointSettings, PointSolution, frc,
-    solve_point,
+    Continuation, FrcPoint, FrcSettings, NewtonOptions, Peak, PointSettings, PointSolution, frc,
+    refine_peaks, solve_point,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -134,6 +134,10 @@ pub struct FrcArgs {
     /// Print a JSON summary on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Do not refine the curves' peaks (by default each local maximum of the amplitude is
+    /// refined to the true maximum in frequency, 10-20 extra solves per peak).
+    #[arg(long)]
+    pub no_refine: bool,
 }
 
 /// Everything a run needs, checked and resolved from the options.
@@ -428,6 +432,21 @@ pub struct Curve {
     pub points: Vec<FrcPoint>,
     /// `None` when the sweep ran to its end, else why it stopped.
     pub stopped: Option<String>,
+    /// The local maxima of the amplitude, refined to the true maximum in frequency.
+    pub peaks: Vec<Peak>,
+}
+
+/// The stick fraction of each contact (time stuck over the period) of a solution.
+pub fn stick_fractions(s: &PointSolution) -> Vec<f64> {
+    let period = std::f64::consts::TAU / s.omega;
+    s.contacts
+        .iter()
+        .map(|c| {
+            let stuck: f64 = c.stick_intervals.iter().map(|i| i[1] - i[0]).sum();
+            // `+ 0.0`: an empty sum is -0.0, which would print as "-0%".
+            (stuck / period).clamp(0.0, 1.0) + 0.0
+        })
+        .collect()
 }
 
 /// Most points per curve: a guard against a step far too small for the range.
@@ -531,10 +550,23 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 )),
                 Ok(_) => None,
             };
+            // Refine each local maximum of what was computed, even if the sweep stopped.
+            let peaks = if a.no_refine {
+                Vec::new()
+            } else {
+                match refine_peaks(rec, &params, &setup.point, &points) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        bar.suspend(|| say_err!("warning: peak refinement failed: {e}"));
+                        Vec::new()
+                    }
+                }
+            };
             Curve {
                 mu_n,
                 points,
                 stopped,
+                peaks,
             }
         })
         .collect();
@@ -585,6 +617,23 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             "elapsed_s": elapsed,
             "peak_memory_mb": crate::progress::peak_memory_mb(),
             "errors": errors,
+            "peaks": done
+                .iter()
+                .map(|c| {
+                    c.peaks
+                        .iter()
+                        .map(|p| {
+                            serde_json::json!({
+                                "mu_n": c.mu_n,
+                                "omega": p.omega,
+                                "amplitude": p.amplitude,
+                                "evaluations": p.evaluations,
+                                "stick_fraction": stick_fractions(&p.solution),
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>(),
         });
         say!("{s:#}");
     } else {
@@ -602,7 +651,8 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 .unwrap_or_default()
         );
         for c in &done {
-            let peak = c
+            let label = c.mu_n.map(|m| format!("mu_n = {m}: ")).unwrap_or_default();
+            let grid = c
                 .points
                 .iter()
                 .filter(|p| p.solution.status.converged())
@@ -612,12 +662,27 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                         .norm_peak
                         .total_cmp(&y.solution.dofs.norm_peak)
                 });
-            if let Some(p) = peak {
-                let label = c.mu_n.map(|m| format!("mu_n = {m}: ")).unwrap_or_default();
+            if c.peaks.is_empty()
+                && let Some(p) = grid
+            {
                 say!(
-                    "  {label}peak amplitude {:.6e} at w = {:.6}",
+                    "  {label}largest point: amplitude {:.6e} at w = {:.6}",
                     p.solution.dofs.norm_peak,
                     p.solution.omega
+                );
+            }
+            for pk in &c.peaks {
+                let stick: Vec<String> = stick_fractions(&pk.solution)
+                    .iter()
+                    .map(|f| format!("{:.0}%", 100.0 * f))
+                    .collect();
+                say!(
+                    "  {label}peak amplitude {:.6e} at w = {:.6} ({} solves; stuck {} of the \
+                     period per contact)",
+                    pk.amplitude,
+                    pk.omega,
+                    pk.evaluations,
+                    stick.join(", ")
                 );
             }
         }

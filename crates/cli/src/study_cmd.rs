@@ -309,6 +309,7 @@ fn outputs(
             points: (0..r.omega.len())
                 .map(|i| (r.omega[i], r.amp_norm[i], r.converged[i]))
                 .collect(),
+            peaks: Vec::new(),
         })
         .collect();
     let mut written = Vec::new();

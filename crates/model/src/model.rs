@@ -35,6 +35,23 @@ pub struct Model {
 }
 
 impl Model {
+    /// Sets the diagonal mass of `dofs` to `m`, other entries unchanged (a damper mass in a
+    /// parameter study or a peak continuation).
+    pub fn set_mass(&mut self, dofs: &[usize], m: f64) -> Result<(), String> {
+        use crate::linalg_error::Sentence;
+        let n = self.mass.nrows();
+        let mut trip: Vec<Triplet<usize, usize, f64>> = self
+            .mass
+            .triplet_iter()
+            .filter(|t| !(t.row == t.col && dofs.contains(&t.row)))
+            .map(|t| Triplet::new(t.row, t.col, *t.val))
+            .collect();
+        trip.extend(dofs.iter().map(|&d| Triplet::new(d, d, m)));
+        self.mass = SparseMatrix::try_new_from_triplets(n, n, &trip)
+            .map_err(|e| format!("mass matrix: {}", e.sentence()))?;
+        Ok(())
+    }
+
     /// Number of degrees of freedom `n`.
     pub fn n_dofs(&self) -> usize {
         self.stiffness.nrows()

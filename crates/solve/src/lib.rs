@@ -7,6 +7,7 @@
 
 pub mod continuation;
 pub mod newton;
+pub mod peaks;
 pub mod periodic;
 pub mod post;
 
@@ -15,6 +16,7 @@ pub use newton::{
     AUTO_MATRIX_FREE_MIN_UNKNOWNS, EvalError, KrylovOptions, LinearSolve, NewtonOptions,
     NewtonReport, NewtonStatus, Residual, solve,
 };
+pub use peaks::{Peak, maximise, peak_near, refine_peaks};
 pub use periodic::{
     DofResponse, PointSettings, PointSolution, Preconditioner, SolveError, solve_point,
 };

@@ -4,10 +4,8 @@ use crate::spec::Study;
 use ewr_contact::FrictionLaw;
 use ewr_hb::receptance::ReceptanceKind;
 use ewr_hb::{HarmonicSet, default_samples};
-use ewr_model::linalg_error::Sentence;
-use ewr_model::{Model, SparseMatrix};
+use ewr_model::Model;
 use ewr_solve::{FrcSettings, PointSettings};
-use faer::sparse::Triplet;
 
 /// The parameters a study can sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,19 +105,6 @@ pub struct CaseSetup {
     pub kind: ReceptanceKind,
 }
 
-/// `M` with the diagonal entries of `dofs` set to `m` (other entries unchanged).
-fn with_mass(mass: &SparseMatrix, dofs: &[usize], m: f64) -> Result<SparseMatrix, String> {
-    let n = mass.nrows();
-    let mut trip: Vec<Triplet<usize, usize, f64>> = mass
-        .triplet_iter()
-        .filter(|t| !(t.row == t.col && dofs.contains(&t.row)))
-        .map(|t| Triplet::new(t.row, t.col, *t.val))
-        .collect();
-    trip.extend(dofs.iter().map(|&d| Triplet::new(d, d, m)));
-    SparseMatrix::try_new_from_triplets(n, n, &trip)
-        .map_err(|e| format!("mass matrix: {}", e.sentence()))
-}
-
 impl Study {
     /// The model and settings of one case; fails on a combination that cannot be solved
     /// (e.g. a harmonic set that misses the forcing, too few samples, an invalid mass matrix).
@@ -141,7 +126,7 @@ impl Study {
                     }
                 }
                 (ParamKind::Mass, Value::Num(x)) => {
-                    model.mass = with_mass(&model.mass, &self.mass_dofs, *x)?;
+                    model.set_mass(&self.mass_dofs, *x)?;
                 }
                 (ParamKind::Rho, Value::Num(x)) => {
                     model.contacts.rho.iter_mut().for_each(|r| *r = *x);

@@ -1,0 +1,581 @@
+//! `ewr peaks`: the resonance peak followed as a design parameter varies (damper friction
+//! bound, forcing level, a DOF's mass), without sweeping full curves, and the parameter
+//! value with the smallest peak (the optimum damper).
+
+use crate::Failure;
+use crate::paths::named;
+use crate::solve_cmd::{Common, Setup, setup, stick_fractions};
+use clap::Args;
+use ewr_contact::ContactParams;
+use ewr_hb::receptance::Receptance;
+use ewr_model::h5::{atomically, create_h5, put_1d, put_2d, put_str};
+use ewr_solve::{Continuation, FrcSettings, Peak, PointSolution, frc, peak_near, refine_peaks};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Long help of `ewr peaks`.
+pub const PEAKS_ABOUT: &str = "Resonance peak tracking: the maximum over frequency of the \
+    monitored amplitude, followed as a parameter varies from --from to --to, and the parameter \
+    value with the smallest peak (the optimum damper).\n\n\
+    The first value gets one coarse sweep (--omega-start, --omega-end, --step) whose highest \
+    local maximum is refined to the true maximum in frequency (Brent's method, each \
+    evaluation one periodic solution warm-started from its neighbours). Every further value \
+    starts from the previous peak: a few solves bracket the new maximum and refine it, so no \
+    full curve is swept. If the smallest peak lies between two values, the optimum is refined \
+    by golden section on the parameter.\n\n\
+    Parameters: mu_n (the friction bound of every contact), forcing (a factor on every \
+    forcing amplitude), mass:DOF (the diagonal mass of a DOF, by index or label).";
+
+/// Arguments of `ewr peaks`.
+#[derive(Args, Debug)]
+pub struct PeaksArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The parameter: mu_n, forcing or mass:DOF.
+    #[arg(long, value_name = "PARAM")]
+    param: String,
+    /// First parameter value.
+    #[arg(long, value_name = "A", allow_negative_numbers = true)]
+    from: f64,
+    /// Last parameter value.
+    #[arg(long, value_name = "B", allow_negative_numbers = true)]
+    to: f64,
+    /// Parameter values from --from to --to, evenly spaced.
+    #[arg(
+        long,
+        default_value_t = 11,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    count: usize,
+    /// Lowest frequency of the first value's coarse sweep.
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    omega_start: f64,
+    /// Highest frequency of the first value's coarse sweep.
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    omega_end: f64,
+    /// Frequency step of the coarse sweep, and the first bracketing step after it.
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    step: f64,
+    /// Do not refine the optimum between parameter values.
+    #[arg(long)]
+    no_optimum: bool,
+    /// Write the peak locus (HDF5).
+    #[arg(long, short, value_name = "PEAKS.h5")]
+    output: Option<PathBuf>,
+    /// Write the peak locus as CSV.
+    #[arg(long, value_name = "PEAKS.csv")]
+    csv: Option<PathBuf>,
+    /// Plot the peak amplitude against the parameter, optimum marked (.png or .svg).
+    #[arg(long, value_name = "FIG")]
+    plot: Option<PathBuf>,
+    /// Print a JSON summary on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The tracked parameter.
+#[derive(Clone, Debug)]
+enum Param {
+    MuN,
+    Forcing,
+    Mass(usize),
+}
+
+impl Param {
+    fn name(&self, s: &Setup) -> String {
+        match self {
+            Param::MuN => "mu_n".into(),
+            Param::Forcing => "forcing".into(),
+            Param::Mass(d) => match &s.model.dof_labels {
+                Some(l) => format!("mass:{}", l[*d]),
+                None => format!("mass:{d}"),
+            },
+        }
+    }
+
+    /// Whether a value changes the structure (so the receptance is rebuilt).
+    fn structural(&self) -> bool {
+        !matches!(self, Param::MuN)
+    }
+}
+
+/// One point of the locus.
+#[derive(Serialize)]
+struct LocusPoint {
+    value: f64,
+    omega: f64,
+    amplitude: f64,
+    evaluations: usize,
+    stick_fraction: Vec<f64>,
+}
+
+/// Everything at one parameter value: the tracked peaks (`None` where one vanished) and the
+/// highest of them, the response's maximum over frequency.
+struct Evaluated {
+    value: f64,
+    tracks: Vec<Option<Peak>>,
+    peak: Peak,
+}
+
+/// Runs `ewr peaks`: exit 0 when every peak was found, 1 when some was not (the locus so far
+/// is written), 2 on bad input.
+pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
+    for (name, x) in [
+        ("--omega-start", a.omega_start),
+        ("--omega-end", a.omega_end),
+        ("--step", a.step),
+    ] {
+        crate::args::finite(name, x, 0.0, false)?;
+    }
+    if !a.from.is_finite() || !a.to.is_finite() {
+        return Err(Failure::input(format!(
+            "--from {} --to {}: the parameter range must be finite",
+            a.from, a.to
+        )));
+    }
+    if a.count < 1 {
+        return Err(Failure::input("--count 0: give at least 1 value"));
+    }
+    crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
+    let base = setup(&a.common, None)?;
+    let param = match a.param.as_str() {
+        "mu_n" => Param::MuN,
+        "forcing" => Param::Forcing,
+        other => match other.strip_prefix("mass:") {
+            Some(dof) => {
+                let d = crate::args::parse_dofs(dof, &base.model)?;
+                Param::Mass(d[0])
+            }
+            None => {
+                return Err(Failure::input(format!(
+                    "--param {other:?}: use mu_n, forcing or mass:DOF"
+                )));
+            }
+        },
+    };
+    let lowest_ok = match param {
+        Param::MuN | Param::Mass(_) => 0.0,
+        Param::Forcing => f64::MIN_POSITIVE,
+    };
+    if a.from.min(a.to) < lowest_ok {
+        return Err(Failure::input(format!(
+            "--from {} --to {}: {} must be >= 0{}",
+            a.from,
+            a.to,
+            param.name(&base),
+            if lowest_ok > 0.0 { " and not 0" } else { "" }
+        )));
+    }
+    crate::args::prepare_outputs(
+        &[named("MODEL", &a.common.model)],
+        &[
+            ("-o", a.output.as_deref(), &[]),
+            ("--csv", a.csv.as_deref(), &[]),
+            ("--plot", a.plot.as_deref(), &["png", "svg"]),
+        ],
+    )?;
+    let t0 = Instant::now();
+    let values: Vec<f64> = (0..a.count)
+        .map(|i| {
+            if a.count == 1 {
+                a.from
+            } else {
+                a.from + (a.to - a.from) * i as f64 / (a.count - 1) as f64
+            }
+        })
+        .collect();
+    let mut tracker = Tracker {
+        base: &base,
+        param: param.clone(),
+        step: a.step,
+        rec: None,
+        solves: 0,
+    };
+    let bar = crate::progress::bar(values.len() as u64 + 1, "parameter values");
+    let mut locus: Vec<Evaluated> = Vec::new();
+    let mut failure = None;
+    // Every local maximum of coarse sweeps at both ends of the range is followed: the
+    // highest peak can change from one resonance to another along the way (a damper that
+    // sticks more moves the response to the stuck system's resonance).
+    let first = values[0];
+    let last = values[values.len() - 1];
+    let mut starts = Vec::new();
+    for v in if a.count > 1 {
+        vec![first, last]
+    } else {
+        vec![first]
+    } {
+        match tracker.sweep(v, a.omega_start, a.omega_end) {
+            Ok(peaks) => starts.extend(peaks.into_iter().map(|p| p.solution)),
+            Err(e) => {
+                failure = Some(format!("{} = {v}: {e}", param.name(&base)));
+            }
+        }
+        bar.inc(1);
+    }
+    if failure.is_none() && starts.is_empty() {
+        failure = Some(format!(
+            "no local maximum of the amplitude between w = {} and {}",
+            a.omega_start, a.omega_end
+        ));
+    }
+    let mut guesses: Vec<Option<PointSolution>> = dedupe(starts).into_iter().map(Some).collect();
+    for &v in &values {
+        if failure.is_some() {
+            break;
+        }
+        match tracker.at(v, &guesses) {
+            Ok(e) => {
+                guesses = e
+                    .tracks
+                    .iter()
+                    .map(|t| t.as_ref().map(|p| p.solution.clone()))
+                    .collect();
+                locus.push(e);
+            }
+            Err(e) => failure = Some(format!("{} = {v}: {e}", param.name(&base))),
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    // The optimum: golden section on the parameter between the neighbours of the smallest.
+    let mut optimum = best(&locus).map(|e| (e.value, e.peak.amplitude, e.peak.omega));
+    if failure.is_none() && !a.no_optimum && locus.len() >= 3 {
+        let k = locus
+            .iter()
+            .enumerate()
+            .min_by(|x, y| x.1.peak.amplitude.total_cmp(&y.1.peak.amplitude))
+            .map(|(k, _)| k)
+            .unwrap_or(0);
+        if k > 0 && k + 1 < locus.len() {
+            match golden(&mut tracker, &mut locus, k) {
+                Ok(o) => optimum = Some(o),
+                Err(e) => failure = Some(format!("refining the optimum: {e}")),
+            }
+        }
+    }
+    locus.sort_by(|x, y| x.value.total_cmp(&y.value));
+    let elapsed = t0.elapsed().as_secs_f64();
+    let name = param.name(&base);
+    let points: Vec<LocusPoint> = locus
+        .iter()
+        .map(|e| LocusPoint {
+            value: e.value,
+            omega: e.peak.omega,
+            amplitude: e.peak.amplitude,
+            evaluations: e.peak.evaluations,
+            stick_fraction: stick_fractions(&e.peak.solution),
+        })
+        .collect();
+    write_outputs(a, &name, &points, optimum)?;
+    if a.json {
+        let s = serde_json::json!({
+            "parameter": name,
+            "locus": points,
+            "optimum": optimum.map(|(v, amp, w)| serde_json::json!({
+                "value": v, "amplitude": amp, "omega": w
+            })),
+            "solves": tracker.solves,
+            "elapsed_s": elapsed,
+            "error": failure,
+        });
+        say!("{s:#}");
+    } else {
+        say!(
+            "{:>14} {:>14} {:>14} {:>7}  stuck (per contact)",
+            name,
+            "w peak",
+            "amplitude",
+            "solves"
+        );
+        for p in &points {
+            let stick: Vec<String> = p
+                .stick_fraction
+                .iter()
+                .map(|f| format!("{:.0}%", 100.0 * f))
+                .collect();
+            say!(
+                "{:>14.6e} {:>14.8} {:>14.6e} {:>7}  {}",
+                p.value,
+                p.omega,
+                p.amplitude,
+                p.evaluations,
+                stick.join(" ")
+            );
+        }
+        if let Some((v, amp, w)) = optimum {
+            say!("optimum: {name} = {v:.6e}, peak amplitude {amp:.6e} at w = {w:.8}");
+        }
+        say!(
+            "{} parameter values, {} periodic solutions, {elapsed:.3} s",
+            points.len(),
+            tracker.solves
+        );
+    }
+    match failure {
+        Some(e) => Err(Failure::work(format!(
+            "the peak was lost at {e}; the locus up to there was written"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The evaluated point whose value is nearest `v`.
+fn nearest(locus: &[Evaluated], v: f64) -> Option<&Evaluated> {
+    locus
+        .iter()
+        .min_by(|x, y| (x.value - v).abs().total_cmp(&(y.value - v).abs()))
+}
+
+fn best(locus: &[Evaluated]) -> Option<&Evaluated> {
+    locus
+        .iter()
+        .min_by(|x, y| x.peak.amplitude.total_cmp(&y.peak.amplitude))
+}
+
+/// Finds peaks at parameter values, reusing the condensation where the value does not
+/// change the structure.
+struct Tracker<'a> {
+    base: &'a Setup,
+    param: Param,
+    step: f64,
+    rec: Option<Receptance>,
+    solves: usize,
+}
+
+impl Tracker<'_> {
+    /// The model at value `v`.
+    fn model(&self, v: f64) -> Result<ewr_model::Model, String> {
+        let mut m = self.base.model.clone();
+        match self.param {
+            Param::MuN => m.contacts.mu_n.iter_mut().for_each(|x| *x = v),
+            Param::Forcing => m.forcing.iter_mut().for_each(|f| {
+                f.cos *= v;
+                f.sin *= v;
+            }),
+            Param::Mass(d) => m.set_mass(&[d], v)?,
+        }
+        Ok(m)
+    }
+
+    fn prepare(&mut self, v: f64) -> Result<(Receptance, ContactParams), String> {
+        let model = self.model(v)?;
+        let params = ContactParams::of(&model.contacts);
+        let rec = match self.rec.take() {
+            Some(r) if !self.param.structural() => r,
+            _ => Receptance::new(&model, self.base.kind)
+                .map_err(|e| format!("cannot condense the model: {e}"))?,
+        };
+        Ok((rec, params))
+    }
+
+    /// The refined local maxima of a coarse sweep at `v`.
+    fn sweep(&mut self, v: f64, start: f64, end: f64) -> Result<Vec<Peak>, String> {
+        let (rec, params) = self.prepare(v)?;
+        let settings = FrcSettings {
+            omega_start: start,
+            omega_end: end,
+            step: self.step,
+            min_step: self.step / 64.0,
+            max_step: self.step * 8.0,
+            method: Continuation::Sequential,
+            point: self.base.point.clone(),
+            max_points: 100_000,
+        };
+        let pts = frc(&rec, &params, &settings, &mut |_| true).map_err(|e| e.to_string());
+        let peaks = pts.and_then(|pts| {
+            self.solves += pts.len();
+            refine_peaks(&rec, &params, &self.base.point, &pts).map_err(|e| e.to_string())
+        });
+        self.rec = Some(rec);
+        let peaks = peaks?;
+        self.solves += peaks.iter().map(|p| p.evaluations).sum::<usize>();
+        Ok(peaks)
+    }
+
+    /// Every tracked peak at `v`, each started from its own guess (a solution near it at a
+    /// neighbouring value); a peak that is lost or runs into another is dropped.
+    fn at(&mut self, v: f64, guesses: &[Option<PointSolution>]) -> Result<Evaluated, String> {
+        let (rec, params) = self.prepare(v)?;
+        let mut tracks: Vec<Option<Peak>> = Vec::new();
+        for g in guesses {
+            let found = g
+                .as_ref()
+                .and_then(|g| peak_near(&rec, &params, &self.base.point, g, self.step).ok());
+            if let Some(p) = &found {
+                self.solves += p.evaluations;
+            }
+            let duplicate = found.as_ref().is_some_and(|p| {
+                tracks
+                    .iter()
+                    .flatten()
+                    .any(|q| (q.omega - p.omega).abs() <= 1e-4 * p.omega)
+            });
+            tracks.push(if duplicate { None } else { found });
+        }
+        self.rec = Some(rec);
+        let peak = tracks
+            .iter()
+            .flatten()
+            .max_by(|x, y| x.amplitude.total_cmp(&y.amplitude))
+            .cloned()
+            .ok_or("every tracked peak was lost")?;
+        Ok(Evaluated {
+            value: v,
+            tracks,
+            peak,
+        })
+    }
+}
+
+/// Distinct peaks: solutions closer in frequency than 1e-4 relative are one.
+fn dedupe(mut sols: Vec<PointSolution>) -> Vec<PointSolution> {
+    sols.sort_by(|a, b| a.omega.total_cmp(&b.omega));
+    let mut out: Vec<PointSolution> = Vec::new();
+    for s in sols {
+        if !out
+            .iter()
+            .any(|q| (q.omega - s.omega).abs() <= 1e-4 * s.omega)
+        {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Golden-section minimisation of the peak amplitude over the parameter in the interval
+/// around `locus[k]` (the smallest of the evaluated values); every evaluation is added to
+/// the locus. Returns the optimum `(value, amplitude, omega)`.
+fn golden(
+    t: &mut Tracker<'_>,
+    locus: &mut Vec<Evaluated>,
+    k: usize,
+) -> Result<(f64, f64, f64), String> {
+    let g = 0.618_033_988_749_894_9;
+    let (mut lo, mut hi) = (locus[k - 1].value, locus[k + 1].value);
+    if lo > hi {
+        std::mem::swap(&mut lo, &mut hi);
+    }
+    let tol = 1e-4 * (hi - lo).abs().max(f64::MIN_POSITIVE);
+    let mut eval = |v: f64, locus: &mut Vec<Evaluated>| -> Result<f64, String> {
+        let guesses: Vec<Option<PointSolution>> = nearest(locus, v)
+            .ok_or("no peak to start from")?
+            .tracks
+            .iter()
+            .map(|t| t.as_ref().map(|p| p.solution.clone()))
+            .collect();
+        let e = t.at(v, &guesses)?;
+        let amp = e.peak.amplitude;
+        locus.push(e);
+        Ok(amp)
+    };
+    let mut x1 = hi - g * (hi - lo);
+    let mut x2 = lo + g * (hi - lo);
+    let mut f1 = eval(x1, locus)?;
+    let mut f2 = eval(x2, locus)?;
+    while hi - lo > tol {
+        if f1 < f2 {
+            hi = x2;
+            (x2, f2) = (x1, f1);
+            x1 = hi - g * (hi - lo);
+            f1 = eval(x1, locus)?;
+        } else {
+            lo = x1;
+            (x1, f1) = (x2, f2);
+            x2 = lo + g * (hi - lo);
+            f2 = eval(x2, locus)?;
+        }
+    }
+    let b = best(locus).ok_or("no peak")?;
+    Ok((b.value, b.peak.amplitude, b.peak.omega))
+}
+
+fn write_outputs(
+    a: &PeaksArgs,
+    name: &str,
+    points: &[LocusPoint],
+    optimum: Option<(f64, f64, f64)>,
+) -> Result<(), Failure> {
+    let nc = points.first().map_or(0, |p| p.stick_fraction.len());
+    if let Some(p) = &a.csv {
+        atomically(p, |tmp| {
+            let mut s = format!("{name},omega,amplitude,evaluations");
+            for c in 0..nc {
+                s.push_str(&format!(",stick_fraction{c}"));
+            }
+            s.push('\n');
+            for q in points {
+                s.push_str(&format!(
+                    "{},{},{},{}",
+                    q.value, q.omega, q.amplitude, q.evaluations
+                ));
+                for f in &q.stick_fraction {
+                    s.push_str(&format!(",{f}"));
+                }
+                s.push('\n');
+            }
+            std::fs::write(tmp, s).map_err(|e| e.to_string())
+        })
+        .map_err(Failure::work)?;
+    }
+    if let Some(p) = &a.output {
+        atomically(p, |tmp| {
+            let f = create_h5(tmp)?;
+            put_str(&f, "format", "ewr-result")?;
+            put_str(&f, "kind", "peaks")?;
+            put_str(&f, "model", &a.common.model.display().to_string())?;
+            put_str(&f, "parameter", name)?;
+            put_1d(
+                &f,
+                "value",
+                &points.iter().map(|q| q.value).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &f,
+                "omega",
+                &points.iter().map(|q| q.omega).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &f,
+                "amplitude",
+                &points.iter().map(|q| q.amplitude).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &f,
+                "evaluations",
+                &points
+                    .iter()
+                    .map(|q| q.evaluations as i64)
+                    .collect::<Vec<_>>(),
+            )?;
+            let stick: Vec<f64> = points
+                .iter()
+                .flat_map(|q| q.stick_fraction.iter().copied())
+                .collect();
+            put_2d(&f, "stick_fraction", points.len(), nc, &stick)?;
+            let (v, amp, w) = optimum.unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+            put_1d(&f, "optimum", &[v, amp, w])?;
+            Ok(())
+        })
+        .map_err(Failure::work)?;
+    }
+    if let Some(p) = &a.plot {
+        let panel = crate::plot::DesignPanel {
+            parameter: name.to_string(),
+            series: vec![(
+                "peak amplitude".to_string(),
+                points.iter().map(|q| (q.value, q.amplitude)).collect(),
+            )],
+            optimum: optimum.map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
+        };
+        crate::plot::design(
+            p,
+            "ewr peaks: resonance peak against the parameter",
+            &[panel],
+        )
+        .map_err(Failure::work)?;
+    }
+    Ok(())
+}

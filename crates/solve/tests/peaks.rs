@@ -1,0 +1,138 @@
+//! Exact resonance peaks: the linear limit against the closed-form maximum of the FRF, and a
+//! friction peak against the largest point of a dense sweep around it.
+
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_model::{Model, examples};
+use ewr_solve::{
+    Continuation, FrcSettings, NewtonOptions, PointSettings, frc, peak_near, refine_peaks,
+};
+
+fn point(
+    set: HarmonicSet,
+    n_samples: usize,
+    law: FrictionLaw,
+    monitor: Vec<usize>,
+) -> PointSettings {
+    PointSettings {
+        set,
+        n_samples,
+        law,
+        newton: NewtonOptions::default(),
+        ramp: true,
+        monitor,
+        retry_rho: true,
+        preconditioner: Default::default(),
+    }
+}
+
+fn sweep(
+    model: &Model,
+    point: &PointSettings,
+    method: Continuation,
+    (start, end, step): (f64, f64, f64),
+) -> Vec<ewr_solve::FrcPoint> {
+    let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+    let s = FrcSettings {
+        omega_start: start,
+        omega_end: end,
+        step,
+        min_step: step / 64.0,
+        max_step: step * 4.0,
+        method,
+        point: point.clone(),
+        max_points: 100_000,
+    };
+    frc(&rec, &ContactParams::of(&model.contacts), &s, &mut |_| true).unwrap()
+}
+
+#[test]
+fn linear_peak_is_the_closed_form_maximum_of_the_frf() {
+    // mu N = 0 (projection law: see tests/frc.rs): DOF 0 is m = 1, k = 1, c = 0.01 under
+    // 10 cos(w t), |u| = 10 / sqrt((1 - w^2)^2 + (c w)^2), largest at w^2 = 1 - c^2 / 2 with
+    // 10 / (c sqrt(1 - c^2 / 4)).
+    let mut model = examples::oscillator_2d();
+    model.contacts.mu_n = vec![0.0];
+    let c: f64 = 0.01;
+    let p = point(
+        HarmonicSet::odd(1).unwrap(),
+        4096,
+        FrictionLaw::Projection,
+        vec![0],
+    );
+    let pts = sweep(&model, &p, Continuation::Sequential, (0.5, 1.5, 0.05));
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let peaks = refine_peaks(&rec, &ContactParams::of(&model.contacts), &p, &pts).unwrap();
+    assert_eq!(peaks.len(), 1, "{peaks:?}");
+    let w_exact = (1.0 - c * c / 2.0).sqrt();
+    let a_exact = 10.0 / (c * (1.0 - c * c / 4.0).sqrt());
+    let pk = &peaks[0];
+    assert!(
+        (pk.omega / w_exact - 1.0).abs() < 1e-6,
+        "w {} vs {w_exact}",
+        pk.omega
+    );
+    assert!(
+        (pk.amplitude / a_exact - 1.0).abs() < 1e-6,
+        "A {} vs {a_exact}",
+        pk.amplitude
+    );
+    // The grid alone is far off: its best point is at w = 1.0, |u| = 1000, but the step
+    // 0.05 could as well have missed the peak by a factor of ten.
+    assert!(pk.evaluations < 40, "{} solves", pk.evaluations);
+}
+
+#[test]
+fn friction_peak_equals_the_largest_point_of_a_dense_sweep() {
+    // Two-mass damper, mu N = 4: a coarse sweep reads the sharp peak badly (issue 15).
+    let mut model = examples::two_mass_damper(1.0);
+    model.contacts.mu_n = vec![4.0];
+    let set = HarmonicSet::odd(15).unwrap();
+    let p = point(set, 256, FrictionLaw::Exact, vec![0, 1]);
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let coarse = sweep(&model, &p, Continuation::Sequential, (0.4, 1.2, 0.02));
+    let coarse_best = coarse
+        .iter()
+        .map(|q| q.solution.dofs.norm_peak)
+        .fold(0.0, f64::max);
+    let peaks = refine_peaks(&rec, &params, &p, &coarse).unwrap();
+    let top = peaks
+        .iter()
+        .max_by(|a, b| a.amplitude.total_cmp(&b.amplitude))
+        .unwrap();
+    assert!(top.amplitude >= coarse_best);
+    // Dense reference: arclength with step 1e-4 over +-0.004 around the peak.
+    let dense = sweep(
+        &model,
+        &p,
+        Continuation::Arclength,
+        (top.omega - 0.004, top.omega + 0.004, 1e-4),
+    );
+    let dense_best = dense
+        .iter()
+        .filter(|q| q.solution.status.converged())
+        .max_by(|a, b| {
+            a.solution
+                .dofs
+                .norm_peak
+                .total_cmp(&b.solution.dofs.norm_peak)
+        })
+        .unwrap();
+    let rel = (top.amplitude - dense_best.solution.dofs.norm_peak).abs() / top.amplitude;
+    assert!(
+        rel < 1e-4,
+        "refined {} at w = {}, dense {} at w = {}",
+        top.amplitude,
+        top.omega,
+        dense_best.solution.dofs.norm_peak,
+        dense_best.solution.omega
+    );
+    assert!(top.amplitude >= dense_best.solution.dofs.norm_peak * (1.0 - 1e-9));
+    // Following it from a guess off the peak (as the parameter continuation does) lands on
+    // the same maximum.
+    let guess = &coarse[coarse.len() / 3].solution;
+    let again = peak_near(&rec, &params, &p, guess, 0.02).unwrap();
+    assert!((again.amplitude / top.amplitude - 1.0).abs() < 1e-6);
+}

@@ -1,0 +1,154 @@
+//! `ewr peaks` and the refined peaks of `ewr frc` (issue 15), against brute force: full
+//! frequency response curves on a grid of the parameter.
+
+mod common;
+
+use common::{ewr, shipped_model, text};
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = ewr(args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "ewr {args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+const SOLVER: [&str; 4] = ["--harmonics", "odd:15", "--dofs", "u11,u12"];
+
+/// The highest refined peak of each `frc` curve, one curve per `mu_n`.
+fn brute_force(mu: &[f64]) -> Vec<f64> {
+    let model = shipped_model("two-mass-damper");
+    let list: Vec<String> = mu.iter().map(|m| m.to_string()).collect();
+    let list = list.join(",");
+    let mut args = vec![
+        "frc",
+        model.to_str().unwrap(),
+        "--omega-start",
+        "0.2",
+        "--omega-end",
+        "2.6",
+        "--step",
+        "0.005",
+        "--mu-n",
+        &list,
+        "--json",
+    ];
+    args.extend(SOLVER);
+    let v = json(&args);
+    v["peaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|curve| {
+            curve
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["amplitude"].as_f64().unwrap())
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
+#[test]
+fn tracked_peaks_and_optimum_match_full_curves() {
+    let model = shipped_model("two-mass-damper");
+    let mut args = vec![
+        "peaks",
+        model.to_str().unwrap(),
+        "--param",
+        "mu_n",
+        "--from",
+        "10",
+        "--to",
+        "60",
+        "--count",
+        "6",
+        "--omega-start",
+        "0.2",
+        "--omega-end",
+        "2.6",
+        "--step",
+        "0.02",
+        "--json",
+    ];
+    args.extend(SOLVER);
+    let v = json(&args);
+    let locus = v["locus"].as_array().unwrap();
+    let at = |k: usize| {
+        (
+            locus[k]["value"].as_f64().unwrap(),
+            locus[k]["amplitude"].as_f64().unwrap(),
+        )
+    };
+    // The locus at three of its values against the highest peak of full curves there.
+    let picks = [0, locus.len() / 2, locus.len() - 1];
+    let mu: Vec<f64> = picks.iter().map(|&k| at(k).0).collect();
+    let full = brute_force(&mu);
+    for (i, &k) in picks.iter().enumerate() {
+        let (m, a) = at(k);
+        assert!(
+            (a / full[i] - 1.0).abs() < 1e-4,
+            "mu_n = {m}: tracked {a}, full curve {}",
+            full[i]
+        );
+    }
+    // The optimum against a brute-force grid around it: no grid value does better, and the
+    // grid's best is next to it.
+    let opt = v["optimum"]["value"].as_f64().unwrap();
+    let opt_amp = v["optimum"]["amplitude"].as_f64().unwrap();
+    let grid: Vec<f64> = (-4..=4).map(|i| opt * (1.0 + 0.01 * i as f64)).collect();
+    let amps = brute_force(&grid);
+    let (best_k, best) = amps
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap();
+    assert!(
+        opt_amp <= best * (1.0 + 1e-6),
+        "optimum {opt_amp} at {opt}, grid best {best} at {}",
+        grid[best_k]
+    );
+    assert!(
+        (grid[best_k] / opt - 1.0).abs() <= 0.0101,
+        "grid best at {} (peak {best}), optimum at {opt}",
+        grid[best_k]
+    );
+}
+
+#[test]
+fn without_friction_the_peak_is_the_linear_resonance() {
+    // mu N = 0 with the projection law: DOF u1 of the oscillator is m = 1, k = 1, c = 0.01
+    // under 10 cos(w t); its FRF peaks at w^2 = 1 - c^2/2 with 10 / (c sqrt(1 - c^2/4)).
+    let model = shipped_model("oscillator-2d");
+    let v = json(&[
+        "frc",
+        model.to_str().unwrap(),
+        "--omega-start",
+        "0.5",
+        "--omega-end",
+        "1.5",
+        "--step",
+        "0.05",
+        "--mu-n",
+        "0",
+        "--law",
+        "projection",
+        "--harmonics",
+        "odd:1",
+        "--samples",
+        "4096",
+        "--dofs",
+        "u1",
+        "--json",
+    ]);
+    let peaks = v["peaks"][0].as_array().unwrap();
+    assert_eq!(peaks.len(), 1, "{peaks:?}");
+    let c: f64 = 0.01;
+    let w = peaks[0]["omega"].as_f64().unwrap();
+    let a = peaks[0]["amplitude"].as_f64().unwrap();
+    assert!((w / (1.0 - c * c / 2.0).sqrt() - 1.0).abs() < 1e-6, "{w}");
+    assert!(
+        (a * c * (1.0 - c * c / 4.0).sqrt() / 10.0 - 1.0).abs() < 1e-6,
+        "{a}"
+    );
+}
