@@ -637,3 +637,22 @@ where
     .map_err(e("colour bar"))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plotters::drawing::DrawingAreaErrorKind;
+    use plotters_backend::DrawingErrorKind;
+
+    #[test]
+    fn drawing_errors_read_as_sentences() {
+        let err: DrawingAreaErrorKind<std::io::Error> = DrawingAreaErrorKind::BackendError(
+            DrawingErrorKind::DrawingError(std::io::Error::other("No space left on device")),
+        );
+        let m = e("write")(err);
+        assert_eq!(
+            m, "cannot draw the figure (write): No space left on device",
+            "{m}"
+        );
+    }
+}

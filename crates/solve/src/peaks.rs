@@ -31,7 +31,7 @@ pub struct Peak {
 }
 
 /// Sub-intervals of the first scan of a bracket (see [`maximise`]).
-const SCAN: usize = 8;
+const SCAN: usize = 16;
 
 /// Relative tolerance on the peak frequency: the amplitude, flat at its maximum, is then
 /// exact to about its square (1e-12), far below the discretisation error.
@@ -117,6 +117,8 @@ pub fn maximise(
     scan.push((lo, f.at(lo)?));
     scan.push((hi, f.at(hi)?));
     scan.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // `mid` may be a scan point too (the centre of a uniform grid's bracket).
+    scan.dedup_by(|x, y| (x.0 - y.0).abs() <= OMEGA_RTOL * x.0.abs());
     let k = (1..scan.len() - 1)
         .max_by(|&i, &j| scan[i].1.total_cmp(&scan[j].1))
         .unwrap_or(1);
