@@ -5,7 +5,7 @@ use crate::case::{Case, Value};
 use crate::spec::Study;
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
-use ewr_solve::{FrcPoint, frc};
+use ewr_solve::{FrcPoint, frc, refine_peaks};
 
 /// How a case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,9 +71,10 @@ pub struct CaseResult {
     pub n_monitored: usize,
     /// `max_t |u_i(t)|`, `points x n_monitored`, row-major.
     pub dof_peak: Vec<f64>,
-    /// Frequency of the largest converged `amp_norm` (NaN if none).
+    /// Frequency of the peak: the highest local maximum of the curve refined to the true
+    /// maximum in frequency, else the largest converged `amp_norm` (NaN if none).
     pub peak_omega: f64,
-    /// The largest converged `amp_norm` (NaN if none).
+    /// The peak's amplitude (NaN if none).
     pub peak_amplitude: f64,
 }
 
@@ -164,7 +165,21 @@ pub fn compute_case(study: &Study, case: &Case) -> CaseResult {
         let params = ContactParams::of(&setup.model.contacts);
         let points = frc(&rec, &params, &setup.settings, &mut |_| true)
             .map_err(|e| format!("frequency sweep: {e}"))?;
-        Ok(CaseResult::from_points(study, case, &points))
+        let mut r = CaseResult::from_points(study, case, &points);
+        // The case's peak is the true maximum in frequency, not the largest grid point: a
+        // sharp peak falls between grid points (issue 15). A refinement that fails leaves the
+        // grid's value.
+        if r.status != CaseStatus::Failed
+            && let Ok(peaks) = refine_peaks(&rec, &params, &setup.settings.point, &points)
+            && let Some(top) = peaks
+                .iter()
+                .max_by(|a, b| a.amplitude.total_cmp(&b.amplitude))
+            && top.amplitude > r.peak_amplitude
+        {
+            r.peak_omega = top.omega;
+            r.peak_amplitude = top.amplitude;
+        }
+        Ok(r)
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(Ok(r)) => r,

@@ -763,7 +763,8 @@ impl Study {
         }
 
         let mut h = Fnv::new();
-        h.add(format!("ewr-study {STUDY_FORMAT_VERSION}").as_bytes());
+        // "refined peaks": case files from before peaks were refined are not reused.
+        h.add(format!("ewr-study {STUDY_FORMAT_VERSION} refined peaks").as_bytes());
         h.add(&bytes);
         h.add(format!("{frequency:?}").as_bytes());
         h.add(format!("{solver:?}").as_bytes());
