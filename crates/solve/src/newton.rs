@@ -317,17 +317,53 @@ struct Linearization {
 }
 
 /// Solves `g(x) = 0` from `x0` by trust-region dogleg Newton.
+///
+/// Small dense systems (below [`DENSE_SEQUENTIAL_BELOW`] unknowns) reuse the Jacobian and LU
+/// storage of this thread's previous solve of the same size: a frequency sweep solves one
+/// such system per point.
 pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> NewtonReport {
     let n = system.len();
     let matrix_free = uses_matrix_free(system, opts.linear);
+    if matrix_free || n >= DENSE_SEQUENTIAL_BELOW {
+        let mut jac = if matrix_free {
+            Mat::<f64>::zeros(0, 0)
+        } else {
+            Mat::<f64>::zeros(n, n)
+        };
+        let mut dense = DenseWork::new(if matrix_free { 0 } else { n });
+        return solve_in(system, x0, opts, matrix_free, &mut jac, &mut dense);
+    }
+    let cached = DENSE_CACHE.with(|c| c.borrow_mut().take());
+    let (mut jac, mut dense) = match cached {
+        Some((mut jac, mut dense)) if jac.nrows() == n => {
+            jac.fill(0.0);
+            dense.factored = false;
+            (jac, dense)
+        }
+        _ => (Mat::<f64>::zeros(n, n), DenseWork::new(n)),
+    };
+    let report = solve_in(system, x0, opts, false, &mut jac, &mut dense);
+    DENSE_CACHE.with(|c| *c.borrow_mut() = Some((jac, dense)));
+    report
+}
+
+thread_local! {
+    /// The Jacobian and LU storage of this thread's last small dense solve.
+    static DENSE_CACHE: std::cell::RefCell<Option<(Mat<f64>, DenseWork)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn solve_in(
+    system: &mut dyn Residual,
+    x0: &[f64],
+    opts: &NewtonOptions,
+    matrix_free: bool,
+    jac: &mut Mat<f64>,
+    dense: &mut DenseWork,
+) -> NewtonReport {
+    let n = system.len();
     let mut x = x0.to_vec();
     let mut g = vec![0.0; n];
-    let mut jac = if matrix_free {
-        Mat::<f64>::zeros(0, 0)
-    } else {
-        Mat::<f64>::zeros(n, n)
-    };
-    let mut dense = DenseWork::new(if matrix_free { 0 } else { n });
     let reuse = !matrix_free && n >= DENSE_REUSE_MIN_UNKNOWNS;
     let mut krylov_iterations = 0;
     let report = |x: Vec<f64>, residual, iterations, evaluations, status, kry| NewtonReport {
@@ -361,7 +397,7 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
             };
             chord_steps(
                 system,
-                &mut dense,
+                dense,
                 &mut x,
                 &mut g,
                 &mut gnorm,
@@ -405,7 +441,7 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
             if reuse && dense.factored {
                 chord_steps(
                     system,
-                    &mut dense,
+                    dense,
                     &mut x,
                     &mut g,
                     &mut gnorm,
@@ -441,7 +477,7 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
                     .min(opts.krylov.forcing_max);
                 linearize_matrix_free(system, &g, eta_k, &opts.krylov, &mut krylov_iterations)
             } else {
-                Ok(linearize_dense(&jac, &g, &mut dense))
+                Ok(linearize_dense(jac, &g, dense))
             };
             match made {
                 Ok(l) => lin = Some(l),
@@ -493,7 +529,7 @@ pub fn solve(system: &mut dyn Residual, x0: &[f64], opts: &NewtonOptions) -> New
                 if reuse && dense.factored {
                     chord_steps(
                         system,
-                        &mut dense,
+                        dense,
                         &mut x,
                         &mut g,
                         &mut gnorm,
