@@ -4,7 +4,8 @@
 #   wall time per process (s) with 1 and 2 threads, Newton iterations, the in-process kernel
 #   time the command reports itself (`elapsed_s` of --json: the solve or the sweep, without
 #   process start, model loading and the final result files), and wall / kernel.
-# Then the same 2-threads-vs-1 check on a short sweep of every shipped model (models/*.h5).
+# Then the same 2-threads-vs-1 check on a short sweep of every shipped model (models/*.h5;
+# BENCH_MODELS=0 skips it).
 #
 # Usage: bash scripts/bench-small.sh [EWR_BINARY]   (default: builds target/release/ewr)
 # Timings are wall-clock on a shared machine: compare rows of one run, not runs.
@@ -61,8 +62,9 @@ run "Table 1 point (odd:199, 4096 samples)" \
 run "Fig. 21 point (odd:1799, 16384 samples)" \
     solve "$out/fig21.h5" --omega 0.115 --harmonics odd:1799 --samples 16384
 
+[[ "${BENCH_MODELS:-1}" == 0 ]] && exit 0
 echo
-echo "Shipped models, 201-point sweep from 0.5 to 1.5 times the first natural frequency, odd:59:"
+echo "Shipped models, 51-point sweep from 0.5 to 1.5 times the first natural frequency, odd:59:"
 echo
 echo "| model | wall s, 1 thread | wall s, 2 threads | Newton iterations | kernel s (1 thread) | wall / kernel |"
 echo "|---|---:|---:|---:|---:|---:|"
@@ -72,6 +74,6 @@ for m in models/*.h5; do
     [[ -z "$w1" ]] && continue
     a=$(python3 -c "print(0.5 * $w1)")
     b=$(python3 -c "print(1.5 * $w1)")
-    s=$(python3 -c "print($w1 / 200)")
+    s=$(python3 -c "print($w1 / 50)")
     run "$(basename "$m")" frc "$m" --omega-start "$a" --omega-end "$b" --step "$s"
 done
