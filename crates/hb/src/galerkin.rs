@@ -456,6 +456,70 @@ mod tests {
         ]
     }
 
+    /// The column formula before it was split at p = q (every sum stored, sign per row).
+    fn column_with_signs(
+        set: &HarmonicSet,
+        cs: &[f64],
+        sn: &[f64],
+        q: usize,
+        sine: bool,
+        col: &mut [f64],
+    ) {
+        for (k, &p) in set.harmonics().iter().enumerate() {
+            let i = set.offset_of(k);
+            let (d, sign) = if p >= q { (p - q, 1.0) } else { (q - p, -1.0) };
+            let s = p + q;
+            if p == 0 {
+                col[i] = if sine {
+                    0.5 * (sn[s] - sign * sn[d])
+                } else {
+                    0.5 * (cs[d] + cs[s])
+                };
+            } else if sine {
+                col[i] = sn[s] - sign * sn[d];
+                col[i + 1] = cs[d] - cs[s];
+            } else {
+                col[i] = cs[d] + cs[s];
+                col[i + 1] = sn[s] + sign * sn[d];
+            }
+        }
+    }
+
+    #[test]
+    fn split_columns_are_bit_for_bit_the_signed_formula() {
+        let mut rng = Rng::new(11);
+        for (set, n) in cases() {
+            let mut s = FourierSampler::new(set.clone(), n).unwrap();
+            let nc = set.n_coeffs();
+            for (name, a) in coefficient_samples(n, &mut rng) {
+                let mut g = Mat::zeros(nc, nc);
+                s.galerkin_matrix(&a, g.as_mut()).unwrap();
+                let mut spectrum = vec![Complex::new(0.0, 0.0); s.spectrum_len()];
+                s.spectrum(&a, &mut spectrum).unwrap();
+                let len = 2 * set.h_max() + 1;
+                let (mut cs, mut sn) = (vec![0.0; len], vec![0.0; len]);
+                fill_sums(&spectrum, n, 1, &mut cs, &mut sn);
+                let mut col = vec![0.0; nc];
+                for (k, &q) in set.harmonics().iter().enumerate() {
+                    let j = set.offset_of(k);
+                    for (jj, sine) in [(j, false), (j + 1, true)] {
+                        if sine && q == 0 {
+                            continue;
+                        }
+                        column_with_signs(&set, &cs, &sn, q, sine, &mut col);
+                        for (i, &v) in col.iter().enumerate() {
+                            assert_eq!(
+                                g[(i, jj)].to_bits(),
+                                v.to_bits(),
+                                "{set} N={n} {name} ({i}, {jj})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn fft_formula_matches_direct_quadrature() {
         let mut rng = Rng::new(10);

@@ -1095,6 +1095,43 @@ mod tests {
     }
 
     #[test]
+    fn large_dense_system_reuses_its_factorisation_and_reaches_the_root() {
+        // n >= DENSE_REUSE_MIN_UNKNOWNS: chord steps with a kept LU, then polishing. A weakly
+        // coupled cubic system whose root is known from the decoupled scalar equations plus
+        // a fixed point on the coupling.
+        let n = DENSE_REUSE_MIN_UNKNOWNS + 24;
+        let c: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 * 0.5).collect();
+        let coupling = 1e-3;
+        let f = move |x: &[f64], g: &mut [f64]| {
+            let sum: f64 = x.iter().sum();
+            for i in 0..n {
+                g[i] = x[i] + 0.1 * x[i].powi(3) + coupling * sum / n as f64 - c[i];
+            }
+        };
+        let j = move |x: &[f64], mut jac: MatMut<'_, f64>| {
+            for col in 0..n {
+                for row in 0..n {
+                    jac[(row, col)] = coupling / n as f64;
+                }
+                jac[(col, col)] += 1.0 + 0.3 * x[col] * x[col];
+            }
+        };
+        let mut s = system(n, f.clone(), j);
+        let opts = NewtonOptions {
+            tol_residual: 1e-10,
+            ..Default::default()
+        };
+        let r = solve(&mut s, &vec![0.0; n], &opts);
+        assert!(r.status.converged(), "{r:?}");
+        // Polished to rounding, not just below the tolerance.
+        let mut g = vec![0.0; n];
+        f(&r.x, &mut g);
+        assert!(norm(&g) < 1e-13, "{}", norm(&g));
+        // Chord steps are evaluations without a Jacobian.
+        assert!(r.evaluations > r.iterations + 1, "{r:?}");
+    }
+
+    #[test]
     fn evaluation_failure_is_reported() {
         struct Failing;
         impl Residual for Failing {
