@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Speed on small models (issue 18): every job run as a user runs it, one `ewr` process per
 # job, with RAYON_NUM_THREADS=1 and 2. Prints a Markdown table:
-#   wall time per process (s) with 1 and 2 threads, Newton iterations, the in-process kernel
+#   wall and CPU (user + system) time per process (s) with 1 and 2 threads (CPU time shows
+#   what threads cost whatever the load of the machine), Newton iterations, the in-process kernel
 #   time the command reports itself (`elapsed_s` of --json: the solve or the sweep, without
 #   process start, model loading and the final result files), and wall / kernel.
 # Then the same 2-threads-vs-1 check on a short sweep of every shipped model (models/*.h5;
@@ -27,27 +28,30 @@ fi
 run() {
     local name=$1
     shift
-    local row="| $name |"
     local iters="" kernel=""
-    local walls=()
+    local walls=() cpus=()
     for t in 1 2; do
-        local t0 t1 json
-        t0=$(date +%s.%N)
-        json=$(RAYON_NUM_THREADS=$t "$ewr" "$@" --json 2>/dev/null) || true
-        t1=$(date +%s.%N)
-        walls+=("$(python3 -c "print(f'{$t1 - $t0:.3f}')")")
+        local json
+        json=$(RAYON_NUM_THREADS=$t /usr/bin/time -o "$out/time" -f "%e %U %S" "$ewr" "$@" --json 2>/dev/null) || true
+        read -r wall user sys <"$out/time"
+        walls+=("$wall")
+        cpus+=("$(python3 -c "print('%.2f' % ($user + $sys))")")
         if [[ $t == 1 ]]; then
             iters=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["iterations"])' <<<"$json")
             kernel=$(python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["elapsed_s"])' <<<"$json")
         fi
     done
     local ratio
-    ratio=$(python3 -c "print(f'{${walls[0]} / $kernel:.2f}')")
-    echo "$row ${walls[0]} | ${walls[1]} | $iters | $kernel | $ratio |"
+    ratio=$(python3 -c "print('%.2f' % (${walls[0]} / max($kernel, 1e-3)))")
+    echo "| $name | ${walls[0]} | ${walls[1]} | ${cpus[0]} | ${cpus[1]} | $iters | $kernel | $ratio |"
 }
 
-echo "| job | wall s, 1 thread | wall s, 2 threads | Newton iterations | kernel s (1 thread) | wall / kernel |"
-echo "|---|---:|---:|---:|---:|---:|"
+header() {
+    echo "| $1 | wall s, 1 thread | wall s, 2 threads | CPU s, 1 thread | CPU s, 2 threads | Newton iterations | kernel s (1 thread) | wall / kernel |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+}
+
+header job
 run "README main job (5 curves, step 0.005, CSV + PNG)" \
     frc models/oscillator-2d.h5 --omega-start 0.05 --omega-end 1.5 --step 0.005 \
     --mu-n 0,5,8,10,12 --csv "$out/frc.csv" --plot "$out/frc.png"
@@ -66,8 +70,7 @@ run "Fig. 21 point (odd:1799, 16384 samples)" \
 echo
 echo "Shipped models, 51-point sweep from 0.5 to 1.5 times the first natural frequency, odd:59:"
 echo
-echo "| model | wall s, 1 thread | wall s, 2 threads | Newton iterations | kernel s (1 thread) | wall / kernel |"
-echo "|---|---:|---:|---:|---:|---:|"
+header model
 for m in models/*.h5; do
     w1=$("$ewr" model info "$m" --modes 1 --json 2>/dev/null |
         python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["natural_frequencies"][0])' 2>/dev/null) || w1=""
