@@ -400,26 +400,37 @@ impl<'a> EwrResidual<'a> {
             .filter(|&&h| h > 0)
             .map(|&h| (h, self.set.coeff_index(h).expect("h is in the set")))
             .collect();
+        let ghs: Vec<MatRef<'_, c64>> = hs
+            .iter()
+            .map(|&(h, _)| self.rec.contact_receptance(h))
+            .collect::<Result<_, _>>()?;
+        // dPsi/dr: one Galerkin block per (contact, direction pair) on the diagonal of the
+        // contact, written straight into J. Every such block of J receives exactly one, and
+        // the velocity terms below are added after it in the same order as they always
+        // were, so J is bit for bit what accumulating them block by block gave.
         for c in 0..self.params.len() {
             for mi in 0..d {
                 let row0 = (c * d + mi) * nco;
                 for ni in 0..d {
                     let idx = ((c * d + mi) * d + ni) * nt;
-                    // dPsi/dr: one Galerkin block on the diagonal of contact c.
-                    self.sampler
-                        .galerkin_matrix(&self.d_r[idx..idx + nt], self.galerkin.as_mut())?;
                     let col0 = (c * d + ni) * nco;
-                    for i in 0..nco {
-                        for j in 0..nco {
-                            jac[(row0 + i, col0 + j)] += self.galerkin[(i, j)];
-                        }
-                    }
+                    self.sampler.galerkin_matrix(
+                        &self.d_r[idx..idx + nt],
+                        jac.rb_mut().submatrix_mut(row0, col0, nco, nco),
+                    )?;
+                }
+            }
+        }
+        for c in 0..self.params.len() {
+            for mi in 0..d {
+                let row0 = (c * d + mi) * nco;
+                for ni in 0..d {
+                    let idx = ((c * d + mi) * d + ni) * nt;
                     // dPsi/dv: Galerkin block times T, restricted to velocity signal c*d+ni.
                     self.sampler
                         .galerkin_matrix(&self.d_v[idx..idx + nt], self.galerkin.as_mut())?;
                     let s = c * d + ni;
-                    for &(h, p) in &hs {
-                        let gh = self.rec.contact_receptance(h)?;
+                    for (&(h, p), gh) in hs.iter().zip(&ghs) {
                         let hw = h as f64 * self.omega;
                         for jsig in 0..m {
                             add_velocity_block(
@@ -762,7 +773,26 @@ fn add_velocity_block(
     (row0, col): (usize, usize),
 ) {
     let (t00, t01, t10, t11) = (-hwg.im, hwg.re, -hwg.re, -hwg.im);
-    for i in 0..gal.nrows() {
+    let n = gal.nrows();
+    let ga = gal.col(p).try_as_col_major().map(|c| c.as_slice());
+    let gb = gal.col(p + 1).try_as_col_major().map(|c| c.as_slice());
+    if let (Some(ga), Some(gb)) = (ga, gb) {
+        // Contiguous columns: the same sums, without per-entry index checks.
+        for (cj, (ta, tb)) in [(col, (t00, t10)), (col + 1, (t01, t11))] {
+            if let Some(d) = dst.rb_mut().col_mut(cj).try_as_col_major_mut() {
+                let d = &mut d.as_slice_mut()[row0..row0 + n];
+                for ((d, &a), &b) in d.iter_mut().zip(ga).zip(gb) {
+                    *d += a * ta + b * tb;
+                }
+            } else {
+                for i in 0..n {
+                    dst[(row0 + i, cj)] += ga[i] * ta + gb[i] * tb;
+                }
+            }
+        }
+        return;
+    }
+    for i in 0..n {
         let (ga, gb) = (gal[(i, p)], gal[(i, p + 1)]);
         dst[(row0 + i, col)] += ga * t00 + gb * t10;
         dst[(row0 + i, col + 1)] += ga * t01 + gb * t11;

@@ -472,6 +472,13 @@ pub fn default_samples(set: &HarmonicSet) -> usize {
     (8 * (set.h_max() + 1)).max(64).next_power_of_two()
 }
 
+thread_local! {
+    /// This thread's FFT planner: it keeps every plan it made, so a sampler of a length seen
+    /// before reuses the plan (and its twiddles) instead of computing it again.
+    static PLANNER: std::cell::RefCell<RealFftPlanner<f64>> =
+        std::cell::RefCell::new(RealFftPlanner::new());
+}
+
 /// Synthesis (coefficients -> samples) and projection (samples -> coefficients) for one
 /// [`HarmonicSet`] on a grid of `n_samples` instants, with planned real FFTs and owned
 /// scratch so that no call allocates. Also computes Galerkin matrices (see
@@ -517,9 +524,15 @@ impl FourierSampler {
                 min,
             });
         }
-        let mut planner = RealFftPlanner::<f64>::new();
-        let forward = planner.plan_fft_forward(n_samples);
-        let inverse = planner.plan_fft_inverse(n_samples);
+        // Plans are cached per thread: a frequency sweep builds several samplers per point
+        // (one per residual, one for the peaks), and planning recomputes every twiddle.
+        let (forward, inverse) = PLANNER.with(|p| {
+            let mut planner = p.borrow_mut();
+            (
+                planner.plan_fft_forward(n_samples),
+                planner.plan_fft_inverse(n_samples),
+            )
+        });
         let scratch_len = forward.get_scratch_len().max(inverse.get_scratch_len());
         let n_sums = 2 * set.h_max() + 1;
         let n_coeffs = set.n_coeffs();

@@ -37,7 +37,7 @@ use faer::prelude::ReborrowMut;
 use faer::{Mat, MatMut, MatRef};
 use realfft::num_complex::Complex;
 
-use crate::fourier::{FourierError, FourierSampler, HarmonicSet, check_len};
+use crate::fourier::{FourierError, FourierSampler, HarmonicKind, HarmonicSet, check_len};
 
 impl FourierSampler {
     /// Galerkin matrix `G = P diag(a) S` of the sampled coefficient `a_samples` (`N_t` values),
@@ -53,6 +53,7 @@ impl FourierSampler {
         fill_sums(
             &self.spec_buf,
             self.n_samples,
+            sum_stride(&self.set),
             &mut self.cos_sums,
             &mut self.sin_sums,
         );
@@ -79,6 +80,7 @@ impl FourierSampler {
         fill_sums(
             spectrum,
             self.n_samples,
+            sum_stride(&self.set),
             &mut self.cos_sums,
             &mut self.sin_sums,
         );
@@ -106,13 +108,35 @@ fn check_shape(set: &HarmonicSet, out: &MatMut<'_, f64>) -> Result<(), FourierEr
     }
 }
 
-/// `cos_sums[m] = C_m / N`, `sin_sums[m] = S_m / N` for `m = 0 ..= 2 h_max` from the half
-/// spectrum `A_m = C_m - i S_m`; bins past `N/2` come from the mirror `A_m = conj(A_{N-m})`.
-/// Requires `2 h_max < N` (checked at sampler construction), so `1 <= N - m` for every `m`.
-fn fill_sums(spectrum: &[Complex<f64>], n: usize, cos_sums: &mut [f64], sin_sums: &mut [f64]) {
+/// Spacing of the sums the Galerkin entries read: `p - q` and `p + q` are even for two odd
+/// harmonics, so odd sets only need `C_m`, `S_m` at even `m` (stored at `m / 2`).
+fn sum_stride(set: &HarmonicSet) -> usize {
+    match set.kind() {
+        HarmonicKind::Odd => 2,
+        HarmonicKind::All => 1,
+    }
+}
+
+/// `cos_sums[m / stride] = C_m / N`, `sin_sums[m / stride] = S_m / N` for
+/// `m = 0, stride, .. <= 2 h_max` from the half spectrum `A_m = C_m - i S_m`; bins past `N/2`
+/// come from the mirror `A_m = conj(A_{N-m})`. Requires `2 h_max < N` (checked at sampler
+/// construction), so `1 <= N - m` for every `m`.
+fn fill_sums(
+    spectrum: &[Complex<f64>],
+    n: usize,
+    stride: usize,
+    cos_sums: &mut [f64],
+    sin_sums: &mut [f64],
+) {
     let inv_n = 1.0 / n as f64;
     let half = n / 2;
-    for (m, (c, s)) in cos_sums.iter_mut().zip(sin_sums.iter_mut()).enumerate() {
+    let len = (cos_sums.len() - 1) / stride + 1;
+    for (k, (c, s)) in cos_sums[..len]
+        .iter_mut()
+        .zip(sin_sums[..len].iter_mut())
+        .enumerate()
+    {
+        let m = k * stride;
         if m <= half {
             let z = spectrum[m];
             *c = z.re * inv_n;
@@ -158,6 +182,11 @@ fn write_galerkin(
 /// One column of the Galerkin matrix: trial function `cos(q tau)` (or `sin` if `sine`), all
 /// test functions. `cs`, `sn` hold `C_m / N`, `S_m / N`; the row weight `w_p / 2 * N` is 1 for
 /// `p > 0` and 1/2 for the constant row.
+///
+/// With `d = |p - q|`, `s = p + q` and `sign = +1` for `p >= q`, `-1` below, the rows are
+/// `cos`: `(cs[d] + cs[s], sn[s] + sign sn[d])`, `sin`: `(sn[s] - sign sn[d], cs[d] - cs[s])`.
+/// The loops below are split at `p = q` so that the sign is known and no row branches; adding
+/// or subtracting `sn[d]` is bit for bit the same as adding `sign * sn[d]`.
 #[inline]
 fn galerkin_column(
     set: &HarmonicSet,
@@ -167,23 +196,65 @@ fn galerkin_column(
     sine: bool,
     col: &mut [f64],
 ) {
-    for (k, &p) in set.harmonics().iter().enumerate() {
-        let i = set.offset_of(k);
-        let (d, sign) = if p >= q { (p - q, 1.0) } else { (q - p, -1.0) };
-        let s = p + q;
-        // S_{p-q} = sign * sn[d], C_{p-q} = cs[d].
-        if p == 0 {
-            col[i] = if sine {
-                0.5 * (sn[s] - sign * sn[d])
-            } else {
-                0.5 * (cs[d] + cs[s])
-            };
-        } else if sine {
-            col[i] = sn[s] - sign * sn[d];
-            col[i + 1] = cs[d] - cs[s];
+    let hs = set.harmonics();
+    let mut first = 0;
+    if hs.first() == Some(&0) {
+        // Constant row: d = q, s = q, sign = -1 unless q = 0.
+        let sign = if q == 0 { 1.0 } else { -1.0 };
+        col[0] = if sine {
+            0.5 * (sn[q] - sign * sn[q])
         } else {
-            col[i] = cs[d] + cs[s];
-            col[i + 1] = sn[s] + sign * sn[d];
+            0.5 * (cs[q] + cs[q])
+        };
+        first = 1;
+    }
+    let rest = &hs[first..];
+    if rest.is_empty() {
+        return;
+    }
+    let rows = &mut col[first..first + 2 * rest.len()];
+    // Sums are stored at m / stride (see `fill_sums`); consecutive harmonics of the set are
+    // `stride` apart, so d and s move by one stored sum per row: contiguous slices, no index
+    // arithmetic per row. Split at p = q so that the sign of p - q is known.
+    let stride = sum_stride(set);
+    debug_assert!(rest.windows(2).all(|w| w[1] - w[0] == stride));
+    let split = rest.partition_point(|&p| p < q);
+    let (rows_below, rows_above) = rows.split_at_mut(2 * split);
+    if split > 0 {
+        // p < q: d = q - p falls, s = p + q rises.
+        let (d0, s0) = ((q - rest[0]) / stride, (rest[0] + q) / stride);
+        let sums = cs[..=d0]
+            .iter()
+            .rev()
+            .zip(&cs[s0..])
+            .zip(sn[..=d0].iter().rev())
+            .zip(&sn[s0..]);
+        if sine {
+            for (row, (((&cd, &cs), &sd), &ss)) in rows_below.chunks_exact_mut(2).zip(sums) {
+                row[0] = ss + sd;
+                row[1] = cd - cs;
+            }
+        } else {
+            for (row, (((&cd, &cs), &sd), &ss)) in rows_below.chunks_exact_mut(2).zip(sums) {
+                row[0] = cd + cs;
+                row[1] = ss - sd;
+            }
+        }
+    }
+    if split < rest.len() {
+        // p >= q: d = p - q and s = p + q both rise.
+        let (d0, s0) = ((rest[split] - q) / stride, (rest[split] + q) / stride);
+        let sums = cs[d0..].iter().zip(&cs[s0..]).zip(&sn[d0..]).zip(&sn[s0..]);
+        if sine {
+            for (row, (((&cd, &cs), &sd), &ss)) in rows_above.chunks_exact_mut(2).zip(sums) {
+                row[0] = ss - sd;
+                row[1] = cd - cs;
+            }
+        } else {
+            for (row, (((&cd, &cs), &sd), &ss)) in rows_above.chunks_exact_mut(2).zip(sums) {
+                row[0] = cd + cs;
+                row[1] = ss + sd;
+            }
         }
     }
 }
@@ -383,6 +454,70 @@ mod tests {
             (HarmonicSet::all(0).unwrap(), 8),
             (HarmonicSet::all(12).unwrap(), 200), // not a power of two
         ]
+    }
+
+    /// The column formula before it was split at p = q (every sum stored, sign per row).
+    fn column_with_signs(
+        set: &HarmonicSet,
+        cs: &[f64],
+        sn: &[f64],
+        q: usize,
+        sine: bool,
+        col: &mut [f64],
+    ) {
+        for (k, &p) in set.harmonics().iter().enumerate() {
+            let i = set.offset_of(k);
+            let (d, sign) = if p >= q { (p - q, 1.0) } else { (q - p, -1.0) };
+            let s = p + q;
+            if p == 0 {
+                col[i] = if sine {
+                    0.5 * (sn[s] - sign * sn[d])
+                } else {
+                    0.5 * (cs[d] + cs[s])
+                };
+            } else if sine {
+                col[i] = sn[s] - sign * sn[d];
+                col[i + 1] = cs[d] - cs[s];
+            } else {
+                col[i] = cs[d] + cs[s];
+                col[i + 1] = sn[s] + sign * sn[d];
+            }
+        }
+    }
+
+    #[test]
+    fn split_columns_are_bit_for_bit_the_signed_formula() {
+        let mut rng = Rng::new(11);
+        for (set, n) in cases() {
+            let mut s = FourierSampler::new(set.clone(), n).unwrap();
+            let nc = set.n_coeffs();
+            for (name, a) in coefficient_samples(n, &mut rng) {
+                let mut g = Mat::zeros(nc, nc);
+                s.galerkin_matrix(&a, g.as_mut()).unwrap();
+                let mut spectrum = vec![Complex::new(0.0, 0.0); s.spectrum_len()];
+                s.spectrum(&a, &mut spectrum).unwrap();
+                let len = 2 * set.h_max() + 1;
+                let (mut cs, mut sn) = (vec![0.0; len], vec![0.0; len]);
+                fill_sums(&spectrum, n, 1, &mut cs, &mut sn);
+                let mut col = vec![0.0; nc];
+                for (k, &q) in set.harmonics().iter().enumerate() {
+                    let j = set.offset_of(k);
+                    for (jj, sine) in [(j, false), (j + 1, true)] {
+                        if sine && q == 0 {
+                            continue;
+                        }
+                        column_with_signs(&set, &cs, &sn, q, sine, &mut col);
+                        for (i, &v) in col.iter().enumerate() {
+                            assert_eq!(
+                                g[(i, jj)].to_bits(),
+                                v.to_bits(),
+                                "{set} N={n} {name} ({i}, {jj})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

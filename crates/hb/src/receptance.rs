@@ -159,6 +159,10 @@ impl fmt::Display for ReceptanceError {
 impl std::error::Error for ReceptanceError {}
 
 /// The structure as the backends need it: matrices, contact map, damping constants, forcing.
+/// From this many DOFs [`Receptance::prepare`] condenses the harmonics of the direct
+/// backends in parallel (rayon); below it, sequentially.
+pub const PREPARE_PARALLEL_MIN_DOFS: usize = 64;
+
 pub(crate) struct Structure {
     pub n: usize,
     pub m: usize,
@@ -366,21 +370,33 @@ impl Receptance {
                 hs.push(h);
             }
         }
+        // Each harmonic is independent, so threads do not change the result; below
+        // PREPARE_PARALLEL_MIN_DOFS one harmonic is a few microseconds and handing it to
+        // the thread pool costs more than it saves.
+        let parallel = self.s.n >= PREPARE_PARALLEL_MIN_DOFS;
         let data: Result<Vec<HarmonicData>, ReceptanceError> = match &self.backend {
-            Backend::Dense(b) => hs
-                .par_iter()
-                .map(|&h| {
+            Backend::Dense(b) => {
+                let one = |&h: &usize| {
                     b.harmonic(&self.s, w, h)
                         .map(|d| HarmonicData::Direct(Box::new(d)))
-                })
-                .collect(),
-            Backend::Sparse(b) => hs
-                .par_iter()
-                .map(|&h| {
+                };
+                if parallel {
+                    hs.par_iter().map(one).collect()
+                } else {
+                    hs.iter().map(one).collect()
+                }
+            }
+            Backend::Sparse(b) => {
+                let one = |&h: &usize| {
                     b.harmonic(&self.s, w, h)
                         .map(|d| HarmonicData::Direct(Box::new(d)))
-                })
-                .collect(),
+                };
+                if parallel {
+                    hs.par_iter().map(one).collect()
+                } else {
+                    hs.iter().map(one).collect()
+                }
+            }
             // Per harmonic this is O(modes) work: no point in threads.
             Backend::Modal(b) => hs
                 .iter()

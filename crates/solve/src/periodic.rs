@@ -491,6 +491,26 @@ pub fn ramp_sets(target: &HarmonicSet) -> Vec<HarmonicSet> {
     out
 }
 
+/// Fewest samples of a ramp stage: with fewer, the first stages of a point from zero force
+/// (long stick phases, few harmonics) need more Newton iterations than they save (measured on
+/// the first point of Fig. 5, which the default 512 samples of odd:59 keep unchanged).
+pub const STAGE_MIN_SAMPLES: usize = 512;
+
+/// Time samples of a ramp stage: the final set's samples scaled down with the number of
+/// harmonics (same samples per harmonic, a power of two, at least [`STAGE_MIN_SAMPLES`]), the
+/// final count for the final set. An early stage only gives the next one its start, and its Galerkin
+/// integrals of 4096 or 16384 samples for one harmonic cost FFTs that do not change where the
+/// final stage converges.
+pub fn stage_samples(stage: &HarmonicSet, target: &HarmonicSet, n_samples: usize) -> usize {
+    if stage == target {
+        return n_samples;
+    }
+    let scaled =
+        (n_samples as u128 * (stage.h_max() as u128 + 1)).div_ceil(target.h_max() as u128 + 1);
+    let scaled = (scaled as usize).max(STAGE_MIN_SAMPLES).next_power_of_two();
+    scaled.max(2 * stage.h_max() + 2).min(n_samples)
+}
+
 /// Solves for the periodic response at `omega`, from `start` (coefficients on some harmonic
 /// set, prolonged to `settings.set`) or from zero friction force.
 pub fn solve_point(
@@ -527,6 +547,7 @@ pub fn solve_point(
     let mut last: Option<NewtonReport> = None;
     for stage in &stages {
         let x0 = stage.prolong(&x, &x_set)?;
+        let n_samples = stage_samples(stage, &settings.set, settings.n_samples);
         let mut report = None;
         // The zero set of the E-WR law is Coulomb's law whatever rho is, so rho mostly
         // changes Newton's path: when a solve stalls in a local minimum of ||g||, the
@@ -536,20 +557,15 @@ pub fn solve_point(
         for rho_factor in RHO_RETRIES {
             let mut p = params.clone();
             p.rho.iter_mut().for_each(|r| *r *= rho_factor);
-            let sys = EwrResidual::new(&at, stage.clone(), settings.n_samples, settings.law, p)?;
+            let sys = EwrResidual::new(&at, stage.clone(), n_samples, settings.law, p)?;
             let mut scaled =
                 ScaledResidual::with_preconditioner(sys, scale, settings.preconditioner);
             let mut r = newton::solve(&mut scaled, &x0, &settings.newton);
             iterations += r.iterations;
             krylov += r.krylov_iterations;
             if rho_factor != 1.0 && r.status.converged() {
-                let sys = EwrResidual::new(
-                    &at,
-                    stage.clone(),
-                    settings.n_samples,
-                    settings.law,
-                    params.clone(),
-                )?;
+                let sys =
+                    EwrResidual::new(&at, stage.clone(), n_samples, settings.law, params.clone())?;
                 let mut scaled =
                     ScaledResidual::with_preconditioner(sys, scale, settings.preconditioner);
                 let polished = newton::solve(&mut scaled, &r.x, &settings.newton);
