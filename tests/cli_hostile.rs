@@ -416,22 +416,19 @@ fn files_declaring_absurd_sizes_are_refused_without_allocating() {
 fn a_runaway_study_grid_is_refused_even_for_check() {
     let (dir, _m) = scratch();
     let study = dir.path().join("s.toml");
-    std::fs::write(
-        &study,
-        "model = \"m.h5\"\n[frequency]\nstart = 0.5\nend = 0.6\nstep = 0.05\n[grid]\n\
-         mu_n = { start = 1, end = 2, count = 1000000 }\n\
-         forcing_scale = { start = 1, end = 2, count = 1000000 }\n",
-    )
-    .unwrap();
-    expect(&["study", s(&study), "--check"], 2, "count");
-    std::fs::write(
-        &study,
-        "model = \"m.h5\"\n[frequency]\nstart = 0.5\nend = 0.6\nstep = 0.05\n[grid]\n\
-         mu_n = { start = 1, end = 2, count = 1000 }\n\
-         forcing_scale = { start = 1, end = 2, count = 1000 }\n",
-    )
-    .unwrap();
-    expect(&["study", s(&study), "--check"], 2, "1000 x 1000 cases");
+    // One range too long by itself; then two ranges whose product is too many cases.
+    for (count, why) in [(1_000_000, "count"), (1000, "1000 x 1000 cases")] {
+        std::fs::write(
+            &study,
+            format!(
+                "model = \"m.h5\"\n[frequency]\nstart = 0.5\nend = 0.6\nstep = 0.05\n[grid]\n\
+                 mu_n = {{ start = 1, end = 2, count = {count} }}\n\
+                 forcing_scale = {{ start = 1, end = 2, count = {count} }}\n"
+            ),
+        )
+        .unwrap();
+        expect(&["study", s(&study), "--check"], 2, why);
+    }
 }
 
 #[test]
