@@ -56,6 +56,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use ewr_model::{Model, SparseMatrix};
+use faer::reborrow::ReborrowMut;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Mat, MatMut, MatRef, c64};
 use rayon::prelude::*;
@@ -177,6 +178,9 @@ pub(crate) struct Structure {
     pub modal_zeta: Option<Vec<f64>>,
     /// Complex forcing amplitudes per harmonic: `(dof, cos - i sin)`, summed.
     pub forcing: BTreeMap<usize, Vec<(usize, c64)>>,
+    /// Series compliance `1/k` per contact row, added to the diagonal of every `G_h`
+    /// (contact stiffness; empty when every contact is rigid).
+    pub compliance: Vec<f64>,
 }
 
 impl Structure {
@@ -200,7 +204,7 @@ impl Structure {
         }
         let w = model
             .contacts
-            .w_matrix(n)
+            .contact_matrix(n)
             .map_err(ReceptanceError::BadInput)?;
         let m = w.nrows();
         let w_c = to_complex(&w);
@@ -230,6 +234,7 @@ impl Structure {
             rayleigh_beta: d.rayleigh.map_or(0.0, |r| r.1),
             modal_zeta: d.modal_zeta.clone(),
             forcing,
+            compliance: model.contacts.compliance().unwrap_or_default(),
         })
     }
 
@@ -481,7 +486,21 @@ impl<'a> ReceptanceAt<'a> {
         }
         Ok(match self.get(h)? {
             HarmonicData::Direct(d) => d.g.as_ref().submatrix(first, first, size, size).to_owned(),
-            HarmonicData::Modal(d) => d.block(self.modal(), first, size),
+            HarmonicData::Modal(d) => {
+                let mut b = d.block(self.modal(), first, size);
+                for (i, c) in self
+                    .rec
+                    .s
+                    .compliance
+                    .iter()
+                    .skip(first)
+                    .take(size)
+                    .enumerate()
+                {
+                    b[(i, i)] += c64::new(*c, 0.0);
+                }
+                b
+            }
         })
     }
 
@@ -521,7 +540,15 @@ impl<'a> ReceptanceAt<'a> {
                     par(),
                 );
             }
-            HarmonicData::Modal(d) => d.apply(self.modal(), x, out),
+            HarmonicData::Modal(d) => {
+                let mut out = out;
+                d.apply(self.modal(), x, out.rb_mut());
+                for (i, c) in self.rec.s.compliance.iter().enumerate() {
+                    for j in 0..x.ncols() {
+                        out[(i, j)] += x[(i, j)] * *c;
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -199,6 +199,8 @@ impl Contacts {
             mu_n,
             rho,
             kinematics: Kinematics::Dofs { dofs, other: None },
+            k_t: None,
+            normal: None,
         }
     }
 
@@ -218,6 +220,8 @@ impl Contacts {
                 dofs,
                 other: Some(other),
             },
+            k_t: None,
+            normal: None,
         }
     }
 
@@ -229,6 +233,8 @@ impl Contacts {
             mu_n,
             rho,
             kinematics: Kinematics::Matrix(w),
+            k_t: None,
+            normal: None,
         }
     }
 

@@ -5,7 +5,9 @@
 //! an export sees all of them at once.
 
 use crate::linalg_error::Sentence;
-use crate::model::{Contacts, Damping, ForcingTerm, Kinematics, Model, SparseMatrix};
+use crate::model::{
+    Contacts, Damping, ForcingTerm, Kinematics, Model, NormalContacts, SparseMatrix,
+};
 use crate::validate::{Parts, Problem, has_errors, validate, validate_parts};
 use faer::sparse::Triplet;
 use hdf5::types::{FixedAscii, FixedUnicode, TypeDescriptor, VarLenAscii, VarLenUnicode};
@@ -14,8 +16,10 @@ use std::path::{Path, PathBuf};
 
 /// Value of the root attribute `format`.
 pub const FORMAT_NAME: &str = "ewr-model";
-/// The model-file version this build reads and writes.
-pub const FORMAT_VERSION: i64 = 1;
+/// The newest model-file version this build reads and writes: 2 (3-D contacts and contact
+/// stiffness). Version 1 files are read unchanged, and a model without the version-2
+/// features is written as version 1.
+pub const FORMAT_VERSION: i64 = 2;
 
 /// Why a model file could not be read or written.
 #[derive(Debug)]
@@ -198,12 +202,12 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<ReadParts> {
         }
     }
     match attr_ints(file, "version") {
-        Ok(Some(v)) if v == [FORMAT_VERSION] => {}
+        Ok(Some(v)) if v.len() == 1 && (1..=FORMAT_VERSION).contains(&v[0]) => {}
         Ok(Some(v)) => {
             out.push(Problem::error(
                 "/",
                 format!(
-                    "unsupported version {v:?}: this ewr reads model files of version {FORMAT_VERSION}"
+                    "unsupported version {v:?}: this ewr reads model files of versions 1 to {FORMAT_VERSION}"
                 ),
             ));
             return None;
@@ -909,7 +913,38 @@ fn read_contacts(file: &hdf5::File, n: Option<usize>, out: &mut Vec<Problem>) ->
             return None;
         }
     };
-    let mu_n = dataset(&g, "/contacts", "mu_n", out, |c| floats(c).map(|x| x.0))?;
+    let has_normal = g.link_exists("normal");
+    let normal_group = if has_normal {
+        match g.group("normal") {
+            Ok(ng) => Some(ng),
+            Err(e) => {
+                out.push(Problem::error(
+                    "/contacts/normal",
+                    format!("must be a group ({e})"),
+                ));
+                return None;
+            }
+        }
+    } else {
+        None
+    };
+    let mu_n = match &normal_group {
+        None => dataset(&g, "/contacts", "mu_n", out, |c| floats(c).map(|x| x.0))?,
+        Some(ng) => {
+            if g.link_exists("mu_n") {
+                out.push(Problem::error(
+                    "/contacts/mu_n",
+                    "contacts with a normal direction take their bound from /contacts/normal/mu \
+                     and the normal force: remove mu_n",
+                ));
+                return None;
+            }
+            let mu = dataset(ng, "/contacts/normal", "mu", out, |c| {
+                floats(c).map(|x| x.0)
+            })?;
+            vec![0.0; mu.len()]
+        }
+    };
     let nc = mu_n.len();
     let rho = if g.link_exists("rho") {
         dataset(&g, "/contacts", "rho", out, |c| floats(c).map(|x| x.0))?
@@ -933,48 +968,137 @@ fn read_contacts(file: &hdf5::File, n: Option<usize>, out: &mut Vec<Problem>) ->
             ));
             return None;
         }
-        (true, false) => {
-            let n = n.unwrap_or(usize::MAX);
-            let dofs = dof_table(&g, "dofs", nc, dim, n, false, out)?;
-            let other = if g.link_exists("dofs_other") {
-                Some(dof_table(&g, "dofs_other", nc, dim, n, true, out)?)
-            } else {
-                None
-            };
-            Kinematics::Dofs {
-                dofs: dofs.into_iter().map(|d| d.unwrap_or(0)).collect(),
-                other,
-            }
-        }
-        (false, true) => {
-            let w = read_matrix(&g, "/contacts", "W", false, out)?;
-            let n = n?;
-            // Checked before the matrix is built (its declared size could be anything).
-            if w.shape != [nc * dim, n] {
-                out.push(Problem::error(
-                    "/contacts/W",
-                    format!(
-                        "shape is {:?}, expected [dim * nc, n] = [{}, {n}]",
-                        w.shape,
-                        nc * dim
-                    ),
-                ));
-                return None;
-            }
-            Kinematics::Matrix(w.build(out)?)
-        }
+        (true, false) | (false, true) => read_kinematics(&g, "/contacts", nc, dim, n, out)?,
+    };
+    let k_t = if g.link_exists("k_t") {
+        Some(per_contact(&g, "/contacts", "k_t", nc, out)?)
+    } else {
+        None
+    };
+    let normal = match &normal_group {
+        None => None,
+        Some(ng) => Some(read_normal(ng, nc, n, out)?),
     };
     Some(Contacts {
         dim,
         mu_n,
         rho,
         kinematics,
+        k_t,
+        normal,
+    })
+}
+
+/// Reads the kinematics of group `g` (path `gpath`): a `dofs` table (with an optional
+/// `dofs_other`) or a sparse `W` of `nc * dim` rows.
+fn read_kinematics(
+    g: &hdf5::Group,
+    gpath: &str,
+    nc: usize,
+    dim: usize,
+    n: Option<usize>,
+    out: &mut Vec<Problem>,
+) -> Option<Kinematics> {
+    if g.link_exists("dofs") {
+        let n = n.unwrap_or(usize::MAX);
+        let dofs = dof_table(g, gpath, "dofs", nc, dim, n, false, out)?;
+        let other = if g.link_exists("dofs_other") {
+            Some(dof_table(g, gpath, "dofs_other", nc, dim, n, true, out)?)
+        } else {
+            None
+        };
+        return Some(Kinematics::Dofs {
+            dofs: dofs.into_iter().map(|d| d.unwrap_or(0)).collect(),
+            other,
+        });
+    }
+    let w = read_matrix(g, gpath, "W", false, out)?;
+    let n = n?;
+    // Checked before the matrix is built (its declared size could be anything).
+    if w.shape != [nc * dim, n] {
+        out.push(Problem::error(
+            format!("{gpath}/W"),
+            format!(
+                "shape is {:?}, expected [dim * nc, n] = [{}, {n}]",
+                w.shape,
+                nc * dim
+            ),
+        ));
+        return None;
+    }
+    Some(Kinematics::Matrix(w.build(out)?))
+}
+
+/// A float dataset of one value per contact.
+fn per_contact(
+    g: &hdf5::Group,
+    gpath: &str,
+    name: &str,
+    nc: usize,
+    out: &mut Vec<Problem>,
+) -> Option<Vec<f64>> {
+    let v = dataset(g, gpath, name, out, |c| floats(c).map(|x| x.0))?;
+    if v.len() != nc {
+        out.push(Problem::error(
+            format!("{gpath}/{name}"),
+            format!("has {} entries for {nc} contacts", v.len()),
+        ));
+        return None;
+    }
+    Some(v)
+}
+
+/// Reads `/contacts/normal` (format v2): `mu`, optional `g0` and `k_n`, and the normal
+/// kinematics (`dofs` of `nc` entries or a sparse `W` of `nc` rows).
+fn read_normal(
+    g: &hdf5::Group,
+    nc: usize,
+    n: Option<usize>,
+    out: &mut Vec<Problem>,
+) -> Option<NormalContacts> {
+    const PATH: &str = "/contacts/normal";
+    let mu = per_contact(g, PATH, "mu", nc, out)?;
+    let g0 = if g.link_exists("g0") {
+        per_contact(g, PATH, "g0", nc, out)?
+    } else {
+        vec![0.0; nc]
+    };
+    let k_n = if g.link_exists("k_n") {
+        Some(per_contact(g, PATH, "k_n", nc, out)?)
+    } else {
+        None
+    };
+    match (g.link_exists("dofs"), g.link_exists("W")) {
+        (true, true) => {
+            out.push(Problem::error(
+                PATH,
+                "has both dofs and W: give the normal kinematics one way only",
+            ));
+            return None;
+        }
+        (false, false) => {
+            out.push(Problem::error(
+                PATH,
+                "missing the normal kinematics: a dofs dataset (nc) or a sparse W group (nc x n)",
+            ));
+            return None;
+        }
+        _ => {}
+    }
+    let kinematics = read_kinematics(g, PATH, nc, 1, n, out)?;
+    Some(NormalContacts {
+        kinematics,
+        g0,
+        mu,
+        k_n,
     })
 }
 
 /// Reads an `nc x dim` table of DOF indices (a 1-D array is accepted when dim = 1).
+#[allow(clippy::too_many_arguments)]
 fn dof_table(
     g: &hdf5::Group,
+    gpath: &str,
     name: &str,
     nc: usize,
     dim: usize,
@@ -982,8 +1106,8 @@ fn dof_table(
     ground_allowed: bool,
     out: &mut Vec<Problem>,
 ) -> Option<Vec<Option<usize>>> {
-    let path = format!("/contacts/{name}");
-    let (v, shape) = dataset(g, "/contacts", name, out, ints)?;
+    let path = format!("{gpath}/{name}");
+    let (v, shape) = dataset(g, gpath, name, out, ints)?;
     let shape_ok = shape == [nc, dim] || (dim == 1 && shape == [nc]);
     if !shape_ok {
         out.push(Problem::error(
@@ -1105,9 +1229,10 @@ fn put_str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<(
 fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
     let f = hdf5::File::create(path)?;
     put_str_attr(&f, "format", FORMAT_NAME)?;
+    let v2 = model.contacts.k_t.is_some() || model.contacts.has_normal();
     f.new_attr::<i64>()
         .create("version")?
-        .write_scalar(&FORMAT_VERSION)?;
+        .write_scalar(&if v2 { FORMAT_VERSION } else { 1 })?;
     if let Some(t) = &model.title {
         put_str_attr(&f, "title", t)?;
     }
@@ -1144,28 +1269,34 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
         g.new_attr::<i64>()
             .create("dim")?
             .write_scalar(&(c.dim as i64))?;
-        g.new_dataset_builder()
-            .with_data(c.mu_n.as_slice())
-            .create("mu_n")?;
+        if !c.has_normal() {
+            g.new_dataset_builder()
+                .with_data(c.mu_n.as_slice())
+                .create("mu_n")?;
+        }
         g.new_dataset_builder()
             .with_data(c.rho.as_slice())
             .create("rho")?;
-        match &c.kinematics {
-            Kinematics::Dofs { dofs, other } => {
-                let table: Vec<i64> = dofs.iter().map(|&d| d as i64).collect();
-                g.new_dataset::<i64>()
-                    .shape([c.len(), c.dim])
-                    .create("dofs")?
-                    .write_raw(&table)?;
-                if let Some(o) = other {
-                    let table: Vec<i64> = o.iter().map(|d| d.map_or(-1, |d| d as i64)).collect();
-                    g.new_dataset::<i64>()
-                        .shape([c.len(), c.dim])
-                        .create("dofs_other")?
-                        .write_raw(&table)?;
-                }
+        if let Some(k) = &c.k_t {
+            g.new_dataset_builder()
+                .with_data(k.as_slice())
+                .create("k_t")?;
+        }
+        write_kinematics(&g, &c.kinematics, c.len(), c.dim)?;
+        if let Some(nc) = &c.normal {
+            let ng = g.create_group("normal")?;
+            ng.new_dataset_builder()
+                .with_data(nc.mu.as_slice())
+                .create("mu")?;
+            ng.new_dataset_builder()
+                .with_data(nc.g0.as_slice())
+                .create("g0")?;
+            if let Some(k) = &nc.k_n {
+                ng.new_dataset_builder()
+                    .with_data(k.as_slice())
+                    .create("k_n")?;
             }
-            Kinematics::Matrix(w) => write_csr(&g, "W", w, false)?,
+            write_kinematics(&ng, &nc.kinematics, c.len(), 1)?;
         }
     }
     if !model.forcing.is_empty() {
@@ -1188,6 +1319,33 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
         f.new_dataset_builder().with_data(&v).create("dof_labels")?;
     }
     f.flush()?;
+    Ok(())
+}
+
+/// Writes kinematics as a `dofs` table (`nc x dim`, with `dofs_other`) or a sparse `W`.
+fn write_kinematics(
+    g: &hdf5::Group,
+    kinematics: &Kinematics,
+    nc: usize,
+    dim: usize,
+) -> hdf5::Result<()> {
+    match kinematics {
+        Kinematics::Dofs { dofs, other } => {
+            let table: Vec<i64> = dofs.iter().map(|&d| d as i64).collect();
+            g.new_dataset::<i64>()
+                .shape([nc, dim])
+                .create("dofs")?
+                .write_raw(&table)?;
+            if let Some(o) = other {
+                let table: Vec<i64> = o.iter().map(|d| d.map_or(-1, |d| d as i64)).collect();
+                g.new_dataset::<i64>()
+                    .shape([nc, dim])
+                    .create("dofs_other")?
+                    .write_raw(&table)?;
+            }
+        }
+        Kinematics::Matrix(w) => write_csr(g, "W", w, false)?,
+    }
     Ok(())
 }
 

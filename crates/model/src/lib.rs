@@ -16,5 +16,5 @@ mod validate;
 pub use builder::ModelBuilder;
 pub use examples::{Example, ExampleOptions};
 pub use io::{FORMAT_NAME, FORMAT_VERSION, ModelError, ReadModel, read, write};
-pub use model::{Contacts, Damping, ForcingTerm, Kinematics, Model, SparseMatrix};
+pub use model::{Contacts, Damping, ForcingTerm, Kinematics, Model, NormalContacts, SparseMatrix};
 pub use validate::{Problem, SYMMETRY_TOL, Severity, check_semidefinite, has_errors, validate};

@@ -149,6 +149,33 @@ pub struct Contacts {
     pub rho: Vec<f64>,
     /// How `W` was given; kept so that a model is written back in the form it was read.
     pub kinematics: Kinematics,
+    /// Tangential contact stiffness per contact in series with the friction law (a Jenkins
+    /// element), `None` for rigid contacts (format v2).
+    pub k_t: Option<Vec<f64>>,
+    /// Normal directions, when the normal load varies and the contacts may lift off
+    /// (format v2); `None` for contacts with a constant bound `mu_n`.
+    pub normal: Option<NormalContacts>,
+}
+
+/// The normal side of 3-D contacts: a unilateral (Signorini) contact per friction contact,
+/// whose compressive normal force `lambda(t) >= 0` bounds the friction force by
+/// `mu lambda(t)` (docs/contact-3d.md).
+///
+/// The gap of contact `c` is `g = g0[c] + (W_N u)[c]` (positive = open) and the normal force
+/// acts on the structure as `W_N^T lambda`, pushing the gap open. With these contacts the
+/// model's `mu_n` is not used (all zeros).
+#[derive(Clone, Debug)]
+pub struct NormalContacts {
+    /// How `W_N` (`nc x n`) was given: one DOF per contact (against ground or the opposite
+    /// node) or a sparse matrix.
+    pub kinematics: Kinematics,
+    /// Initial gap per contact; negative is an interference, i.e. a static preload.
+    pub g0: Vec<f64>,
+    /// Friction coefficient per contact.
+    pub mu: Vec<f64>,
+    /// Normal contact stiffness per contact in series with the unilateral law, `None` for
+    /// rigid contacts.
+    pub k_n: Option<Vec<f64>>,
 }
 
 impl Contacts {
@@ -162,6 +189,8 @@ impl Contacts {
                 dofs: Vec::new(),
                 other: None,
             },
+            k_t: None,
+            normal: None,
         }
     }
 
@@ -175,33 +204,104 @@ impl Contacts {
         self.mu_n.is_empty()
     }
 
+    /// True for 3-D contacts (a normal direction with a varying normal load).
+    pub fn has_normal(&self) -> bool {
+        self.normal.is_some()
+    }
+
+    /// Rows of the contact map: `dim * nc` tangential rows, then `nc` normal rows when the
+    /// contacts have a normal direction.
+    pub fn rows(&self) -> usize {
+        (self.dim + usize::from(self.has_normal())) * self.len()
+    }
+
+    /// Series compliance `1/k` of each contact row (tangential rows, then normal rows), 0 for
+    /// a rigid row; `None` when every row is rigid.
+    pub fn compliance(&self) -> Option<Vec<f64>> {
+        let k_n = self.normal.as_ref().and_then(|n| n.k_n.as_ref());
+        if self.k_t.is_none() && k_n.is_none() {
+            return None;
+        }
+        let inv = |k: f64| {
+            if k.is_finite() && k > 0.0 {
+                1.0 / k
+            } else {
+                0.0
+            }
+        };
+        let mut c = Vec::with_capacity(self.rows());
+        for i in 0..self.len() {
+            let ct = self.k_t.as_ref().map_or(0.0, |k| inv(k[i]));
+            c.extend(std::iter::repeat_n(ct, self.dim));
+        }
+        if let Some(n) = &self.normal {
+            c.extend((0..self.len()).map(|i| n.k_n.as_ref().map_or(0.0, |k| inv(k[i]))));
+        }
+        Some(c)
+    }
+
+    /// The full contact map: the tangential `W` stacked over the normal `W_N` (see
+    /// [`rows`](Self::rows)); just `W` for contacts without a normal direction.
+    pub fn contact_matrix(&self, n_dofs: usize) -> Result<SparseMatrix, String> {
+        let w = self.w_matrix(n_dofs)?;
+        let Some(normal) = &self.normal else {
+            return Ok(w);
+        };
+        let wn = kinematic_matrix(&normal.kinematics, self.len(), n_dofs, "normal")?;
+        let top = w.nrows();
+        let trip: Vec<Triplet<usize, usize, f64>> = w
+            .triplet_iter()
+            .map(|t| Triplet::new(t.row, t.col, *t.val))
+            .chain(
+                wn.triplet_iter()
+                    .map(|t| Triplet::new(top + t.row, t.col, *t.val)),
+            )
+            .collect();
+        SparseMatrix::try_new_from_triplets(top + wn.nrows(), n_dofs, &trip)
+            .map_err(|_| format!("a contact DOF is out of range 0..{n_dofs}"))
+    }
+
     /// The kinematic map `W` (`dim * nc` x `n_dofs`) whatever form the contacts were given in.
     ///
     /// Fails only when a DOF index is out of range, which validation reports first.
     pub fn w_matrix(&self, n_dofs: usize) -> Result<SparseMatrix, String> {
-        let rows = self.dim * self.len();
-        match &self.kinematics {
-            Kinematics::Matrix(w) => {
-                if w.nrows() != rows || w.ncols() != n_dofs {
-                    return Err(format!(
-                        "W is {} x {}, expected {rows} x {n_dofs}",
-                        w.nrows(),
-                        w.ncols()
-                    ));
-                }
-                Ok(w.clone())
+        kinematic_matrix(
+            &self.kinematics,
+            self.dim * self.len(),
+            n_dofs,
+            "tangential",
+        )
+    }
+}
+
+/// The sparse map of `rows` contact directions, from either form of [`Kinematics`].
+fn kinematic_matrix(
+    kinematics: &Kinematics,
+    rows: usize,
+    n_dofs: usize,
+    what: &str,
+) -> Result<SparseMatrix, String> {
+    match kinematics {
+        Kinematics::Matrix(w) => {
+            if w.nrows() != rows || w.ncols() != n_dofs {
+                return Err(format!(
+                    "the {what} W is {} x {}, expected {rows} x {n_dofs}",
+                    w.nrows(),
+                    w.ncols()
+                ));
             }
-            Kinematics::Dofs { dofs, other } => {
-                let mut trip = Vec::with_capacity(2 * dofs.len());
-                for (row, &d) in dofs.iter().enumerate() {
-                    trip.push(Triplet::new(row, d, 1.0));
-                    if let Some(Some(o)) = other.as_ref().map(|o| o[row]) {
-                        trip.push(Triplet::new(row, o, -1.0));
-                    }
+            Ok(w.clone())
+        }
+        Kinematics::Dofs { dofs, other } => {
+            let mut trip = Vec::with_capacity(2 * dofs.len());
+            for (row, &d) in dofs.iter().enumerate() {
+                trip.push(Triplet::new(row, d, 1.0));
+                if let Some(Some(o)) = other.as_ref().map(|o| o[row]) {
+                    trip.push(Triplet::new(row, o, -1.0));
                 }
-                SparseMatrix::try_new_from_triplets(rows, n_dofs, &trip)
-                    .map_err(|_| format!("a contact DOF is out of range 0..{n_dofs}"))
             }
+            SparseMatrix::try_new_from_triplets(rows, n_dofs, &trip)
+                .map_err(|_| format!("a {what} contact DOF is out of range 0..{n_dofs}"))
         }
     }
 }

@@ -462,11 +462,71 @@ fn check_contacts(out: &mut Vec<Problem>, c: &Contacts, n: Option<usize>) {
             }
         }
     }
-    if nc > 0 && c.mu_n.iter().all(|&m| m == 0.0) {
+    check_compliance_and_normal(out, c, n);
+    if nc > 0 && !c.has_normal() && c.mu_n.iter().all(|&m| m == 0.0) {
         out.push(Problem::warning(
             "/contacts/mu_n",
             "every friction bound is 0: the contacts transmit no force",
         ));
+    }
+}
+
+/// Version-2 contact data: contact stiffnesses and the normal directions.
+fn check_compliance_and_normal(out: &mut Vec<Problem>, c: &Contacts, n: usize) {
+    let nc = c.len();
+    let mut positive = |path: &str, name: &str, v: &[f64]| {
+        if v.len() != nc {
+            out.push(Problem::error(
+                path,
+                format!("has {} entries for {nc} contacts", v.len()),
+            ));
+            return;
+        }
+        for (i, &k) in v.iter().enumerate() {
+            if !(k.is_finite() && k > 0.0) {
+                out.push(Problem::error(
+                    path,
+                    format!(
+                        "contact {i} has {name} = {k}; a contact stiffness must be finite and > 0"
+                    ),
+                ));
+            }
+        }
+    };
+    if let Some(k) = &c.k_t {
+        positive("/contacts/k_t", "k_t", k);
+    }
+    let Some(normal) = &c.normal else {
+        return;
+    };
+    if let Some(k) = &normal.k_n {
+        positive("/contacts/normal/k_n", "k_n", k);
+    }
+    for (name, v) in [("mu", &normal.mu), ("g0", &normal.g0)] {
+        let path = format!("/contacts/normal/{name}");
+        if v.len() != nc {
+            out.push(Problem::error(
+                path.clone(),
+                format!("has {} entries for {nc} contacts", v.len()),
+            ));
+            continue;
+        }
+        for (i, &x) in v.iter().enumerate() {
+            if !x.is_finite() || (name == "mu" && x < 0.0) {
+                out.push(Problem::error(
+                    path.clone(),
+                    format!(
+                        "contact {i} has {name} = {x}; it must be finite{}",
+                        if name == "mu" { " and >= 0" } else { "" }
+                    ),
+                ));
+            }
+        }
+    }
+    if n != usize::MAX {
+        if let Err(e) = c.contact_matrix(n) {
+            out.push(Problem::error("/contacts/normal", e));
+        }
     }
 }
 

@@ -101,6 +101,8 @@ pub fn with_jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> 
                 dofs: (n..n2).collect(),
                 other: None,
             },
+            k_t: None,
+            normal: c.normal.clone(),
         },
         forcing: model.forcing.clone(),
         dof_labels: labels,

@@ -80,6 +80,9 @@ impl DirectHarmonic {
         );
         let half = c64::new(0.5, 0.0);
         this.g = Mat::from_fn(s.m, s.m, |i, j| (wx[(i, j)] + wx[(j, i)]) * half);
+        for (i, c) in s.compliance.iter().enumerate() {
+            this.g[(i, i)] += c64::new(*c, 0.0);
+        }
         if force.is_some() {
             this.forced = (0..s.m).map(|i| wx[(i, s.m)]).collect();
         }

@@ -203,6 +203,8 @@ pub(crate) struct ModalBackend {
     /// recovering a few DOFs at every frequency point then costs `O(n)` per DOF instead of
     /// sparse solves with the whole factor.
     static_columns: Mutex<HashMap<usize, Arc<Vec<f64>>>>,
+    /// Series compliance per contact row (see `Structure::compliance`).
+    compliance: Vec<f64>,
 }
 
 fn real_mul(a: &faer::sparse::SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
@@ -392,6 +394,7 @@ impl ModalBackend {
             forced,
             scale,
             static_columns: Mutex::new(HashMap::new()),
+            compliance: s.compliance.clone(),
         })
     }
 
@@ -481,9 +484,13 @@ impl ModalHarmonic {
                 a.col_mut(r).iter_mut().for_each(|v| *v *= d);
             }
             let g = &a * b.w_phi_c.transpose();
-            Mat::from_fn(m, m, |i, j| {
+            let mut g = Mat::from_fn(m, m, |i, j| {
                 0.5 * (g[(i, j)] + g[(j, i)]) + self.res_factor * b.residual_c[(i, j)]
-            })
+            });
+            for (i, c) in b.compliance.iter().enumerate() {
+                g[(i, i)] += c64::new(*c, 0.0);
+            }
+            g
         })
     }
 
