@@ -4,4 +4,10 @@ pub mod law;
 pub mod residual;
 
 pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};
-pub use residual::{ContactHistories, ContactParams, EwrResidual, ResidualError};
+pub use residual::{
+    ContactHistories, ContactParams, EwrResidual, NormalHistories, NormalParams, ResidualError,
+};
+pub mod unilateral;
+pub use unilateral::{
+    CondensedContacts, SampleState, UnilateralHistories, UnilateralParams, UnilateralResidual,
+};

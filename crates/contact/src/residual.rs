@@ -32,6 +32,8 @@ pub enum ResidualError {
     Receptance(ReceptanceError),
     /// The Fourier machinery refused its input.
     Fourier(FourierError),
+    /// The input cannot be used as it is (named in the message).
+    Input(String),
     /// A vector or matrix has the wrong size.
     Size {
         /// What was being checked.
@@ -49,6 +51,7 @@ impl fmt::Display for ResidualError {
             ResidualError::Law(e) => write!(f, "friction law: {e}"),
             ResidualError::Receptance(e) => write!(f, "receptance: {e}"),
             ResidualError::Fourier(e) => write!(f, "Fourier: {e}"),
+            ResidualError::Input(e) => f.write_str(e),
             ResidualError::Size {
                 what,
                 expected,
@@ -83,8 +86,19 @@ pub struct ContactParams {
     pub dim: usize,
     /// Friction bound `mu N` per contact.
     pub mu_n: Vec<f64>,
-    /// Scaling `rho` per contact.
+    /// Scaling `rho` per contact (for 3-D contacts a factor on the automatic scaling).
     pub rho: Vec<f64>,
+    /// The normal side of 3-D contacts (`None`: constant bounds `mu_n`).
+    pub normal: Option<NormalParams>,
+}
+
+/// The normal side of 3-D contacts: friction bound `mu lambda(t)`, gap `g0 + W_N u`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NormalParams {
+    /// Friction coefficient per contact.
+    pub mu: Vec<f64>,
+    /// Initial gap per contact (negative: interference).
+    pub g0: Vec<f64>,
 }
 
 impl ContactParams {
@@ -94,7 +108,16 @@ impl ContactParams {
             dim: contacts.dim,
             mu_n: contacts.mu_n.clone(),
             rho: contacts.rho.clone(),
+            normal: contacts.normal.as_ref().map(|n| NormalParams {
+                mu: n.mu.clone(),
+                g0: n.g0.clone(),
+            }),
         }
+    }
+
+    /// Rows of the condensed structure: `dim * nc`, plus `nc` normal rows for 3-D contacts.
+    pub fn rows(&self) -> usize {
+        (self.dim + usize::from(self.normal.is_some())) * self.len()
     }
 
     /// Number of contacts.
@@ -120,6 +143,19 @@ pub struct ContactHistories {
     pub velocity: Vec<f64>,
     /// Friction force `r` on the structure.
     pub force: Vec<f64>,
+    /// Normal force, gap and state of 3-D contacts (`None` for constant bounds).
+    pub normal: Option<NormalHistories>,
+}
+
+/// The normal side of 3-D contacts over one period, `c * n_samples + j`.
+#[derive(Clone, Debug)]
+pub struct NormalHistories {
+    /// Normal force `lambda >= 0` (compression).
+    pub force: Vec<f64>,
+    /// Gap `g >= 0` at the rigid contact.
+    pub gap: Vec<f64>,
+    /// Stick, slip or separated per sample.
+    pub state: Vec<crate::unilateral::SampleState>,
 }
 
 /// The E-WR system `g(R) = 0` of all contacts at one frequency.
@@ -748,6 +784,7 @@ impl<'a> EwrResidual<'a> {
             displacement,
             velocity: self.v_samples.clone(),
             force: self.r_samples.clone(),
+            normal: None,
         })
     }
 

@@ -10,6 +10,7 @@ pub mod newton;
 pub mod peaks;
 pub mod periodic;
 pub mod post;
+pub mod unilateral;
 
 pub use continuation::{Continuation, FrcPoint, FrcSettings, frc};
 pub use newton::{

@@ -415,7 +415,7 @@ fn refined_max(n: usize, f: impl Fn(usize) -> f64) -> f64 {
 }
 
 /// Recovers the monitored DOFs' response for friction coefficients `x` on `set`.
-fn dof_response(
+pub(crate) fn dof_response(
     at: &ewr_hb::receptance::ReceptanceAt<'_>,
     set: &HarmonicSet,
     n_samples: usize,
@@ -520,6 +520,9 @@ pub fn solve_point(
     settings: &PointSettings,
     start: Option<(&HarmonicSet, &[f64])>,
 ) -> Result<PointSolution, SolveError> {
+    if params.normal.is_some() {
+        return crate::unilateral::solve_point(rec, params, omega, settings, start);
+    }
     let at = rec.prepare(omega, settings.set.harmonics())?;
     let scale = scaled_norm(params);
     let m = params.dim * params.len();

@@ -26,6 +26,12 @@ pub struct ContactSummary {
     pub velocity_amplitude: f64,
     /// Largest norm of the friction force over the period.
     pub force_amplitude: f64,
+    /// Separation intervals (3-D contacts; empty otherwise), as `stick_intervals`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub separation_intervals: Vec<[f64; 2]>,
+    /// Smallest and largest normal force over the period (3-D contacts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normal_force_range: Option<[f64; 2]>,
 }
 
 /// Summarises every contact of `h` (sampled over one period of `2 pi / omega`), for a
@@ -50,8 +56,19 @@ pub fn summarise(
     let min_gap = period / (2 * h_max.max(1)) as f64;
     (0..params.len())
         .map(|c| {
-            let mu_n = params.mu_n[c];
             let rho = params.rho[c];
+            // 3-D contacts: the bound follows the normal force, zero where separated.
+            let normal = h.normal.as_ref().zip(params.normal.as_ref());
+            let bound = |j: usize| match normal {
+                Some((nh, np)) => np.mu[c] * nh.force[c * nt + j].max(0.0),
+                None => params.mu_n[c],
+            };
+            let separated = |j: usize| {
+                normal.is_some_and(|(nh, _)| {
+                    nh.state[c * nt + j] == ewr_contact::unilateral::SampleState::Separated
+                })
+            };
+            let bound_max = (0..nt).map(bound).fold(0.0, f64::max);
             let comp = |buf: &[f64], k: usize, j: usize| buf[(c * d + k) * nt + j];
             let norm =
                 |buf: &[f64], j: usize| (0..d).map(|k| comp(buf, k, j).powi(2)).sum::<f64>().sqrt();
@@ -70,8 +87,9 @@ pub fn summarise(
                     .map(|k| (comp(&h.force, k, j) - rho * comp(&h.velocity, k, j)).powi(2))
                     .sum::<f64>()
                     .sqrt();
-                *stuck_j = zn <= mu_n;
-                let scale = if mu_n > 0.0 { mu_n } else { 1.0 };
+                let mu_n = bound(j);
+                *stuck_j = !separated(j) && zn <= mu_n;
+                let scale = if bound_max > 0.0 { bound_max } else { 1.0 };
                 let mut v = (rn - mu_n).max(0.0);
                 // The direction of a nearly zero velocity is not defined (and a truncated
                 // Fourier series rings around the stick-slip transitions), so the direction is
@@ -91,7 +109,16 @@ pub fn summarise(
                     .sum::<f64>()
                     * dt;
             }
+            let open: Vec<bool> = (0..nt).map(separated).collect();
             ContactSummary {
+                separation_intervals: intervals(&open, dt),
+                normal_force_range: normal.map(|(nh, _)| {
+                    let f = &nh.force[c * nt..(c + 1) * nt];
+                    [
+                        f.iter().copied().fold(f64::INFINITY, f64::min),
+                        f.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    ]
+                }),
                 stick_intervals: join_short_gaps(intervals(&stuck, dt), min_gap, period),
                 max_coulomb_violation: violation,
                 dissipated_energy: dissipated,
@@ -201,11 +228,13 @@ mod tests {
             displacement: w,
             velocity: v,
             force: r,
+            normal: None,
         };
         let p = ContactParams {
             dim: 1,
             mu_n: vec![mu_n],
             rho: vec![1.0],
+            normal: None,
         };
         let s = &summarise(&h, &p, 1.0, 1)[0];
         assert!(s.max_coulomb_violation < 1e-12);
@@ -226,11 +255,13 @@ mod tests {
             displacement: vec![0.0; 2],
             velocity: vec![0.0; 2],
             force: vec![1.5, 0.5],
+            normal: None,
         };
         let p = ContactParams {
             dim: 1,
             mu_n: vec![1.0],
             rho: vec![1.0],
+            normal: None,
         };
         let s = &summarise(&h, &p, 1.0, 1)[0];
         assert!((s.max_coulomb_violation - 0.5).abs() < 1e-15);

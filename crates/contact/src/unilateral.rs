@@ -1,0 +1,585 @@
+//! 3-D contacts as E-WR equalities: a unilateral (Signorini) normal contact whose normal
+//! force `lambda(t)` bounds the Coulomb friction force by `mu lambda(t)`, with lift-off.
+//! Derivation, Jacobian and pitfalls: `docs/contact-3d.md`.
+//!
+//! Unknowns are the harmonics of every contact force, in the row order of the condensed
+//! structure: signal `c * dim + k` is friction direction `k` of contact `c`, signal
+//! `dim * nc + c` the normal force of contact `c` (hb block layout, `n_coeffs` per signal).
+//! The structure gives per harmonic `Y_h = G_h X_h + Q_h` at the same rows (the series
+//! compliance `1/k` of each row is part of `G_h`); the law reads the tangential velocity
+//! `v = d/dt Y` on the friction rows and the gap `g = g0 + Y` on the normal rows. Per
+//! sample, with `F` the contact's force scale (every equation has units of force squared):
+//!
+//! ```text
+//! closed  (lambda > rho_N g):  Psi_N = F rho_N g
+//! open    (otherwise):         Psi_N = F lambda
+//! friction, closed and lambda > 0, b = mu lambda, z = r - rho_T v:
+//!                              Psi_T = r max(b, |z|) - b z
+//! friction, otherwise:         Psi_T = F r
+//! ```
+//!
+//! `Psi_N = F min(lambda, rho_N g)` is Signorini's `lambda >= 0, g >= 0, lambda g = 0`; the
+//! friction equality is the paper's eq. 2 with the bound following the normal force, and is
+//! replaced by `r = 0` where the normal set is open: the product form alone would admit the
+//! spurious root `r = rho_T v` at `b = 0`.
+
+use crate::residual::ResidualError;
+use ewr_hb::receptance::ReceptanceAt;
+use ewr_hb::{FourierSampler, HarmonicSet};
+use faer::reborrow::ReborrowMut;
+use faer::{Mat, MatMut, c64};
+
+/// Parameters of the 3-D contacts as the residual needs them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnilateralParams {
+    /// Tangential directions per contact (1 or 2).
+    pub dim: usize,
+    /// Friction coefficient per contact.
+    pub mu: Vec<f64>,
+    /// Initial gap per contact (negative: interference).
+    pub g0: Vec<f64>,
+    /// Tangential scaling `rho_T` (force per velocity) per contact.
+    pub rho_t: Vec<f64>,
+    /// Normal scaling `rho_N` (force per length) per contact.
+    pub rho_n: Vec<f64>,
+    /// Force scale `F` per contact (e.g. `mu` times the static normal load), which makes the
+    /// open-set and normal equations commensurate with the friction equality.
+    pub force_scale: Vec<f64>,
+}
+
+impl UnilateralParams {
+    /// Number of contacts.
+    pub fn len(&self) -> usize {
+        self.mu.len()
+    }
+
+    /// True without contacts.
+    pub fn is_empty(&self) -> bool {
+        self.mu.is_empty()
+    }
+
+    /// Rows of the condensed structure: `dim * nc` friction rows, then `nc` normal rows.
+    pub fn rows(&self) -> usize {
+        (self.dim + 1) * self.len()
+    }
+
+    fn check(&self) -> Result<(), ResidualError> {
+        let nc = self.len();
+        if !(self.dim == 1 || self.dim == 2) {
+            return Err(ResidualError::Input(format!(
+                "3-D contacts have 1 or 2 tangential directions, not {}",
+                self.dim
+            )));
+        }
+        for (what, v) in [
+            ("initial gaps g0", &self.g0),
+            ("tangential scalings rho_T", &self.rho_t),
+            ("normal scalings rho_N", &self.rho_n),
+            ("force scales", &self.force_scale),
+        ] {
+            if v.len() != nc {
+                return Err(ResidualError::Size {
+                    what,
+                    expected: nc,
+                    got: v.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The condensed structure at one frequency, dense: `G_h` and `Q_h` per harmonic of a set.
+///
+/// Taken from a prepared receptance, or built by hand (a contact under prescribed motion:
+/// `G_h` the contact compliance, `Q_h` the prescribed relative motion).
+#[derive(Clone, Debug)]
+pub struct CondensedContacts {
+    /// Fundamental circular frequency.
+    pub omega: f64,
+    /// Per harmonic of the set, in its order: `(h, G_h (m x m), Q_h (m))`.
+    pub harmonics: Vec<(usize, Mat<c64>, Vec<c64>)>,
+}
+
+impl CondensedContacts {
+    /// `G_h` and the forced contact response `Q_h` of every harmonic of `set`.
+    pub fn from_receptance(at: &ReceptanceAt<'_>, set: &HarmonicSet) -> Result<Self, ResidualError> {
+        let harmonics = set
+            .harmonics()
+            .iter()
+            .map(|&h| {
+                let g = at.contact_receptance(h)?.to_owned();
+                let q = at.forced_contact_response(h)?;
+                Ok((h, g, q))
+            })
+            .collect::<Result<Vec<_>, ResidualError>>()?;
+        Ok(CondensedContacts {
+            omega: at.frequency(),
+            harmonics,
+        })
+    }
+
+    fn rows(&self) -> usize {
+        self.harmonics.first().map_or(0, |(_, g, _)| g.nrows())
+    }
+}
+
+/// State of one contact at one sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleState {
+    /// Closed, friction force inside the disc: no sliding.
+    Stick,
+    /// Closed and sliding at the bound `mu lambda`.
+    Slip,
+    /// Open: no normal and no friction force.
+    Separated,
+}
+
+/// Sampled histories of the 3-D contacts over one period (signal-major, `n_samples` each).
+#[derive(Clone, Debug)]
+pub struct UnilateralHistories {
+    /// Samples per period.
+    pub n_samples: usize,
+    /// Friction force `r`, `dim * nc` signals.
+    pub force: Vec<f64>,
+    /// Relative tangential displacement (slider position with a contact stiffness).
+    pub displacement: Vec<f64>,
+    /// Relative tangential velocity.
+    pub velocity: Vec<f64>,
+    /// Normal force `lambda`, `nc` signals.
+    pub normal_force: Vec<f64>,
+    /// Gap `g` (at the rigid contact, after a normal contact stiffness), `nc` signals.
+    pub gap: Vec<f64>,
+    /// State per contact and sample (`c * n_samples + j`).
+    pub state: Vec<SampleState>,
+}
+
+/// The E-WR system of the 3-D contacts at one frequency, with a dense Jacobian.
+pub struct UnilateralResidual {
+    cond: CondensedContacts,
+    set: HarmonicSet,
+    sampler: FourierSampler,
+    params: UnilateralParams,
+    /// Coefficients of `Y` without contact forces: `Q` (and `g0` on the normal rows'
+    /// mean), in law variables (velocity on friction rows, gap on normal rows).
+    y_forced: Vec<f64>,
+    x_samples: Vec<f64>,
+    y_coeffs: Vec<f64>,
+    y_samples: Vec<f64>,
+    psi: Vec<f64>,
+    /// `dPsi/dX` and `dPsi/dY` per contact and sample: `((c * L + i) * L + j) * n_t + s`
+    /// with `L = dim + 1` local signals (friction directions, then normal).
+    d_x: Vec<f64>,
+    d_y: Vec<f64>,
+    galerkin: Mat<f64>,
+}
+
+impl UnilateralResidual {
+    /// The system of `params` on the structure `cond` (which must hold every harmonic of
+    /// `set`, including `h = 0`: the preload and the mean forces live there), with
+    /// `n_samples` time samples.
+    pub fn new(
+        cond: CondensedContacts,
+        set: HarmonicSet,
+        n_samples: usize,
+        params: UnilateralParams,
+    ) -> Result<Self, ResidualError> {
+        params.check()?;
+        let m = params.rows();
+        if cond.rows() != m {
+            return Err(ResidualError::Size {
+                what: "contact rows of the receptance (friction rows, then normal rows)",
+                expected: m,
+                got: cond.rows(),
+            });
+        }
+        if !set.contains_zero() {
+            return Err(ResidualError::Input(format!(
+                "the harmonic set {set} has no static term h = 0, where the preload and the \
+                 mean contact forces live: 3-D contacts need all:H"
+            )));
+        }
+        let hs: Vec<usize> = cond.harmonics.iter().map(|x| x.0).collect();
+        if let Some(&h) = set.harmonics().iter().find(|h| !hs.contains(h)) {
+            return Err(ResidualError::Input(format!(
+                "harmonic {h} is missing from the condensed structure"
+            )));
+        }
+        let sampler = FourierSampler::new(set.clone(), n_samples)?;
+        let nco = set.n_coeffs();
+        let nt = n_samples;
+        let l = params.dim + 1;
+        let nc = params.len();
+        let mut this = UnilateralResidual {
+            y_forced: vec![0.0; m * nco],
+            x_samples: vec![0.0; m * nt],
+            y_coeffs: vec![0.0; m * nco],
+            y_samples: vec![0.0; m * nt],
+            psi: vec![0.0; m * nt],
+            d_x: vec![0.0; nc * l * l * nt],
+            d_y: vec![0.0; nc * l * l * nt],
+            galerkin: Mat::zeros(nco, nco),
+            cond,
+            sampler,
+            set,
+            params,
+        };
+        let mut yf = vec![0.0; m * nco];
+        this.structure(None, true, &mut yf);
+        let p0 = this.set.coeff_index(0).expect("h = 0 is in the set");
+        for c in 0..nc {
+            yf[(this.friction_rows() + c) * nco + p0] += this.params.g0[c];
+        }
+        this.y_forced = yf;
+        Ok(this)
+    }
+
+    fn friction_rows(&self) -> usize {
+        self.params.dim * self.params.len()
+    }
+
+    /// Number of unknowns (and equations): `(dim + 1) nc n_coeffs`.
+    pub fn len(&self) -> usize {
+        self.params.rows() * self.set.n_coeffs()
+    }
+
+    /// True without contacts.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The harmonic set of the unknowns.
+    pub fn harmonic_set(&self) -> &HarmonicSet {
+        &self.set
+    }
+
+    /// The contacts' parameters.
+    pub fn params(&self) -> &UnilateralParams {
+        &self.params
+    }
+
+    /// `out = T x (+ Q with forced)`: law-variable coefficients (velocity on friction rows,
+    /// displacement on normal rows) of the contact forces `x` (zero when `None`).
+    fn structure(&self, x: Option<&[f64]>, forced: bool, out: &mut [f64]) {
+        let nco = self.set.n_coeffs();
+        let m = self.params.rows();
+        let mt = self.friction_rows();
+        out.fill(0.0);
+        for (h, g, q) in &self.cond.harmonics {
+            let h = *h;
+            let Some(p) = self.set.coeff_index(h) else {
+                continue;
+            };
+            let xc: Vec<c64> = (0..m)
+                .map(|s| match x {
+                    Some(x) => {
+                        let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
+                        c64::new(x[s * nco + p], -b)
+                    }
+                    None => c64::new(0.0, 0.0),
+                })
+                .collect();
+            let hw = h as f64 * self.cond.omega;
+            for s in 0..m {
+                let mut y = if forced { q[s] } else { c64::new(0.0, 0.0) };
+                if x.is_some() {
+                    for (t, xt) in xc.iter().enumerate() {
+                        y += g[(s, t)] * *xt;
+                    }
+                }
+                if s < mt {
+                    // Velocity: V = i h w Y.
+                    if h > 0 {
+                        out[s * nco + p] = -hw * y.im;
+                        out[s * nco + p + 1] = -hw * y.re;
+                    }
+                } else {
+                    out[s * nco + p] = y.re;
+                    if h > 0 {
+                        out[s * nco + p + 1] = -y.im;
+                    }
+                }
+            }
+        }
+    }
+
+    fn sample(&mut self, x: &[f64]) -> Result<(), ResidualError> {
+        check_len("contact force coefficients", self.len(), x.len())?;
+        let mut y = std::mem::take(&mut self.y_coeffs);
+        self.structure(Some(x), false, &mut y);
+        y.iter_mut().zip(&self.y_forced).for_each(|(a, b)| *a += b);
+        self.y_coeffs = y;
+        self.sampler.synthesize_many(x, &mut self.x_samples)?;
+        self.sampler
+            .synthesize_many(&self.y_coeffs, &mut self.y_samples)?;
+        Ok(())
+    }
+
+    /// The law at every sample: `psi` and, with `derivatives`, `d_x`, `d_y`.
+    fn law(&mut self, derivatives: bool) -> Result<(), ResidualError> {
+        let p = &self.params;
+        let (d, nc, nt) = (p.dim, p.len(), self.sampler.n_samples());
+        let l = d + 1;
+        let mt = d * nc;
+        if derivatives {
+            self.d_x.fill(0.0);
+            self.d_y.fill(0.0);
+        }
+        for c in 0..nc {
+            let (mu, rt, rn, f) = (p.mu[c], p.rho_t[c], p.rho_n[c], p.force_scale[c]);
+            let di = |i: usize, j: usize, s: usize| ((c * l + i) * l + j) * nt + s;
+            for s in 0..nt {
+                let lam = self.x_samples[(mt + c) * nt + s];
+                let gap = self.y_samples[(mt + c) * nt + s];
+                let mut r = [0.0; 2];
+                let mut v = [0.0; 2];
+                for k in 0..d {
+                    r[k] = self.x_samples[(c * d + k) * nt + s];
+                    v[k] = self.y_samples[(c * d + k) * nt + s];
+                }
+                if !(lam.is_finite() && gap.is_finite())
+                    || r.iter().chain(&v).any(|x| !x.is_finite())
+                {
+                    return Err(ResidualError::Input(format!(
+                        "contact {c}: a force or displacement is not finite at sample {s}"
+                    )));
+                }
+                let closed = lam > rn * gap;
+                self.psi[(mt + c) * nt + s] = if closed { f * rn * gap } else { f * lam };
+                if derivatives {
+                    if closed {
+                        self.d_y[di(d, d, s)] = f * rn;
+                    } else {
+                        self.d_x[di(d, d, s)] = f;
+                    }
+                }
+                if closed && lam > 0.0 {
+                    let b = mu * lam;
+                    let mut z = [0.0; 2];
+                    for k in 0..d {
+                        z[k] = r[k] - rt * v[k];
+                    }
+                    let sn = z[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
+                    let slip = sn > b;
+                    for k in 0..d {
+                        // r max(b, s) - b z, evaluated as r max(s - b, 0) + b rho v (no
+                        // cancellation in stick).
+                        self.psi[(c * d + k) * nt + s] = r[k] * (sn - b).max(0.0) + b * rt * v[k];
+                    }
+                    if derivatives {
+                        for i in 0..d {
+                            if slip {
+                                let zh: Vec<f64> = z[..d].iter().map(|x| x / sn).collect();
+                                for j in 0..d {
+                                    let id = if i == j { 1.0 } else { 0.0 };
+                                    self.d_x[di(i, j, s)] = (sn - b) * id + r[i] * zh[j];
+                                    self.d_y[di(i, j, s)] = rt * (b * id - r[i] * zh[j]);
+                                }
+                                self.d_x[di(i, d, s)] = -mu * z[i];
+                            } else {
+                                self.d_y[di(i, i, s)] = rt * b;
+                                self.d_x[di(i, d, s)] = mu * rt * v[i];
+                            }
+                        }
+                    }
+                } else {
+                    for k in 0..d {
+                        self.psi[(c * d + k) * nt + s] = f * r[k];
+                        if derivatives {
+                            self.d_x[di(k, k, s)] = f;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates `g(X)`.
+    pub fn residual(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), ResidualError> {
+        check_len("residual g", self.len(), g.len())?;
+        self.sample(x)?;
+        self.law(false)?;
+        self.sampler.project_many(&self.psi, g)?;
+        Ok(())
+    }
+
+    /// Evaluates `g(X)` and the dense Jacobian `dg/dX` (`len x len`):
+    /// `J = P diag(dPsi/dX) S + P diag(dPsi/dY) S T`.
+    pub fn residual_and_jacobian(
+        &mut self,
+        x: &[f64],
+        g: &mut [f64],
+        mut jac: MatMut<'_, f64>,
+    ) -> Result<(), ResidualError> {
+        let n = self.len();
+        check_len("residual g", n, g.len())?;
+        check_len("Jacobian rows", n, jac.nrows())?;
+        check_len("Jacobian columns", n, jac.ncols())?;
+        self.sample(x)?;
+        self.law(true)?;
+        self.sampler.project_many(&self.psi, g)?;
+        jac.fill(0.0);
+        let (d, nc, nt) = (
+            self.params.dim,
+            self.params.len(),
+            self.sampler.n_samples(),
+        );
+        let l = d + 1;
+        let m = self.params.rows();
+        let nco = self.set.n_coeffs();
+        let mt = d * nc;
+        let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
+        let omega = self.cond.omega;
+        for c in 0..nc {
+            for i in 0..l {
+                let row0 = sig(c, i) * nco;
+                for j in 0..l {
+                    let idx = ((c * l + i) * l + j) * nt;
+                    let dx = &self.d_x[idx..idx + nt];
+                    if dx.iter().any(|&v| v != 0.0) {
+                        self.sampler.galerkin_matrix(dx, self.galerkin.as_mut())?;
+                        let col0 = sig(c, j) * nco;
+                        let mut blk = jac.rb_mut().submatrix_mut(row0, col0, nco, nco);
+                        blk += &self.galerkin;
+                    }
+                    let dy = &self.d_y[idx..idx + nt];
+                    if dy.iter().all(|&v| v == 0.0) {
+                        continue;
+                    }
+                    self.sampler.galerkin_matrix(dy, self.galerkin.as_mut())?;
+                    let sj = sig(c, j);
+                    let velocity = j < d;
+                    for (h, gm, _) in &self.cond.harmonics {
+                        let h = *h;
+                        let Some(p) = self.set.coeff_index(h) else {
+                            continue;
+                        };
+                        if velocity && h == 0 {
+                            continue;
+                        }
+                        let factor = if velocity {
+                            c64::new(0.0, h as f64 * omega)
+                        } else {
+                            c64::new(1.0, 0.0)
+                        };
+                        for t in 0..m {
+                            let gh = factor * gm[(sj, t)];
+                            let col = t * nco + p;
+                            if h == 0 {
+                                for r in 0..nco {
+                                    jac[(row0 + r, col)] += self.galerkin[(r, p)] * gh.re;
+                                }
+                            } else {
+                                // (a, b) -> (Re Y, -Im Y) = [[gr, gi], [-gi, gr]] (a, b).
+                                for r in 0..nco {
+                                    let (ga, gb) = (self.galerkin[(r, p)], self.galerkin[(r, p + 1)]);
+                                    jac[(row0 + r, col)] += ga * gh.re - gb * gh.im;
+                                    jac[(row0 + r, col + 1)] += ga * gh.im + gb * gh.re;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Time histories of forces, kinematics and contact state for the force coefficients `x`.
+    pub fn histories(&mut self, x: &[f64]) -> Result<UnilateralHistories, ResidualError> {
+        self.sample(x)?;
+        let (d, nc, nt) = (
+            self.params.dim,
+            self.params.len(),
+            self.sampler.n_samples(),
+        );
+        let mt = d * nc;
+        // Tangential displacement: the structure's displacement coefficients on friction rows.
+        let mut disp = vec![0.0; self.len()];
+        self.displacement_into(x, &mut disp);
+        let mut displacement = vec![0.0; mt * nt];
+        self.sampler
+            .synthesize_many(&disp[..mt * self.set.n_coeffs()], &mut displacement)?;
+        let mut state = Vec::with_capacity(nc * nt);
+        for c in 0..nc {
+            let (mu, rt, rn) = (self.params.mu[c], self.params.rho_t[c], self.params.rho_n[c]);
+            for s in 0..nt {
+                let lam = self.x_samples[(mt + c) * nt + s];
+                let gap = self.y_samples[(mt + c) * nt + s];
+                let z: f64 = (0..d)
+                    .map(|k| {
+                        let i = (c * d + k) * nt + s;
+                        (self.x_samples[i] - rt * self.y_samples[i]).powi(2)
+                    })
+                    .sum::<f64>()
+                    .sqrt();
+                state.push(if !(lam > rn * gap && lam > 0.0) {
+                    SampleState::Separated
+                } else if z > mu * lam {
+                    SampleState::Slip
+                } else {
+                    SampleState::Stick
+                });
+            }
+        }
+        Ok(UnilateralHistories {
+            n_samples: nt,
+            force: self.x_samples[..mt * nt].to_vec(),
+            displacement,
+            velocity: self.y_samples[..mt * nt].to_vec(),
+            normal_force: self.x_samples[mt * nt..].to_vec(),
+            gap: self.y_samples[mt * nt..].to_vec(),
+            state,
+        })
+    }
+
+    /// Displacement coefficients of every row (`Y = G X + Q`, plus `g0` on normal rows).
+    fn displacement_into(&self, x: &[f64], out: &mut [f64]) {
+        let nco = self.set.n_coeffs();
+        let m = self.params.rows();
+        let mt = self.friction_rows();
+        out.fill(0.0);
+        for (h, g, q) in &self.cond.harmonics {
+            let Some(p) = self.set.coeff_index(*h) else {
+                continue;
+            };
+            for s in 0..m {
+                let mut y = q[s];
+                for t in 0..m {
+                    let b = if *h > 0 { x[t * nco + p + 1] } else { 0.0 };
+                    y += g[(s, t)] * c64::new(x[t * nco + p], -b);
+                }
+                out[s * nco + p] = y.re;
+                if *h > 0 {
+                    out[s * nco + p + 1] = -y.im;
+                }
+            }
+        }
+        if let Some(p0) = self.set.coeff_index(0) {
+            for c in 0..self.params.len() {
+                out[(mt + c) * nco + p0] += self.params.g0[c];
+            }
+        }
+    }
+
+    /// Coefficients of every contact row's displacement: tangential relative displacement
+    /// on friction rows, gap on normal rows.
+    pub fn displacement_coeffs(&self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        check_len("contact force coefficients", self.len(), x.len())?;
+        let mut out = vec![0.0; self.len()];
+        self.displacement_into(x, &mut out);
+        Ok(out)
+    }
+}
+
+fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), ResidualError> {
+    if expected != got {
+        return Err(ResidualError::Size {
+            what,
+            expected,
+            got,
+        });
+    }
+    Ok(())
+}

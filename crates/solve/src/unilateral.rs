@@ -1,0 +1,240 @@
+//! Periodic solutions of models with 3-D contacts (normal load that varies and lifts off):
+//! the automatic scaling of the equations and the Newton solve of
+//! [`ewr_contact::UnilateralResidual`] (`docs/contact-3d.md`).
+
+use crate::newton::{self, EvalError, NewtonReport, Residual};
+use crate::periodic::{
+    PointSettings, PointSolution, SolveError, dof_response, ramp_sets, stage_samples,
+};
+use crate::post::summarise;
+use ewr_contact::{
+    CondensedContacts, ContactHistories, ContactParams, NormalHistories, ResidualError,
+    UnilateralParams, UnilateralResidual,
+};
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{Receptance, ReceptanceAt};
+use faer::MatMut;
+use faer::reborrow::ReborrowMut;
+
+/// The 3-D contact residual divided by the square of the largest force scale, so that the
+/// Newton tolerance is dimensionless as for constant bounds.
+pub struct ScaledUnilateral {
+    /// The residual being solved.
+    pub inner: UnilateralResidual,
+    /// `1 / (max F)^2`.
+    pub scale: f64,
+}
+
+impl Residual for ScaledUnilateral {
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn evaluate(
+        &mut self,
+        x: &[f64],
+        g: &mut [f64],
+        jacobian: Option<MatMut<'_, f64>>,
+    ) -> Result<(), EvalError> {
+        let s = self.scale;
+        match jacobian {
+            Some(mut j) => {
+                self.inner
+                    .residual_and_jacobian(x, g, j.rb_mut())
+                    .map_err(|e| EvalError(e.to_string()))?;
+                j *= faer::Scale(s);
+            }
+            None => self
+                .inner
+                .residual(x, g)
+                .map_err(|e| EvalError(e.to_string()))?,
+        }
+        g.iter_mut().for_each(|v| *v *= s);
+        Ok(())
+    }
+}
+
+/// The scalings of the 3-D contact equations at one frequency, from the structure alone:
+/// `rho_N = 1 / |G_1,NN|` (force per gap), `rho_T = 1 / (w |G_1,TT|)` (force per velocity),
+/// each times the model's `rho` (default 1), and the force scale `F = max(mu, 0.05) lambda_ref`
+/// with `lambda_ref` the static normal load the interference and static forcing would give
+/// each contact alone, else the dynamic one. The zero set does not depend on them; Newton's
+/// path does (see docs/contact-3d.md, "Scaling").
+pub fn auto_params(params: &ContactParams, cond: &CondensedContacts) -> UnilateralParams {
+    let normal = params.normal.as_ref().expect("3-D contacts");
+    let (d, nc) = (params.dim, params.len());
+    let mt = d * nc;
+    let get = |h: usize| cond.harmonics.iter().find(|x| x.0 == h);
+    let diag = |h: usize, i: usize| get(h).map_or(0.0, |x| x.1[(i, i)].norm());
+    let w = cond.omega;
+    let mut rho_t = Vec::with_capacity(nc);
+    let mut rho_n = Vec::with_capacity(nc);
+    let mut force_scale = Vec::with_capacity(nc);
+    for c in 0..nc {
+        let gt = (0..d).map(|k| diag(1, c * d + k)).fold(0.0, f64::max);
+        let gn = diag(1, mt + c);
+        let inv = |x: f64| if x > 0.0 && x.is_finite() { 1.0 / x } else { 1.0 };
+        rho_t.push(params.rho[c] * inv(w * gt));
+        rho_n.push(params.rho[c] * inv(gn));
+        let stat = get(0).map_or(0.0, |x| {
+            let g0n = x.1[(mt + c, mt + c)].norm();
+            let closing = -(normal.g0[c] + x.2[mt + c].re);
+            if g0n > 0.0 { closing.max(0.0) / g0n } else { 0.0 }
+        });
+        let dynamic = get(1).map_or(0.0, |x| {
+            let g1 = x.1[(mt + c, mt + c)].norm();
+            if g1 > 0.0 { x.2[mt + c].norm() / g1 } else { 0.0 }
+        });
+        let lambda_ref = if stat > 0.0 {
+            stat
+        } else if dynamic > 0.0 {
+            dynamic
+        } else {
+            1.0
+        };
+        force_scale.push(normal.mu[c].max(0.05) * lambda_ref);
+    }
+    UnilateralParams {
+        dim: d,
+        mu: normal.mu.clone(),
+        g0: normal.g0.clone(),
+        rho_t,
+        rho_n,
+        force_scale,
+    }
+}
+
+fn system(
+    at: &ReceptanceAt<'_>,
+    params: &ContactParams,
+    set: &HarmonicSet,
+    n_samples: usize,
+    rho_factor: f64,
+) -> Result<ScaledUnilateral, SolveError> {
+    let cond = CondensedContacts::from_receptance(at, set)?;
+    let mut p = auto_params(params, &cond);
+    p.rho_t.iter_mut().for_each(|r| *r *= rho_factor);
+    p.rho_n.iter_mut().for_each(|r| *r *= rho_factor);
+    let f = p.force_scale.iter().copied().fold(0.0, f64::max);
+    let scale = if f > 0.0 { 1.0 / (f * f) } else { 1.0 };
+    let inner = UnilateralResidual::new(cond, set.clone(), n_samples, p)?;
+    Ok(ScaledUnilateral { inner, scale })
+}
+
+/// Factors on both scalings tried when a solve stalls (the zero set does not depend on them).
+const RHO_RETRIES: [f64; 3] = [1.0, 10.0, 0.1];
+
+/// As [`crate::solve_point`], for a model with 3-D contacts: the unknowns are the friction
+/// and normal forces (`ContactParams::rows` signals), and the harmonic set must hold `h = 0`.
+pub fn solve_point(
+    rec: &Receptance,
+    params: &ContactParams,
+    omega: f64,
+    settings: &PointSettings,
+    start: Option<(&HarmonicSet, &[f64])>,
+) -> Result<PointSolution, SolveError> {
+    if !settings.set.contains_zero() {
+        return Err(SolveError::Residual(ResidualError::Input(format!(
+            "the harmonic set {} has no static term h = 0: 3-D contacts carry their preload \
+             and mean forces there, use all:{}",
+            settings.set,
+            settings.set.h_max()
+        ))));
+    }
+    let at = rec.prepare(omega, settings.set.harmonics())?;
+    let m = params.rows();
+    let stages = match start {
+        Some(_) => vec![settings.set.clone()],
+        None if settings.ramp => ramp_sets(&settings.set),
+        None => vec![settings.set.clone()],
+    };
+    let (mut x_set, mut x): (HarmonicSet, Vec<f64>) = match start {
+        Some((set, x)) => {
+            if x.len() != m * set.n_coeffs() {
+                return Err(SolveError::Start(format!(
+                    "{} coefficients given, {} expected for {set}",
+                    x.len(),
+                    m * set.n_coeffs()
+                )));
+            }
+            (set.clone(), x.to_vec())
+        }
+        None => (stages[0].clone(), vec![0.0; m * stages[0].n_coeffs()]),
+    };
+    let mut iterations = 0;
+    let mut last: Option<NewtonReport> = None;
+    let mut rho_used = 1.0;
+    for stage in &stages {
+        let x0 = stage.prolong(&x, &x_set)?;
+        let n_samples = stage_samples(stage, &settings.set, settings.n_samples);
+        let mut best: Option<NewtonReport> = None;
+        for rho_factor in RHO_RETRIES {
+            let mut sys = system(&at, params, stage, n_samples, rho_factor)?;
+            let mut r = newton::solve(&mut sys, &x0, &settings.newton);
+            iterations += r.iterations;
+            if rho_factor != 1.0 && r.status.converged() {
+                let mut sys = system(&at, params, stage, n_samples, 1.0)?;
+                let polished = newton::solve(&mut sys, &r.x, &settings.newton);
+                iterations += polished.iterations;
+                if polished.status.converged() {
+                    r = polished;
+                } else {
+                    rho_used = rho_factor;
+                }
+            }
+            let done = r.status.converged();
+            if best.as_ref().is_none_or(|b| r.residual < b.residual) {
+                best = Some(r);
+            }
+            if done || !settings.retry_rho {
+                break;
+            }
+        }
+        let report = best.expect("at least one attempt");
+        x = report.x.clone();
+        x_set = stage.clone();
+        last = Some(report);
+    }
+    let report = last.expect("at least one stage");
+    let x = settings.set.prolong(&x, &x_set)?;
+    let mut sys = system(&at, params, &settings.set, settings.n_samples, 1.0)?;
+    let uh = sys.inner.histories(&x)?;
+    let displacement = sys.inner.displacement_coeffs(&x)?;
+    let histories = ContactHistories {
+        n_samples: uh.n_samples,
+        displacement: uh.displacement,
+        velocity: uh.velocity,
+        force: uh.force,
+        normal: Some(NormalHistories {
+            force: uh.normal_force,
+            gap: uh.gap,
+            state: uh.state,
+        }),
+    };
+    // The stick test of the summary uses the law's tangential rho.
+    let mut sp = params.clone();
+    sp.rho = sys.inner.params().rho_t.clone();
+    let contacts = summarise(&histories, &sp, omega, settings.set.h_max());
+    let dofs = dof_response(
+        &at,
+        &settings.set,
+        settings.n_samples,
+        m,
+        &x,
+        &settings.monitor,
+    )?;
+    Ok(PointSolution {
+        omega,
+        set: settings.set.clone(),
+        friction: x,
+        displacement,
+        status: report.status,
+        residual: report.residual,
+        iterations,
+        krylov_iterations: 0,
+        rho_factor: rho_used,
+        histories,
+        contacts,
+        dofs,
+    })
+}

@@ -1,0 +1,255 @@
+//! 3-D contacts (normal load that varies and lifts off): the analytical Jacobian against
+//! finite differences, and the 2-D contact element under prescribed motion against an
+//! independent time-marching reference (seed 004 digest, table V2).
+
+use ewr_contact::{CondensedContacts, UnilateralParams, UnilateralResidual};
+use ewr_hb::HarmonicSet;
+use ewr_solve::newton::{self, NewtonOptions};
+use ewr_solve::unilateral::ScaledUnilateral;
+use faer::{Mat, c64};
+
+/// Contact stiffnesses and friction of table V2: k_x = k_y = 1e5 N/m, mu = 0.3, N0 = 50 N.
+const K: f64 = 1e5;
+const MU: f64 = 0.3;
+const N0: f64 = 50.0;
+
+/// One 2-D element (one tangential direction, one normal) whose structure side moves as
+/// prescribed: `x(tau)` tangential, `y(tau)` normal (positive = pressing), each given as
+/// `(cos, sin)` amplitudes of harmonic 1. The structure is rigid, so `G_h` is the contact
+/// compliance `diag(1/k_t, 1/k_n)`, and `Q_h` is the prescribed motion, with the normal row's
+/// sign flipped (the gap closes when the structure presses) and the preload as an
+/// interference `g0 = -N0 / k_n`.
+fn element(set: &HarmonicSet, x: (f64, f64), y: (f64, f64)) -> (CondensedContacts, UnilateralParams) {
+    let harmonics = set
+        .harmonics()
+        .iter()
+        .map(|&h| {
+            let g = Mat::from_fn(2, 2, |i, j| {
+                if i == j { c64::new(1.0 / K, 0.0) } else { c64::new(0.0, 0.0) }
+            });
+            let q = if h == 1 {
+                // x(t) = a cos + b sin is the complex amplitude a - i b.
+                vec![c64::new(x.0, -x.1), -c64::new(y.0, -y.1)]
+            } else {
+                vec![c64::new(0.0, 0.0); 2]
+            };
+            (h, g, q)
+        })
+        .collect();
+    let cond = CondensedContacts {
+        omega: 1.0,
+        harmonics,
+    };
+    let params = UnilateralParams {
+        dim: 1,
+        mu: vec![MU],
+        g0: vec![-N0 / K],
+        rho_t: vec![K],
+        rho_n: vec![K],
+        force_scale: vec![MU * N0],
+    };
+    (cond, params)
+}
+
+fn solve(set: &HarmonicSet, n_samples: usize, x: (f64, f64), y: (f64, f64)) -> Vec<f64> {
+    solve_from(set, n_samples, x, y, None)
+}
+
+/// Solves from zero, or from the solution `start` on a smaller set (prolonged).
+fn solve_from(
+    set: &HarmonicSet,
+    n_samples: usize,
+    x: (f64, f64),
+    y: (f64, f64),
+    start: Option<(&HarmonicSet, &[f64])>,
+) -> Vec<f64> {
+    let (cond, params) = element(set, x, y);
+    let inner = UnilateralResidual::new(cond, set.clone(), n_samples, params).unwrap();
+    let mut sys = ScaledUnilateral {
+        inner,
+        scale: 1.0 / (MU * N0).powi(2),
+    };
+    let mut opts = NewtonOptions::default();
+    opts.tol_residual = 1e-9;
+    opts.max_iterations = 200;
+    let x0 = match start {
+        Some((from, x)) => set.prolong(x, from).unwrap(),
+        None => vec![0.0; 2 * set.n_coeffs()],
+    };
+    let r = newton::solve(&mut sys, &x0, &opts);
+    assert!(r.status.converged(), "{:?} residual {}", r.status, r.residual);
+    r.x
+}
+
+/// `(cos, sin)` coefficients of harmonic `h` of signal `s` (hb layout: mean, then cos/sin).
+fn coeff(x: &[f64], set: &HarmonicSet, s: usize, h: usize) -> (f64, f64) {
+    let nco = set.n_coeffs();
+    let p = set.coeff_index(h).unwrap();
+    if h == 0 {
+        (x[s * nco + p], 0.0)
+    } else {
+        (x[s * nco + p], x[s * nco + p + 1])
+    }
+}
+
+/// Table V2 of the seed 004 digest: the spring force on the contact side, `Fx = k (x - s)`
+/// (s the slider), and the normal force `Fy = max(0, N0 + k y)`, from a return-map time march
+/// converged to about 1e-5 N. Our friction unknown is the force on the structure, `r = -Fx`.
+struct Case {
+    x: (f64, f64),
+    y: (f64, f64),
+    fx: [(f64, f64); 4],
+    fy0: f64,
+    fy1: (f64, f64),
+}
+
+fn cases() -> Vec<(&'static str, Case)> {
+    vec![
+        (
+            "B (in phase, no separation)",
+            Case {
+                x: (1e-3, 0.0),
+                y: (2e-4, 0.0),
+                fx: [(2.85754, 0.0), (9.73912, -15.90144), (3.66462, -1.52255), (5.08323, 0.43727)],
+                fy0: 50.0,
+                fy1: (20.0, 0.0),
+            },
+        ),
+        (
+            "C (quadrature, no separation)",
+            Case {
+                x: (1e-3, 0.0),
+                y: (0.0, 2e-4),
+                fx: [(-3.24973, 0.0), (9.38154, -16.20980), (3.06812, 0.92374), (5.32483, 0.09848)],
+                fy0: 50.0,
+                fy1: (0.0, 20.0),
+            },
+        ),
+        (
+            "D (separation)",
+            Case {
+                x: (1e-3, 0.0),
+                y: (0.0, 8e-4),
+                fx: [(-11.48474, 0.0), (9.03157, -18.97763), (9.53326, 3.48434), (4.13558, 1.50040)],
+                fy0: 55.62350,
+                fy1: (0.0, 69.61611),
+            },
+        ),
+    ]
+}
+
+/// Largest deviation (N) of the first four friction harmonics, the mean normal force and the
+/// first normal harmonic from the reference, with `h_max` harmonics.
+fn deviation(h_max: usize, c: &Case) -> f64 {
+    // Harmonic ramp from 8 harmonics, as `solve_point` does: Newton from zero force with
+    // many harmonics and lift-off may stall.
+    let mut prev: Option<(HarmonicSet, Vec<f64>)> = None;
+    let mut hm = 8;
+    let (set, x) = loop {
+        let set: HarmonicSet = format!("all:{}", hm.min(h_max)).parse().unwrap();
+        let nt = (16 * set.h_max()).next_power_of_two().max(1024);
+        let start = prev.as_ref().map(|(s, x)| (s, x.as_slice()));
+        let x = solve_from(&set, nt, c.x, c.y, start);
+        if hm >= h_max {
+            break (set, x);
+        }
+        prev = Some((set, x));
+        hm *= 2;
+    };
+    let mut worst: f64 = 0.0;
+    for (h, &(fc, fs)) in c.fx.iter().enumerate() {
+        let (a, b) = coeff(&x, &set, 0, h);
+        worst = worst.max((-a - fc).abs()).max((-b - fs).abs());
+    }
+    let (l0, _) = coeff(&x, &set, 1, 0);
+    let (l1a, l1b) = coeff(&x, &set, 1, 1);
+    worst
+        .max((l0 - c.fy0).abs())
+        .max((l1a - c.fy1.0).abs())
+        .max((l1b - c.fy1.1).abs())
+}
+
+#[test]
+fn prescribed_motion_converges_to_the_time_marching_reference_with_separation() {
+    // The Galerkin solution converges to the exact force history as harmonics are added
+    // (about as 1/H: the force has kinks at every stick-slip and lift-off transition).
+    for (name, c) in cases() {
+        let coarse = deviation(32, &c);
+        let fine = deviation(128, &c);
+        println!("case {name}: deviation {coarse:.2e} N with all:32, {fine:.2e} N with all:128");
+        assert!(fine < 5e-2, "case {name}: deviation {fine} N with all:128");
+        assert!(fine < coarse / 2.5, "case {name}: {coarse} -> {fine} is not converging");
+    }
+}
+
+#[test]
+fn normal_force_is_zero_while_separated_and_friction_vanishes_with_it() {
+    let set: HarmonicSet = "all:64".parse().unwrap();
+    let c = &cases()[2].1;
+    let (cond, params) = element(&set, c.x, c.y);
+    let x = solve(&set, 2048, c.x, c.y);
+    let mut sys = UnilateralResidual::new(cond, set.clone(), 2048, params).unwrap();
+    let h = sys.histories(&x).unwrap();
+    let nt = h.n_samples;
+    let sep = (0..nt)
+        .filter(|&j| h.state[j] == ewr_contact::SampleState::Separated)
+        .count();
+    // y = 8e-4 sin: N0 + k y < 0 for sin < -0.625, about 28 % of the period.
+    let pi = std::f64::consts::PI;
+    let expected = (pi - 2.0 * (0.625f64).asin()) / (2.0 * pi);
+    let frac = sep as f64 / nt as f64;
+    assert!(
+        (frac - expected).abs() < 0.01,
+        "separated fraction {frac}, expected {expected}"
+    );
+    for j in 0..nt {
+        if h.state[j] == ewr_contact::SampleState::Separated {
+            // Truncated series ring around the transitions; away from them, force ~ 0.
+            assert!(h.normal_force[j].abs() < 2.0, "lambda {}", h.normal_force[j]);
+            assert!(h.force[j].abs() < 2.0, "r {}", h.force[j]);
+        } else {
+            assert!(h.normal_force[j] > -2.0);
+        }
+    }
+}
+
+#[test]
+fn jacobian_equals_finite_differences_in_stick_slip_and_separation() {
+    let set: HarmonicSet = "all:5".parse().unwrap();
+    let nt = 256;
+    for (name, c) in cases() {
+        let (cond, params) = element(&set, c.x, c.y);
+        let mut sys = UnilateralResidual::new(cond, set.clone(), nt, params).unwrap();
+        let n = sys.len();
+        // A point near the solution (so that every state occurs), made generic.
+        let x_sol = solve(&set, nt, c.x, c.y);
+        let x: Vec<f64> = x_sol
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + 0.3 * ((i as f64 * 1.7).sin()))
+            .collect();
+        let mut g = vec![0.0; n];
+        let mut j = Mat::zeros(n, n);
+        sys.residual_and_jacobian(&x, &mut g, j.as_mut()).unwrap();
+        let scale = (0..n)
+            .flat_map(|a| (0..n).map(move |b| (a, b)))
+            .map(|(a, b)| j[(a, b)].abs())
+            .fold(0.0, f64::max);
+        let eps = 1e-6;
+        let mut worst: f64 = 0.0;
+        for col in 0..n {
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[col] += eps;
+            xm[col] -= eps;
+            let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
+            sys.residual(&xp, &mut gp).unwrap();
+            sys.residual(&xm, &mut gm).unwrap();
+            for row in 0..n {
+                let fd = (gp[row] - gm[row]) / (2.0 * eps);
+                worst = worst.max((fd - j[(row, col)]).abs() / scale);
+            }
+        }
+        println!("case {name}: largest |J - FD| / max|J| = {worst:.2e}");
+        assert!(worst < 1e-4, "case {name}: {worst}");
+    }
+}
