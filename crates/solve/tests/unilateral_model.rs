@@ -1,0 +1,111 @@
+//! 3-D contacts on whole models: the constant-normal-load limit equals today's contacts.
+
+use ewr_contact::{CondensedContacts, ContactParams, FrictionLaw};
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_model::{Contacts, Kinematics, Model, ModelBuilder, NormalContacts, examples};
+use ewr_solve::newton::NewtonOptions;
+use ewr_solve::{PointSettings, Preconditioner, solve_point};
+
+fn settings(set: &str) -> PointSettings {
+    let set: HarmonicSet = set.parse().unwrap();
+    PointSettings {
+        n_samples: ewr_hb::default_samples(&set),
+        set,
+        law: FrictionLaw::Exact,
+        newton: NewtonOptions {
+            tol_residual: 1e-12,
+            ..NewtonOptions::default()
+        },
+        ramp: true,
+        monitor: vec![0, 1],
+        retry_rho: true,
+        preconditioner: Preconditioner::default(),
+    }
+}
+
+/// Seed 000's oscillator with a third DOF `z` (mass 1, spring 3) pressed against the ground
+/// by a static force `f0`: a rigid unilateral contact on `z` whose friction coefficient is
+/// `mu`. Rigid and decoupled from the tangential DOFs, it keeps `lambda = f0` at all times,
+/// so the friction bound is the constant `mu f0`.
+fn pressed_oscillator(mu: f64, f0: f64) -> Model {
+    let mut contacts = Contacts::to_ground(2, vec![0, 1], vec![0.0]);
+    contacts.normal = Some(NormalContacts {
+        kinematics: Kinematics::Dofs {
+            dofs: vec![2],
+            other: None,
+        },
+        g0: vec![0.0],
+        mu: vec![mu],
+        k_n: None,
+    });
+    ModelBuilder::new(3)
+        .mass(0, 1.0)
+        .mass(1, 1.0)
+        .mass(2, 1.0)
+        .spring_to_ground(0, 1.0)
+        .spring_to_ground(1, 2.0)
+        .spring_to_ground(2, 3.0)
+        .damper_to_ground(0, 0.01)
+        .damper_to_ground(1, 0.01)
+        .damper_to_ground(2, 0.01)
+        .contacts(contacts)
+        .force(0, 1, 10.0, 0.0)
+        .force(1, 1, 10.0, 0.0)
+        .force(2, 0, -f0, 0.0)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn constant_normal_load_limit_equals_the_constant_bound_contact() {
+    let (mu, f0) = (0.4, 20.0);
+    let m3 = pressed_oscillator(mu, f0);
+    let m2 = examples::oscillator_2d(); // mu_n = 8 = mu f0
+    assert_eq!(m2.contacts.mu_n, vec![mu * f0]);
+    let r3 = Receptance::new(&m3, ReceptanceKind::Dense).unwrap();
+    let r2 = Receptance::new(&m2, ReceptanceKind::Dense).unwrap();
+    let (p3, p2) = (ContactParams::of(&m3.contacts), ContactParams::of(&m2.contacts));
+    let s = settings("all:15");
+    let nco = s.set.n_coeffs();
+    // Below resonance (stick-slip), near it (slip), far above (stuck).
+    for omega in [0.6, 1.2, 3.0] {
+        // The Galerkin solution depends on rho through the truncation error only, so the
+        // constant-bound contact is given the tangential rho the 3-D contact chooses.
+        let at = r3.prepare(omega, s.set.harmonics()).unwrap();
+        let cond = CondensedContacts::from_receptance(&at, &s.set).unwrap();
+        let mut p2 = p2.clone();
+        p2.rho = ewr_solve::unilateral::auto_params(&p3, &cond).rho_t;
+        let a = solve_point(&r3, &p3, omega, &s, None).unwrap();
+        let b = solve_point(&r2, &p2, omega, &s, None).unwrap();
+        assert!(a.status.converged() && b.status.converged());
+        let worst = (0..2 * nco)
+            .map(|i| (a.friction[i] - b.friction[i]).abs())
+            .fold(0.0, f64::max);
+        // The normal force stays the static load.
+        let p0 = s.set.coeff_index(0).unwrap();
+        let lambda = &a.friction[2 * nco..3 * nco];
+        let dynamic = (0..nco)
+            .filter(|&i| i != p0)
+            .map(|i| lambda[i].abs())
+            .fold(0.0, f64::max);
+        println!(
+            "w = {omega}: |R_3d - R_2d| = {worst:.1e}, lambda mean {:.12}, dynamic {dynamic:.1e}, peak {} vs {}",
+            lambda[p0], a.dofs.norm_peak, b.dofs.norm_peak
+        );
+        assert!(worst < 1e-7 * mu * f0, "w = {omega}: {worst}");
+        assert!((lambda[p0] - f0).abs() < 1e-9 * f0);
+        assert!(dynamic < 1e-9 * f0);
+        assert!((a.dofs.norm_peak - b.dofs.norm_peak).abs() < 1e-8 * b.dofs.norm_peak);
+        assert!(a.contacts[0].separation_intervals.is_empty());
+    }
+}
+
+#[test]
+fn an_odd_harmonic_set_is_refused_with_a_hint() {
+    let m3 = pressed_oscillator(0.4, 20.0);
+    let r3 = Receptance::new(&m3, ReceptanceKind::Dense).unwrap();
+    let p3 = ContactParams::of(&m3.contacts);
+    let e = solve_point(&r3, &p3, 1.0, &settings("odd:7"), None).unwrap_err();
+    assert!(e.to_string().contains("all:7"), "{e}");
+}
