@@ -166,9 +166,18 @@ pub fn write_solution(
         let period = std::f64::consts::TAU / s.omega;
         let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
         put_1d(&g, "t", &t)?;
-        put_2d(&g, "w", m, nt, &h.displacement)?;
-        put_2d(&g, "v", m, nt, &h.velocity)?;
-        put_2d(&g, "r", m, nt, &h.force)?;
+        // Tangential rows only: 3-D contacts add their normal rows below.
+        let mt = h.force.len() / nt.max(1);
+        put_2d(&g, "w", mt, nt, &h.displacement)?;
+        put_2d(&g, "v", mt, nt, &h.velocity)?;
+        put_2d(&g, "r", mt, nt, &h.force)?;
+        if let Some(nh) = &h.normal {
+            let nc = nh.force.len() / nt.max(1);
+            put_2d(&g, "lambda", nc, nt, &nh.force)?;
+            put_2d(&g, "gap", nc, nt, &nh.gap)?;
+            let state: Vec<i64> = nh.state.iter().map(|s| state_code(*s)).collect();
+            put_2d(&g, "state", nc, nt, &state)?;
+        }
         let c = f.create_group("contacts").map_err(h5)?;
         let col = |f: &dyn Fn(&ewr_solve::ContactSummary) -> f64| -> Vec<f64> {
             s.contacts.iter().map(f).collect()
@@ -194,8 +203,37 @@ pub fn write_solution(
             }
         }
         put_2d(&c, "stick_intervals", owner.len(), 2, &flat)?;
-        put_1d(&c, "stick_interval_contact", &owner)
+        put_1d(&c, "stick_interval_contact", &owner)?;
+        if h.normal.is_some() {
+            let (mut flat, mut owner) = (Vec::new(), Vec::new());
+            for (i, cs) in s.contacts.iter().enumerate() {
+                for iv in &cs.separation_intervals {
+                    flat.extend_from_slice(iv);
+                    owner.push(i as i64);
+                }
+            }
+            put_2d(&c, "separation_intervals", owner.len(), 2, &flat)?;
+            put_1d(&c, "separation_interval_contact", &owner)?;
+            let range = |k: usize| -> Vec<f64> {
+                s.contacts
+                    .iter()
+                    .map(|x| x.normal_force_range.map_or(f64::NAN, |r| r[k]))
+                    .collect()
+            };
+            put_1d(&c, "normal_force_min", &range(0))?;
+            put_1d(&c, "normal_force_max", &range(1))?;
+        }
+        Ok(())
     })
+}
+
+/// Code of a sample's contact state in result files: 0 stick, 1 slip, 2 separated.
+pub fn state_code(s: ewr_contact::SampleState) -> i64 {
+    match s {
+        ewr_contact::SampleState::Stick => 0,
+        ewr_contact::SampleState::Slip => 1,
+        ewr_contact::SampleState::Separated => 2,
+    }
 }
 
 /// Writes frequency response curves (layout in docs/results-format.md).

@@ -190,6 +190,13 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         )));
     }
     if let Some(x) = mu_n {
+        if model.contacts.has_normal() {
+            return Err(Failure::input(format!(
+                "--mu-n {x}: the contacts of {} are 3-D (normal direction): their friction \
+                 bound is mu times the normal force, set by the model's mu and preload",
+                c.model.display()
+            )));
+        }
         if !x.is_finite() || x < 0.0 {
             return Err(Failure::input(format!(
                 "--mu-n {x}: the friction bound must be finite and >= 0"
@@ -215,6 +222,28 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
             "--samples {n_samples}: must exceed 2 x the highest harmonic ({}) and be at most {}",
             2 * set.h_max(),
             ewr_hb::MAX_SAMPLES
+        )));
+    }
+    // A static load dropped silently changes the operating point (a preload): refuse it.
+    if let Some(f) = model
+        .forcing
+        .iter()
+        .find(|f| f.harmonic == 0 && !set.contains(0))
+    {
+        return Err(Failure::input(format!(
+            "--harmonics {}: the model has a static load (DOF {}, harmonic 0), which this set \
+             cannot carry; use all:{}",
+            c.harmonics,
+            f.dof,
+            set.h_max()
+        )));
+    }
+    if model.contacts.has_normal() && !set.contains(0) {
+        return Err(Failure::input(format!(
+            "--harmonics {}: 3-D contacts (normal direction) carry their preload and mean \
+             forces in the static term h = 0; use all:{}",
+            c.harmonics,
+            set.h_max()
         )));
     }
     if let Some(f) = model.forcing.iter().find(|f| !set.contains(f.harmonic)) {
@@ -408,7 +437,20 @@ fn print_solution(s: &SolveSummary<'_>) {
             cs.dissipated_energy,
             cs.max_coulomb_violation
         );
-        if stick.is_empty() {
+        if let Some([lo, hi]) = cs.normal_force_range {
+            say!("  normal force {lo:.6e} .. {hi:.6e}");
+            if !cs.separation_intervals.is_empty() {
+                let sep: Vec<String> = cs
+                    .separation_intervals
+                    .iter()
+                    .map(|i| format!("[{:.4}, {:.4}]", i[0], i[1]))
+                    .collect();
+                say!("  separated on {}", sep.join(" "));
+            }
+        }
+        if stick.is_empty() && cs.normal_force_range.is_some() {
+            say!("  never sticks");
+        } else if stick.is_empty() {
             say!("  slides all the time");
         } else {
             say!("  sticks on {}", stick.join(" "));
@@ -489,6 +531,12 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .iter()
         .map(|&m| setup(&a.common, m))
         .collect::<Result<_, _>>()?;
+    if method == Continuation::Arclength && setups[0].model.contacts.has_normal() {
+        return Err(Failure::input(
+            "--continuation arclength is not available for 3-D contacts (normal direction) \
+             yet: use --continuation sequential",
+        ));
+    }
     crate::args::prepare_outputs(
         &[named("MODEL", &a.common.model)],
         &[

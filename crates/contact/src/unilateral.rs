@@ -103,7 +103,10 @@ pub struct CondensedContacts {
 
 impl CondensedContacts {
     /// `G_h` and the forced contact response `Q_h` of every harmonic of `set`.
-    pub fn from_receptance(at: &ReceptanceAt<'_>, set: &HarmonicSet) -> Result<Self, ResidualError> {
+    pub fn from_receptance(
+        at: &ReceptanceAt<'_>,
+        set: &HarmonicSet,
+    ) -> Result<Self, ResidualError> {
         let harmonics = set
             .harmonics()
             .iter()
@@ -420,11 +423,7 @@ impl UnilateralResidual {
         self.law(true)?;
         self.sampler.project_many(&self.psi, g)?;
         jac.fill(0.0);
-        let (d, nc, nt) = (
-            self.params.dim,
-            self.params.len(),
-            self.sampler.n_samples(),
-        );
+        let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let l = d + 1;
         let m = self.params.rows();
         let nco = self.set.n_coeffs();
@@ -473,7 +472,8 @@ impl UnilateralResidual {
                             } else {
                                 // (a, b) -> (Re Y, -Im Y) = [[gr, gi], [-gi, gr]] (a, b).
                                 for r in 0..nco {
-                                    let (ga, gb) = (self.galerkin[(r, p)], self.galerkin[(r, p + 1)]);
+                                    let (ga, gb) =
+                                        (self.galerkin[(r, p)], self.galerkin[(r, p + 1)]);
                                     jac[(row0 + r, col)] += ga * gh.re - gb * gh.im;
                                     jac[(row0 + r, col + 1)] += ga * gh.im + gb * gh.re;
                                 }
@@ -489,11 +489,7 @@ impl UnilateralResidual {
     /// Time histories of forces, kinematics and contact state for the force coefficients `x`.
     pub fn histories(&mut self, x: &[f64]) -> Result<UnilateralHistories, ResidualError> {
         self.sample(x)?;
-        let (d, nc, nt) = (
-            self.params.dim,
-            self.params.len(),
-            self.sampler.n_samples(),
-        );
+        let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let mt = d * nc;
         // Tangential displacement: the structure's displacement coefficients on friction rows.
         let mut disp = vec![0.0; self.len()];
@@ -503,7 +499,11 @@ impl UnilateralResidual {
             .synthesize_many(&disp[..mt * self.set.n_coeffs()], &mut displacement)?;
         let mut state = Vec::with_capacity(nc * nt);
         for c in 0..nc {
-            let (mu, rt, rn) = (self.params.mu[c], self.params.rho_t[c], self.params.rho_n[c]);
+            let (mu, rt, rn) = (
+                self.params.mu[c],
+                self.params.rho_t[c],
+                self.params.rho_n[c],
+            );
             for s in 0..nt {
                 let lam = self.x_samples[(mt + c) * nt + s];
                 let gap = self.y_samples[(mt + c) * nt + s];

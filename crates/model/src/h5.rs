@@ -46,12 +46,12 @@ pub fn put_1d<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, v: &[T]) -> Result<(
 }
 
 /// Writes a row-major `rows x cols` dataset (empty allowed).
-pub fn put_2d(
+pub fn put_2d<T: hdf5::H5Type>(
     g: &hdf5::Group,
     name: &str,
     rows: usize,
     cols: usize,
-    v: &[f64],
+    v: &[T],
 ) -> Result<(), String> {
     if v.len() != rows * cols {
         return Err(format!(
@@ -59,7 +59,7 @@ pub fn put_2d(
             v.len()
         ));
     }
-    g.new_dataset::<f64>()
+    g.new_dataset::<T>()
         .shape([rows, cols])
         .create(name)
         .and_then(|d| if v.is_empty() { Ok(()) } else { d.write_raw(v) })

@@ -86,6 +86,13 @@ pub fn frc(
     }
     match s.method {
         Continuation::Sequential => sequential(rec, params, s, on_point),
+        // The bordered corrector is written for constant bounds; 3-D contacts are followed
+        // point by point until it learns their residual.
+        Continuation::Arclength if params.normal.is_some() => Err(SolveError::Start(
+            "arclength continuation is not available for 3-D contacts (normal direction) yet: \
+             use --continuation sequential"
+                .into(),
+        )),
         Continuation::Arclength => arclength(rec, params, s, on_point),
     }
 }

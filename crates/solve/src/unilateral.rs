@@ -73,17 +73,31 @@ pub fn auto_params(params: &ContactParams, cond: &CondensedContacts) -> Unilater
     for c in 0..nc {
         let gt = (0..d).map(|k| diag(1, c * d + k)).fold(0.0, f64::max);
         let gn = diag(1, mt + c);
-        let inv = |x: f64| if x > 0.0 && x.is_finite() { 1.0 / x } else { 1.0 };
+        let inv = |x: f64| {
+            if x > 0.0 && x.is_finite() {
+                1.0 / x
+            } else {
+                1.0
+            }
+        };
         rho_t.push(params.rho[c] * inv(w * gt));
         rho_n.push(params.rho[c] * inv(gn));
         let stat = get(0).map_or(0.0, |x| {
             let g0n = x.1[(mt + c, mt + c)].norm();
             let closing = -(normal.g0[c] + x.2[mt + c].re);
-            if g0n > 0.0 { closing.max(0.0) / g0n } else { 0.0 }
+            if g0n > 0.0 {
+                closing.max(0.0) / g0n
+            } else {
+                0.0
+            }
         });
         let dynamic = get(1).map_or(0.0, |x| {
             let g1 = x.1[(mt + c, mt + c)].norm();
-            if g1 > 0.0 { x.2[mt + c].norm() / g1 } else { 0.0 }
+            if g1 > 0.0 {
+                x.2[mt + c].norm() / g1
+            } else {
+                0.0
+            }
         });
         let lambda_ref = if stat > 0.0 {
             stat

@@ -19,13 +19,21 @@ const N0: f64 = 50.0;
 /// compliance `diag(1/k_t, 1/k_n)`, and `Q_h` is the prescribed motion, with the normal row's
 /// sign flipped (the gap closes when the structure presses) and the preload as an
 /// interference `g0 = -N0 / k_n`.
-fn element(set: &HarmonicSet, x: (f64, f64), y: (f64, f64)) -> (CondensedContacts, UnilateralParams) {
+fn element(
+    set: &HarmonicSet,
+    x: (f64, f64),
+    y: (f64, f64),
+) -> (CondensedContacts, UnilateralParams) {
     let harmonics = set
         .harmonics()
         .iter()
         .map(|&h| {
             let g = Mat::from_fn(2, 2, |i, j| {
-                if i == j { c64::new(1.0 / K, 0.0) } else { c64::new(0.0, 0.0) }
+                if i == j {
+                    c64::new(1.0 / K, 0.0)
+                } else {
+                    c64::new(0.0, 0.0)
+                }
             });
             let q = if h == 1 {
                 // x(t) = a cos + b sin is the complex amplitude a - i b.
@@ -77,7 +85,12 @@ fn solve_from(
         None => vec![0.0; 2 * set.n_coeffs()],
     };
     let r = newton::solve(&mut sys, &x0, &opts);
-    assert!(r.status.converged(), "{:?} residual {}", r.status, r.residual);
+    assert!(
+        r.status.converged(),
+        "{:?} residual {}",
+        r.status,
+        r.residual
+    );
     r.x
 }
 
@@ -110,7 +123,12 @@ fn cases() -> Vec<(&'static str, Case)> {
             Case {
                 x: (1e-3, 0.0),
                 y: (2e-4, 0.0),
-                fx: [(2.85754, 0.0), (9.73912, -15.90144), (3.66462, -1.52255), (5.08323, 0.43727)],
+                fx: [
+                    (2.85754, 0.0),
+                    (9.73912, -15.90144),
+                    (3.66462, -1.52255),
+                    (5.08323, 0.43727),
+                ],
                 fy0: 50.0,
                 fy1: (20.0, 0.0),
             },
@@ -120,7 +138,12 @@ fn cases() -> Vec<(&'static str, Case)> {
             Case {
                 x: (1e-3, 0.0),
                 y: (0.0, 2e-4),
-                fx: [(-3.24973, 0.0), (9.38154, -16.20980), (3.06812, 0.92374), (5.32483, 0.09848)],
+                fx: [
+                    (-3.24973, 0.0),
+                    (9.38154, -16.20980),
+                    (3.06812, 0.92374),
+                    (5.32483, 0.09848),
+                ],
                 fy0: 50.0,
                 fy1: (0.0, 20.0),
             },
@@ -130,7 +153,12 @@ fn cases() -> Vec<(&'static str, Case)> {
             Case {
                 x: (1e-3, 0.0),
                 y: (0.0, 8e-4),
-                fx: [(-11.48474, 0.0), (9.03157, -18.97763), (9.53326, 3.48434), (4.13558, 1.50040)],
+                fx: [
+                    (-11.48474, 0.0),
+                    (9.03157, -18.97763),
+                    (9.53326, 3.48434),
+                    (4.13558, 1.50040),
+                ],
                 fy0: 55.62350,
                 fy1: (0.0, 69.61611),
             },
@@ -178,7 +206,10 @@ fn prescribed_motion_converges_to_the_time_marching_reference_with_separation() 
         let fine = deviation(128, &c);
         println!("case {name}: deviation {coarse:.2e} N with all:32, {fine:.2e} N with all:128");
         assert!(fine < 5e-2, "case {name}: deviation {fine} N with all:128");
-        assert!(fine < coarse / 2.5, "case {name}: {coarse} -> {fine} is not converging");
+        assert!(
+            fine < coarse / 2.5,
+            "case {name}: {coarse} -> {fine} is not converging"
+        );
     }
 }
 
@@ -205,7 +236,11 @@ fn normal_force_is_zero_while_separated_and_friction_vanishes_with_it() {
     for j in 0..nt {
         if h.state[j] == ewr_contact::SampleState::Separated {
             // Truncated series ring around the transitions; away from them, force ~ 0.
-            assert!(h.normal_force[j].abs() < 2.0, "lambda {}", h.normal_force[j]);
+            assert!(
+                h.normal_force[j].abs() < 2.0,
+                "lambda {}",
+                h.normal_force[j]
+            );
             assert!(h.force[j].abs() < 2.0, "r {}", h.force[j]);
         } else {
             assert!(h.normal_force[j] > -2.0);

@@ -65,7 +65,10 @@ fn constant_normal_load_limit_equals_the_constant_bound_contact() {
     assert_eq!(m2.contacts.mu_n, vec![mu * f0]);
     let r3 = Receptance::new(&m3, ReceptanceKind::Dense).unwrap();
     let r2 = Receptance::new(&m2, ReceptanceKind::Dense).unwrap();
-    let (p3, p2) = (ContactParams::of(&m3.contacts), ContactParams::of(&m2.contacts));
+    let (p3, p2) = (
+        ContactParams::of(&m3.contacts),
+        ContactParams::of(&m2.contacts),
+    );
     let s = settings("all:15");
     let nco = s.set.n_coeffs();
     // Below resonance (stick-slip), near it (slip), far above (stuck).
