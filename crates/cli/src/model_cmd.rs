@@ -142,6 +142,19 @@ struct ContactInfo {
     mu_n_max: Option<f64>,
     rho_min: Option<f64>,
     rho_max: Option<f64>,
+    /// 3-D contacts: friction coefficient, initial gap and contact stiffness ranges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    normal: Option<NormalInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    k_t: Option<[f64; 2]>,
+}
+
+#[derive(Serialize)]
+struct NormalInfo {
+    mu: [f64; 2],
+    g0: [f64; 2],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    k_n: Option<[f64; 2]>,
 }
 
 #[derive(Serialize)]
@@ -149,6 +162,11 @@ struct ForcingInfo {
     terms: usize,
     harmonics: Vec<usize>,
     dofs: Vec<usize>,
+}
+
+fn span(v: &[f64]) -> [f64; 2] {
+    let (a, b) = range(v);
+    [a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)]
 }
 
 fn range(v: &[f64]) -> (Option<f64>, Option<f64>) {
@@ -247,6 +265,12 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
             mu_n_max,
             rho_min,
             rho_max,
+            normal: c.normal.as_ref().map(|n| NormalInfo {
+                mu: span(&n.mu),
+                g0: span(&n.g0),
+                k_n: n.k_n.as_deref().map(span),
+            }),
+            k_t: c.k_t.as_deref().map(span),
         },
         forcing: ForcingInfo {
             terms: m.forcing.len(),
@@ -291,6 +315,23 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
     let ci = &info.contacts;
     if ci.count == 0 {
         say!("contacts:  none (linear model)");
+    } else if let Some(n) = &ci.normal {
+        say!(
+            "contacts:  {} 3-D contacts, {} tangential direction(s) + normal ({}), mu {} .. {}, \
+             g0 {} .. {}, rho factor {} .. {}",
+            ci.count,
+            ci.dim,
+            ci.kinematics,
+            n.mu[0],
+            n.mu[1],
+            n.g0[0],
+            n.g0[1],
+            fmt_opt(ci.rho_min),
+            fmt_opt(ci.rho_max)
+        );
+        if let Some(k) = n.k_n {
+            say!("           normal contact stiffness k_n {} .. {}", k[0], k[1]);
+        }
     } else {
         say!(
             "contacts:  {} of dim {} ({}), mu_n {} .. {}, rho {} .. {}",
@@ -302,6 +343,9 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
             fmt_opt(ci.rho_min),
             fmt_opt(ci.rho_max)
         );
+    }
+    if let Some(k) = ci.k_t {
+        say!("           tangential contact stiffness k_t {} .. {}", k[0], k[1]);
     }
     let label = |d: usize| match m.dof_labels.as_ref().and_then(|l| l.get(d)) {
         Some(l) => format!("{d} ({l})"),
