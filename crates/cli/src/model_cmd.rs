@@ -330,7 +330,11 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
             fmt_opt(ci.rho_max)
         );
         if let Some(k) = n.k_n {
-            say!("           normal contact stiffness k_n {} .. {}", k[0], k[1]);
+            say!(
+                "           normal contact stiffness k_n {} .. {}",
+                k[0],
+                k[1]
+            );
         }
     } else {
         say!(
@@ -345,7 +349,11 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
         );
     }
     if let Some(k) = ci.k_t {
-        say!("           tangential contact stiffness k_t {} .. {}", k[0], k[1]);
+        say!(
+            "           tangential contact stiffness k_t {} .. {}",
+            k[0],
+            k[1]
+        );
     }
     let label = |d: usize| match m.dof_labels.as_ref().and_then(|l| l.get(d)) {
         Some(l) => format!("{d} ({l})"),

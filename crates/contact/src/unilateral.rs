@@ -306,6 +306,44 @@ impl UnilateralResidual {
         }
     }
 
+    /// `out = T^T x` (no forced part). `G_h` is complex symmetric and the real `2 x 2` block
+    /// of a complex entry `a` is `R(a) = [[Re a, Im a], [-Im a, Re a]]` with
+    /// `R(a)^T = R(conj a)`, so per harmonic, in complex form,
+    /// `(T^T X)_s = conj( sum_t G_st D_t conj(X_t) )` with `D_t = i h w` on friction rows
+    /// and 1 on normal rows.
+    fn structure_transpose(&self, x: &[f64], out: &mut [f64]) {
+        let nco = self.set.n_coeffs();
+        let m = self.params.rows();
+        let mt = self.friction_rows();
+        out.fill(0.0);
+        for (h, g, _) in &self.cond.harmonics {
+            let h = *h;
+            let Some(p) = self.set.coeff_index(h) else {
+                continue;
+            };
+            let hw = h as f64 * self.cond.omega;
+            let w: Vec<c64> = (0..m)
+                .map(|t| {
+                    let b = if h > 0 { x[t * nco + p + 1] } else { 0.0 };
+                    // conj(X) = a + i b; friction rows times i h w.
+                    let cx = c64::new(x[t * nco + p], b);
+                    if t < mt { c64::new(0.0, hw) * cx } else { cx }
+                })
+                .collect();
+            for s in 0..m {
+                let mut y = c64::new(0.0, 0.0);
+                for (t, wt) in w.iter().enumerate() {
+                    y += g[(s, t)] * *wt;
+                }
+                // conj(y) = Re y - i Im y, i.e. (a, b) = (Re y, Im y).
+                out[s * nco + p] = y.re;
+                if h > 0 {
+                    out[s * nco + p + 1] = y.im;
+                }
+            }
+        }
+    }
+
     fn sample(&mut self, x: &[f64]) -> Result<(), ResidualError> {
         check_len("contact force coefficients", self.len(), x.len())?;
         let mut y = std::mem::take(&mut self.y_coeffs);
@@ -484,6 +522,190 @@ impl UnilateralResidual {
             }
         }
         Ok(())
+    }
+
+    /// Evaluates `g(X)` and keeps the law's derivatives for the matrix-free products.
+    pub fn residual_keep_derivatives(
+        &mut self,
+        x: &[f64],
+        g: &mut [f64],
+    ) -> Result<(), ResidualError> {
+        check_len("residual g", self.len(), g.len())?;
+        self.sample(x)?;
+        self.law(true)?;
+        self.sampler.project_many(&self.psi, g)?;
+        Ok(())
+    }
+
+    /// `out = J x` at the last point evaluated with derivatives, without forming `J`.
+    pub fn jacobian_product(&mut self, x: &[f64], out: &mut [f64]) -> Result<(), ResidualError> {
+        let n = self.len();
+        check_len("x in J x", n, x.len())?;
+        check_len("y in J x", n, out.len())?;
+        let mut ty = std::mem::take(&mut self.y_coeffs);
+        self.structure(Some(x), false, &mut ty);
+        self.y_coeffs = ty;
+        self.sampler.synthesize_many(x, &mut self.x_samples)?;
+        self.sampler
+            .synthesize_many(&self.y_coeffs, &mut self.y_samples)?;
+        self.apply_derivatives(false);
+        self.sampler.project_many(&self.psi, out)?;
+        Ok(())
+    }
+
+    /// `out = J^T x` at the last point evaluated with derivatives, without forming `J`:
+    /// `J^T = diag(1/w) P D_X^T S diag(w) + T^T diag(1/w) P D_Y^T S diag(w)` (projection
+    /// weights `w`), the transpose of [`jacobian_product`](Self::jacobian_product).
+    pub fn jacobian_transpose_product(
+        &mut self,
+        x: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), ResidualError> {
+        let n = self.len();
+        check_len("x in J^T x", n, x.len())?;
+        check_len("y in J^T x", n, out.len())?;
+        let nco = self.set.n_coeffs();
+        let nt = self.sampler.n_samples() as f64;
+        let mut wts = vec![2.0 / nt; nco];
+        if let Some(p) = self.set.coeff_index(0) {
+            wts[p] = 1.0 / nt;
+        }
+        let xw: Vec<f64> = x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v * wts[i % nco])
+            .collect();
+        // Samples of P^T x, in psi; D_X^T into x_samples, D_Y^T into y_samples.
+        self.sampler.synthesize_many(&xw, &mut self.psi)?;
+        self.apply_derivatives(true);
+        let mut ax = vec![0.0; n];
+        let mut ay = vec![0.0; n];
+        self.sampler.project_many(&self.x_samples, &mut ax)?;
+        self.sampler.project_many(&self.y_samples, &mut ay)?;
+        for (i, v) in ax.iter_mut().chain(ay.iter_mut()).enumerate() {
+            *v /= wts[i % nco];
+        }
+        self.structure_transpose(&ay, out);
+        out.iter_mut().zip(&ax).for_each(|(o, a)| *o += a);
+        Ok(())
+    }
+
+    /// Per sample and contact: `psi = dX xs + dY ys` (forward, from `x_samples`,
+    /// `y_samples`), or `xs = dX^T psi, ys = dY^T psi` (transposed, from `psi`).
+    fn apply_derivatives(&mut self, transpose: bool) {
+        let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
+        let l = d + 1;
+        let mt = d * nc;
+        let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
+        for c in 0..nc {
+            for s in 0..nt {
+                let mut a = [0.0; 3];
+                let mut bx = [0.0; 3];
+                let mut by = [0.0; 3];
+                for i in 0..l {
+                    let v = if transpose {
+                        self.psi[sig(c, i) * nt + s]
+                    } else {
+                        0.0
+                    };
+                    a[i] = v;
+                }
+                for i in 0..l {
+                    for j in 0..l {
+                        let idx = ((c * l + i) * l + j) * nt + s;
+                        if transpose {
+                            bx[j] += self.d_x[idx] * a[i];
+                            by[j] += self.d_y[idx] * a[i];
+                        } else {
+                            bx[i] += self.d_x[idx] * self.x_samples[sig(c, j) * nt + s]
+                                + self.d_y[idx] * self.y_samples[sig(c, j) * nt + s];
+                        }
+                    }
+                }
+                for i in 0..l {
+                    if transpose {
+                        self.x_samples[sig(c, i) * nt + s] = bx[i];
+                        self.y_samples[sig(c, i) * nt + s] = by[i];
+                    } else {
+                        self.psi[sig(c, i) * nt + s] = bx[i];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each contact's diagonal block of `J` (its `dim + 1` signals, `(dim + 1) n_coeffs`
+    /// square, signals in the order friction directions then normal), at the last point
+    /// evaluated with derivatives: the block-Jacobi preconditioner of the matrix-free path.
+    pub fn contact_jacobian_blocks(&mut self) -> Result<Vec<Mat<f64>>, ResidualError> {
+        let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
+        let l = d + 1;
+        let nco = self.set.n_coeffs();
+        let mt = d * nc;
+        let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
+        let omega = self.cond.omega;
+        let mut out = Vec::with_capacity(nc);
+        for c in 0..nc {
+            let mut blk = Mat::<f64>::zeros(l * nco, l * nco);
+            for i in 0..l {
+                for j in 0..l {
+                    let idx = ((c * l + i) * l + j) * nt;
+                    let dx = &self.d_x[idx..idx + nt];
+                    if dx.iter().any(|&v| v != 0.0) {
+                        self.sampler.galerkin_matrix(dx, self.galerkin.as_mut())?;
+                        let mut b = blk.as_mut().submatrix_mut(i * nco, j * nco, nco, nco);
+                        b += &self.galerkin;
+                    }
+                    let dy = &self.d_y[idx..idx + nt];
+                    if dy.iter().all(|&v| v == 0.0) {
+                        continue;
+                    }
+                    self.sampler.galerkin_matrix(dy, self.galerkin.as_mut())?;
+                    let velocity = j < d;
+                    for (h, gm, _) in &self.cond.harmonics {
+                        let h = *h;
+                        let Some(p) = self.set.coeff_index(h) else {
+                            continue;
+                        };
+                        if velocity && h == 0 {
+                            continue;
+                        }
+                        let factor = if velocity {
+                            c64::new(0.0, h as f64 * omega)
+                        } else {
+                            c64::new(1.0, 0.0)
+                        };
+                        for tl in 0..l {
+                            let gh = factor * gm[(sig(c, j), sig(c, tl))];
+                            let col = tl * nco + p;
+                            for r in 0..nco {
+                                let (ga, gb) = (
+                                    self.galerkin[(r, p)],
+                                    if h > 0 {
+                                        self.galerkin[(r, p + 1)]
+                                    } else {
+                                        0.0
+                                    },
+                                );
+                                if h == 0 {
+                                    blk[(i * nco + r, col)] += ga * gh.re;
+                                } else {
+                                    blk[(i * nco + r, col)] += ga * gh.re - gb * gh.im;
+                                    blk[(i * nco + r, col + 1)] += ga * gh.im + gb * gh.re;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            out.push(blk);
+        }
+        Ok(out)
+    }
+
+    /// Number of contacts.
+    pub fn contact_count(&self) -> usize {
+        self.params.len()
     }
 
     /// Time histories of forces, kinematics and contact state for the force coefficients `x`.

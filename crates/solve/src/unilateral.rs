@@ -14,7 +14,9 @@ use ewr_contact::{
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::{Receptance, ReceptanceAt};
 use faer::MatMut;
+use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::reborrow::ReborrowMut;
+use rayon::prelude::*;
 
 /// The 3-D contact residual divided by the square of the largest force scale, so that the
 /// Newton tolerance is dimensionless as for constant bounds.
@@ -23,6 +25,29 @@ pub struct ScaledUnilateral {
     pub inner: UnilateralResidual,
     /// `1 / (max F)^2`.
     pub scale: f64,
+    /// LU of each contact's diagonal block of the scaled `J` (matrix-free preconditioner).
+    blocks: Vec<PartialPivLu<f64>>,
+}
+
+impl ScaledUnilateral {
+    /// `inner` scaled by `scale`.
+    pub fn new(inner: UnilateralResidual, scale: f64) -> Self {
+        ScaledUnilateral {
+            inner,
+            scale,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The unknowns of contact `c`: its friction signals, then its normal signal.
+    fn contact_indices(&self, c: usize) -> impl Iterator<Item = usize> + use<> {
+        let p = self.inner.params();
+        let (d, nc) = (p.dim, p.len());
+        let nco = self.inner.harmonic_set().n_coeffs();
+        let sigs: Vec<usize> = (0..d).map(|k| c * d + k).chain([d * nc + c]).collect();
+        sigs.into_iter()
+            .flat_map(move |s| (0..nco).map(move |q| s * nco + q))
+    }
 }
 
 impl Residual for ScaledUnilateral {
@@ -50,6 +75,66 @@ impl Residual for ScaledUnilateral {
                 .map_err(|e| EvalError(e.to_string()))?,
         }
         g.iter_mut().for_each(|v| *v *= s);
+        Ok(())
+    }
+
+    fn supports_matrix_free(&self) -> bool {
+        true
+    }
+
+    fn prefers_matrix_free(&self) -> bool {
+        self.inner.contact_count() > 1
+    }
+
+    fn linearize(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), EvalError> {
+        let err = |e: ResidualError| EvalError(e.to_string());
+        self.inner.residual_keep_derivatives(x, g).map_err(err)?;
+        let s = self.scale;
+        g.iter_mut().for_each(|v| *v *= s);
+        let mut blocks = self.inner.contact_jacobian_blocks().map_err(err)?;
+        self.blocks = blocks
+            .par_iter_mut()
+            .map(|b| {
+                *b *= faer::Scale(s);
+                b.partial_piv_lu()
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        self.inner
+            .jacobian_product(v, out)
+            .map_err(|e| EvalError(e.to_string()))?;
+        out.iter_mut().for_each(|y| *y *= self.scale);
+        Ok(())
+    }
+
+    fn jacobian_transpose_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        self.inner
+            .jacobian_transpose_product(v, out)
+            .map_err(|e| EvalError(e.to_string()))?;
+        out.iter_mut().for_each(|y| *y *= self.scale);
+        Ok(())
+    }
+
+    fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        for c in 0..self.blocks.len() {
+            let idx: Vec<usize> = self.contact_indices(c).collect();
+            let mut z: Vec<f64> = idx.iter().map(|&i| v[i]).collect();
+            let keep = z.clone();
+            let n = z.len();
+            self.blocks[c].solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, n, 1));
+            // A singular block (e.g. a contact whose law derivatives vanish): identity.
+            let z = if z.iter().all(|x| x.is_finite()) {
+                z
+            } else {
+                keep
+            };
+            for (&i, zi) in idx.iter().zip(z) {
+                v[i] = zi;
+            }
+        }
         Ok(())
     }
 }
@@ -132,7 +217,7 @@ fn system(
     let f = p.force_scale.iter().copied().fold(0.0, f64::max);
     let scale = if f > 0.0 { 1.0 / (f * f) } else { 1.0 };
     let inner = UnilateralResidual::new(cond, set.clone(), n_samples, p)?;
-    Ok(ScaledUnilateral { inner, scale })
+    Ok(ScaledUnilateral::new(inner, scale))
 }
 
 /// Factors on both scalings tried when a solve stalls (the zero set does not depend on them).

@@ -73,10 +73,7 @@ fn solve_from(
 ) -> Vec<f64> {
     let (cond, params) = element(set, x, y);
     let inner = UnilateralResidual::new(cond, set.clone(), n_samples, params).unwrap();
-    let mut sys = ScaledUnilateral {
-        inner,
-        scale: 1.0 / (MU * N0).powi(2),
-    };
+    let mut sys = ScaledUnilateral::new(inner, 1.0 / (MU * N0).powi(2));
     let mut opts = NewtonOptions::default();
     opts.tol_residual = 1e-9;
     opts.max_iterations = 200;
@@ -287,4 +284,146 @@ fn jacobian_equals_finite_differences_in_stick_slip_and_separation() {
         println!("case {name}: largest |J - FD| / max|J| = {worst:.2e}");
         assert!(worst < 1e-4, "case {name}: {worst}");
     }
+}
+
+/// Two 2-D contacts (two tangential directions each) coupled through a complex symmetric
+/// receptance with damping, both pressed and shaken: every law branch and every coupling
+/// term of the matrix-free products occurs.
+fn coupled_pair(set: &HarmonicSet) -> (CondensedContacts, UnilateralParams) {
+    let m = 6; // rows: 4 friction (c0 t1, c0 t2, c1 t1, c1 t2), then 2 normal
+    let harmonics = set
+        .harmonics()
+        .iter()
+        .map(|&h| {
+            let hf = h as f64;
+            let g = Mat::from_fn(m, m, |i, j| {
+                let (a, b) = (i.min(j) as f64, i.max(j) as f64);
+                let off = 0.2 / K * ((a + 2.0 * b + hf).sin());
+                let damp = if h > 0 {
+                    -0.05 / K * ((a * b + 1.0).cos())
+                } else {
+                    0.0
+                };
+                if i == j {
+                    c64::new(1.0 / K * (1.0 + 0.1 * hf), damp)
+                } else {
+                    c64::new(off, damp * 0.3)
+                }
+            });
+            let q = if h == 1 {
+                vec![
+                    c64::new(1e-3, 0.0),
+                    c64::new(0.0, 5e-4),
+                    c64::new(-8e-4, 2e-4),
+                    c64::new(3e-4, 0.0),
+                    c64::new(0.0, 6e-4),
+                    c64::new(-1e-4, 0.0),
+                ]
+            } else {
+                vec![c64::new(0.0, 0.0); m]
+            };
+            (h, g, q)
+        })
+        .collect();
+    (
+        CondensedContacts {
+            omega: 1.3,
+            harmonics,
+        },
+        UnilateralParams {
+            dim: 2,
+            mu: vec![0.3, 0.5],
+            g0: vec![-N0 / K, -0.5 * N0 / K],
+            rho_t: vec![K, 2.0 * K],
+            rho_n: vec![K, K],
+            force_scale: vec![MU * N0, MU * N0],
+        },
+    )
+}
+
+#[test]
+fn matrix_free_products_and_contact_blocks_equal_the_dense_jacobian() {
+    let set: HarmonicSet = "all:4".parse().unwrap();
+    let (cond, params) = coupled_pair(&set);
+    let mut sys = UnilateralResidual::new(cond, set.clone(), 64, params).unwrap();
+    let n = sys.len();
+    let nco = set.n_coeffs();
+    let x: Vec<f64> = (0..n).map(|i| 20.0 * ((i as f64 * 0.77).sin())).collect();
+    let mut g = vec![0.0; n];
+    let mut j = Mat::zeros(n, n);
+    sys.residual_and_jacobian(&x, &mut g, j.as_mut()).unwrap();
+    let mut g2 = vec![0.0; n];
+    sys.residual_keep_derivatives(&x, &mut g2).unwrap();
+    assert_eq!(g, g2);
+    let scale = (0..n)
+        .flat_map(|a| (0..n).map(move |b| (a, b)))
+        .map(|(a, b)| j[(a, b)].abs())
+        .fold(0.0, f64::max);
+    let v: Vec<f64> = (0..n).map(|i| (i as f64 * 1.31).cos()).collect();
+    let (mut jv, mut jtv) = (vec![0.0; n], vec![0.0; n]);
+    sys.jacobian_product(&v, &mut jv).unwrap();
+    sys.jacobian_transpose_product(&v, &mut jtv).unwrap();
+    let mut worst: f64 = 0.0;
+    for r in 0..n {
+        let dense: f64 = (0..n).map(|c| j[(r, c)] * v[c]).sum();
+        let dense_t: f64 = (0..n).map(|c| j[(c, r)] * v[c]).sum();
+        worst = worst
+            .max((dense - jv[r]).abs())
+            .max((dense_t - jtv[r]).abs());
+    }
+    assert!(
+        worst < 1e-11 * scale * n as f64,
+        "products: {worst} (|J| {scale})"
+    );
+    // Contact blocks: signals (c*2, c*2+1, 4 + c).
+    let blocks = sys.contact_jacobian_blocks().unwrap();
+    for (c, b) in blocks.iter().enumerate() {
+        let sigs = [c * 2, c * 2 + 1, 4 + c];
+        for (bi, &si) in sigs.iter().enumerate() {
+            for (bj, &sj) in sigs.iter().enumerate() {
+                for p in 0..nco {
+                    for q in 0..nco {
+                        let d = j[(si * nco + p, sj * nco + q)];
+                        let e = b[(bi * nco + p, bj * nco + q)];
+                        assert!((d - e).abs() <= 1e-12 * scale, "contact {c}: {d} vs {e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn matrix_free_newton_reaches_the_dense_solution() {
+    let set: HarmonicSet = "all:8".parse().unwrap();
+    let run = |linear: ewr_solve::LinearSolve| {
+        let (cond, params) = coupled_pair(&set);
+        let inner = UnilateralResidual::new(cond, set.clone(), 256, params).unwrap();
+        let mut sys = ScaledUnilateral::new(inner, 1.0 / (MU * N0).powi(2));
+        let mut opts = NewtonOptions::default();
+        opts.tol_residual = 1e-10;
+        opts.max_iterations = 300;
+        opts.linear = linear;
+        let x0 = vec![0.0; sys.inner.len()];
+        let r = newton::solve(&mut sys, &x0, &opts);
+        assert!(
+            r.status.converged(),
+            "{linear}: {:?} {}",
+            r.status,
+            r.residual
+        );
+        (r.x, r.matrix_free)
+    };
+    let (xd, mfd) = run(ewr_solve::LinearSolve::Dense);
+    let (xm, mfm) = run(ewr_solve::LinearSolve::MatrixFree);
+    assert!(!mfd && mfm);
+    let worst = xd
+        .iter()
+        .zip(&xm)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        worst < 1e-6 * N0,
+        "dense and matrix-free solutions differ by {worst} N"
+    );
 }
