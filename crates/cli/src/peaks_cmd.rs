@@ -32,7 +32,8 @@ pub const PEAKS_ABOUT: &str = "Resonance peak tracking: the maximum over frequen
 pub struct PeaksArgs {
     #[command(flatten)]
     common: Common,
-    /// The parameter: mu_n, forcing or mass:DOF.
+    /// The parameter: mu_n, forcing (factor on the dynamic loads) or mass:DOF; for 3-D
+    /// contacts mu or normal-preload (factor on the static loads and interferences).
     #[arg(long, value_name = "PARAM")]
     param: String,
     /// First parameter value.
@@ -79,6 +80,10 @@ pub struct PeaksArgs {
 #[derive(Clone, Debug)]
 enum Param {
     MuN,
+    /// Friction coefficient of 3-D contacts.
+    Mu,
+    /// Factor on the static preload of 3-D contacts (harmonic-0 loads and interferences).
+    NormalPreload,
     Forcing,
     Mass(usize),
 }
@@ -87,6 +92,8 @@ impl Param {
     fn name(&self, s: &Setup) -> String {
         match self {
             Param::MuN => "mu_n".into(),
+            Param::Mu => "mu".into(),
+            Param::NormalPreload => "normal-preload".into(),
             Param::Forcing => "forcing".into(),
             Param::Mass(d) => match &s.model.dof_labels {
                 Some(l) => format!("mass:{}", l[*d]),
@@ -97,7 +104,8 @@ impl Param {
 
     /// Whether a value changes the structure (so the receptance is rebuilt).
     fn structural(&self) -> bool {
-        !matches!(self, Param::MuN)
+        // mu and interferences enter the law only; static forcing enters the receptance.
+        !matches!(self, Param::MuN | Param::Mu)
     }
 }
 
@@ -141,7 +149,26 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let base = setup(&a.common, None)?;
     let param = match a.param.as_str() {
-        "mu_n" => Param::MuN,
+        "mu_n" | "mu" | "normal-preload" => {
+            let normal = base.model.contacts.has_normal();
+            match (a.param.as_str(), normal) {
+                ("mu_n", false) => Param::MuN,
+                ("mu", true) => Param::Mu,
+                ("normal-preload", true) => Param::NormalPreload,
+                ("mu_n", true) => {
+                    return Err(Failure::input(
+                        "--param mu_n: the model's contacts are 3-D (normal direction), whose \
+                         bound is mu times the normal force: track mu or normal-preload",
+                    ));
+                }
+                (p, _) => {
+                    return Err(Failure::input(format!(
+                        "--param {p}: only for models with 3-D contacts (normal direction); \
+                         track mu_n"
+                    )));
+                }
+            }
+        }
         "forcing" => Param::Forcing,
         other => match other.strip_prefix("mass:") {
             Some(dof) => {
@@ -150,13 +177,14 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
             }
             None => {
                 return Err(Failure::input(format!(
-                    "--param {other:?}: use mu_n, forcing or mass:DOF"
+                    "--param {other:?}: use mu_n, forcing or mass:DOF (3-D contacts: mu, \
+                     normal-preload)"
                 )));
             }
         },
     };
     let lowest_ok = match param {
-        Param::MuN | Param::Mass(_) => 0.0,
+        Param::MuN | Param::Mu | Param::NormalPreload | Param::Mass(_) => 0.0,
         Param::Forcing => f64::MIN_POSITIVE,
     };
     if a.from.min(a.to) < lowest_ok {
@@ -351,10 +379,30 @@ impl Tracker<'_> {
         let mut m = self.base.model.clone();
         match self.param {
             Param::MuN => m.contacts.mu_n.iter_mut().for_each(|x| *x = v),
-            Param::Forcing => m.forcing.iter_mut().for_each(|f| {
-                f.cos *= v;
-                f.sin *= v;
-            }),
+            Param::Mu => {
+                if let Some(n) = m.contacts.normal.as_mut() {
+                    n.mu.iter_mut().for_each(|x| *x = v);
+                }
+            }
+            // The static state scales with every static load and interference together.
+            Param::NormalPreload => {
+                m.forcing
+                    .iter_mut()
+                    .filter(|f| f.harmonic == 0)
+                    .for_each(|f| f.cos *= v);
+                if let Some(n) = m.contacts.normal.as_mut() {
+                    n.g0.iter_mut().filter(|g| **g < 0.0).for_each(|g| *g *= v);
+                }
+            }
+            // The excitation only: a static load (preload) is not part of it.
+            Param::Forcing => m
+                .forcing
+                .iter_mut()
+                .filter(|f| f.harmonic > 0)
+                .for_each(|f| {
+                    f.cos *= v;
+                    f.sin *= v;
+                }),
             Param::Mass(d) => m.set_mass(&[d], v)?,
         }
         Ok(m)
