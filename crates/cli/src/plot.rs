@@ -263,14 +263,85 @@ pub struct PeriodFigure {
     pub r: Vec<Vec<f64>>,
     /// Stick intervals (an interval wrapping past the period has its end above it).
     pub stick: Vec<[f64; 2]>,
-    /// Friction bound, drawn as the Coulomb circle of the force locus.
+    /// Friction bound, drawn as the Coulomb circle of the force locus (3-D contacts: the
+    /// largest `mu lambda` of the period).
     pub mu_n: f64,
+    /// 3-D contacts: the normal side, drawn in place of `|r|` against `|v|`.
+    pub normal: Option<NormalPanel>,
+}
+
+/// The normal side of a 3-D contact over the period.
+pub struct NormalPanel {
+    /// Normal force `lambda(t)`.
+    pub lambda: Vec<f64>,
+    /// Friction coefficient (the bound `mu lambda` is drawn too).
+    pub mu: f64,
+    /// Separation intervals (as the stick intervals).
+    pub separated: Vec<[f64; 2]>,
 }
 
 /// Time histories (stick phases shaded), trajectory, force locus with the Coulomb circle
 /// and `|r|` against `|v|`: the paper's figure of a periodic solution.
 pub fn period(path: &Path, fig: &PeriodFigure) -> Res {
     render!(path, (1500, 900), |root| draw_period(root, fig))
+}
+
+/// The normal force and the friction bound `mu lambda` against time, separation shaded.
+fn draw_normal<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    fig: &PeriodFigure,
+    n: &NormalPanel,
+    t: &[f64],
+    lambda: &[f64],
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    let bound: Vec<f64> = lambda.iter().map(|l| n.mu * l.max(0.0)).collect();
+    let (y0, y1) = bounds(lambda.iter().chain(&bound).copied().chain([0.0]));
+    let mut ch = ChartBuilder::on(area)
+        .caption("normal force (separation shaded)", ("sans-serif", 17))
+        .margin(8)
+        .x_label_area_size(35)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..fig.period, y0..y1)
+        .map_err(e("axes"))?;
+    ch.configure_mesh()
+        .x_desc("t")
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(e("mesh"))?;
+    let bands = n.separated.iter().flat_map(|&[s, end]| {
+        let mut v = vec![(s, end.min(fig.period))];
+        if end > fig.period {
+            v.push((0.0, end - fig.period));
+        }
+        v
+    });
+    ch.draw_series(
+        bands
+            .map(|(s, end)| Rectangle::new([(s, y0), (end, y1)], RGBColor(255, 225, 200).filled())),
+    )
+    .map_err(e("separation"))?;
+    for (k, (y, label)) in [(lambda, "lambda"), (bound.as_slice(), "mu lambda")]
+        .into_iter()
+        .enumerate()
+    {
+        let color = COLORS[k % COLORS.len()];
+        ch.draw_series(LineSeries::new(
+            t.iter().copied().zip(y.iter().copied()),
+            color.stroke_width(2),
+        ))
+        .map_err(e("curve"))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    ch.configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(e("legend"))
 }
 
 /// One x-y panel: title, x values, y values, axis labels.
@@ -373,6 +444,12 @@ where
         ("|r| against |v|", &gx, &gy, ["|v|", "|r|"]),
     ];
     for (i, (name, x, y, labels)) in plots.into_iter().enumerate() {
+        if i == 2
+            && let Some(n) = &fig.normal
+        {
+            draw_normal(&panels[5], fig, n, &t, &pick(&n.lambda))?;
+            continue;
+        }
         let (mut x0, mut x1) = bounds(x.iter().copied());
         let (mut y0, mut y1) = bounds(y.iter().copied());
         if i == 1 && dim == 2 {

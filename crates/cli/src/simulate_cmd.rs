@@ -435,5 +435,6 @@ fn period_figure(sim: &Simulation, model: &Model) -> PeriodFigure {
             .map(|c| c.stick_intervals.clone())
             .unwrap_or_default(),
         mu_n: sim.mu_n.first().copied().unwrap_or(0.0),
+        normal: None,
     }
 }

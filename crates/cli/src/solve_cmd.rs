@@ -776,6 +776,18 @@ fn period_figure(s: &PointSolution, params: &ContactParams) -> crate::plot::Peri
         v: series(&h.velocity),
         r: series(&h.force),
         stick: s.contacts[0].stick_intervals.clone(),
-        mu_n: params.mu_n[0],
+        mu_n: match (&h.normal, &params.normal) {
+            (Some(nh), Some(np)) => np.mu[0] * nh.force[..nt].iter().copied().fold(0.0, f64::max),
+            _ => params.mu_n[0],
+        },
+        normal: h
+            .normal
+            .as_ref()
+            .zip(params.normal.as_ref())
+            .map(|(nh, np)| crate::plot::NormalPanel {
+                lambda: nh.force[..nt].to_vec(),
+                mu: np.mu[0],
+                separated: s.contacts[0].separation_intervals.clone(),
+            }),
     }
 }
