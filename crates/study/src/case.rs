@@ -114,13 +114,22 @@ impl Study {
         let mut law = self.solver.law;
         for (p, v) in self.parameters.iter().zip(&case.values) {
             match (p.kind, v) {
+                (ParamKind::MuN, Value::Num(_)) if model.contacts.has_normal() => {
+                    return Err(
+                        "mu_n: the model's contacts are 3-D (normal direction), whose bound is \
+                         mu times the normal force; a study of mu or of the preload is not \
+                         available yet (use ewr peaks --param mu|normal-preload)"
+                            .into(),
+                    );
+                }
                 (ParamKind::MuN, Value::Num(x)) => {
                     for &c in &self.mu_n_contacts {
                         model.contacts.mu_n[c] = *x;
                     }
                 }
                 (ParamKind::ForcingScale, Value::Num(x)) => {
-                    for f in &mut model.forcing {
+                    // The excitation only: a static load (preload) is not part of it.
+                    for f in model.forcing.iter_mut().filter(|f| f.harmonic > 0) {
                         f.cos *= x;
                         f.sin *= x;
                     }
