@@ -44,6 +44,7 @@ pub struct EnergyBalance {
     /// inelastic (zero restitution), so a mass `m` landing at speed `v` loses `m v^2 / 2`;
     /// contacts that stay closed add nothing. A part of `normal + numerical`, not a further
     /// term of the identity.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub impact: Option<f64>,
 }
 
