@@ -546,6 +546,26 @@ mod tests {
     }
 
     #[test]
+    fn normal_force_is_signorini_at_the_end_of_the_step() {
+        let (d, h) = (0.5, 0.1);
+        // Open and not closing within the step: no force.
+        assert_eq!(normal_force(1.0, -1.0, d, h, 0.0), 0.0);
+        // Closing within the step: the end gap g + h (b + d lambda) is exactly 0.
+        let l = normal_force(0.05, -1.0, d, h, 0.0);
+        assert!(l > 0.0 && (0.05 + h * (-1.0 + d * l)).abs() < 1e-15);
+        // Closed and pulled apart: no force; pressed: the velocity is stopped.
+        assert_eq!(normal_force(0.0, 2.0, d, h, 0.0), 0.0);
+        assert!((-1.0 + d * normal_force(0.0, -1.0, d, h, 0.0)).abs() < 1e-15);
+        // A rigid penetration is kept, not pushed out.
+        assert!((-1.0 + d * normal_force(-0.3, -1.0, d, h, 0.0)).abs() < 1e-15);
+        assert_eq!(normal_force(-0.3, 0.0, d, h, 0.0), 0.0);
+        // Compliant: lambda = k_n max(0, -g_end) with g_end = g + h V.
+        let (k, g) = (200.0, -0.01);
+        let l = normal_force(g, 0.0, d, h, 1.0 / k);
+        assert!((l - k * -(g + h * d * l)).abs() < 1e-12);
+    }
+
+    #[test]
     fn gauss_seidel_solves_coupled_contacts() {
         // Three coupled 1-D contacts; check the Coulomb conditions at the solution.
         let d = vec![2.0, -0.5, 0.1, -0.5, 1.5, -0.4, 0.1, -0.4, 1.0];
