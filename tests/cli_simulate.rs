@@ -259,3 +259,93 @@ fn simulate_massless_damper_and_jenkins_option() {
     assert_eq!(j["static_factor"], 1.2);
     assert_eq!(j["contacts"][0]["static_bound"].as_f64().unwrap(), 9.6);
 }
+
+/// A model-format-v2 file with a 3-D contact: a mass pressed on a rigid ground by a static
+/// force and pulled off once per period (the `lifting` case of
+/// crates/simulate/tests/contact3d.rs), 1-D friction on a second DOF.
+fn lifting_model(path: &Path, k_t: bool) {
+    use ewr_model::{Contacts, Kinematics, ModelBuilder, NormalContacts};
+    let mut contacts = Contacts::to_ground(1, vec![0], vec![0.0]);
+    contacts.normal = Some(NormalContacts {
+        kinematics: Kinematics::Dofs {
+            dofs: vec![1],
+            other: None,
+        },
+        g0: vec![0.0],
+        mu: vec![0.5],
+        k_n: None,
+    });
+    if k_t {
+        contacts.k_t = Some(vec![50.0]);
+    }
+    let model = ModelBuilder::new(2)
+        .mass(0, 1.0)
+        .mass(1, 1.0)
+        .spring_to_ground(0, 4.0)
+        .damper_to_ground(0, 0.1)
+        .contacts(contacts)
+        .force(0, 1, 3.0, 0.0)
+        .force(1, 0, -1.0, 0.0)
+        .force(1, 1, 2.0, 0.0)
+        .build()
+        .unwrap();
+    ewr_model::write(path, &model).unwrap();
+}
+
+#[test]
+fn simulate_3d_contact_reports_normal_force_gap_and_separation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, ts, h5) = (
+        dir.path().join("lift.h5"),
+        dir.path().join("ts.csv"),
+        dir.path().join("sim.h5"),
+    );
+    lifting_model(&m, false);
+    let args = ["simulate", s(&m), "--omega", "1", "--dt", "2e-3"];
+    let o = ewr(&[&args[..], &["--json", "--timeseries", s(&ts), "-o", s(&h5)]].concat());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let c = &j["contacts"][0];
+    assert_eq!(
+        c["separation_intervals"].as_array().unwrap().len(),
+        1,
+        "{c}"
+    );
+    assert!(c["max_loaded_gap"].as_f64().unwrap() < 1e-12, "{c}");
+    assert!(j["energy"]["impact"].as_f64().unwrap() > 0.0, "{j}");
+    let csv = std::fs::read_to_string(&ts).unwrap();
+    assert!(
+        csv.starts_with("t,w0_1,v0_1,r0_1,n0,g0,state0\n"),
+        "{}",
+        &csv[..60]
+    );
+    let f = hdf5::File::open(&h5).unwrap();
+    let lambda = f.dataset("time/lambda").unwrap().read_2d::<f64>().unwrap();
+    let state = f.dataset("time/state").unwrap().read_2d::<u8>().unwrap();
+    assert_eq!(lambda.shape(), state.shape());
+    assert!((0..3u8).all(|s| state.iter().any(|&x| x == s)));
+    let sep = f
+        .dataset("contacts/separation_intervals")
+        .unwrap()
+        .read_2d::<f64>()
+        .unwrap();
+    assert_eq!(sep.shape(), [1, 2]);
+    // The text summary names the separation; --mu-n has no meaning for such contacts.
+    let o = ewr(&args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("separated") && out.contains("impacts"),
+        "{out}"
+    );
+    let o = ewr(&[&args[..], &["--mu-n", "1"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--mu-n"), "{:?}", text(&o));
+    // Contact stiffness k_t in the file: sliders are built, --jenkins on top is refused.
+    lifting_model(&m, true);
+    let o = ewr(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = ewr(&[&args[..], &["--jenkins", "10"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}

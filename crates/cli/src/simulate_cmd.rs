@@ -161,6 +161,12 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
         say_err!("{w}");
     }
     let mut model = read.model;
+    if a.mu_n.is_some() && model.contacts.has_normal() {
+        return Err(Failure::input(
+            "--mu-n: the model's contacts have normal directions, so their friction bound is \
+             mu times the normal force; change mu in the model (/contacts/normal/mu) instead",
+        ));
+    }
     if let Some(x) = a.mu_n {
         model.contacts.mu_n.iter_mut().for_each(|m| *m = x);
     }
@@ -289,16 +295,30 @@ fn print_summary(file: &Path, model: &Model, s: &Summary) {
         );
     }
     let e = &s.energy;
-    say!(
-        "energy/period: input {:.6e} = viscous {:.6e} + friction {:.6e} + numerical {:.3e} \
-         (storage change {:.1e}, residual {:.1e})",
-        e.input,
-        e.viscous,
-        e.friction,
-        e.numerical,
-        e.storage_change,
-        e.residual
-    );
+    match e.normal {
+        None => say!(
+            "energy/period: input {:.6e} = viscous {:.6e} + friction {:.6e} + numerical {:.3e} \
+             (storage change {:.1e}, residual {:.1e})",
+            e.input,
+            e.viscous,
+            e.friction,
+            e.numerical,
+            e.storage_change,
+            e.residual
+        ),
+        Some(normal) => say!(
+            "energy/period: input {:.6e} = viscous {:.6e} + friction {:.6e} + normal {:.3e} + \
+             numerical {:.3e} (storage change {:.1e}, residual {:.1e}); impacts {:.3e}",
+            e.input,
+            e.viscous,
+            e.friction,
+            normal,
+            e.numerical,
+            e.storage_change,
+            e.residual,
+            e.impact.unwrap_or(0.0)
+        ),
+    }
     for cs in s.contacts.iter().take(TEXT_CONTACTS) {
         let mut iv: Vec<String> = cs
             .stick_intervals
@@ -328,6 +348,37 @@ fn print_summary(file: &Path, model: &Model, s: &Summary) {
             cs.displacement_amplitude,
             cs.max_coulomb_violation
         );
+        if let Some(n) = &cs.normal {
+            let mut iv: Vec<String> = n
+                .separation_intervals
+                .iter()
+                .take(TEXT_INTERVALS)
+                .map(|i| format!("[{:.4}, {:.4}]", i[0], i[1]))
+                .collect();
+            if n.separation_intervals.len() > TEXT_INTERVALS {
+                iv.push(format!(
+                    "... ({} intervals in all)",
+                    n.separation_intervals.len()
+                ));
+            }
+            let sep = if iv.is_empty() {
+                "never separates".to_string()
+            } else {
+                format!(
+                    "separated {:.1} % of the period: {}",
+                    100.0 * n.separation_fraction,
+                    iv.join(" ")
+                )
+            };
+            say!(
+                "              {sep}; normal force mean {:.4e}, max {:.4e}; gap min {:.1e}, \
+                 largest while loaded {:.1e}",
+                n.normal_force_mean,
+                n.normal_force_max,
+                n.min_gap,
+                n.max_loaded_gap
+            );
+        }
     }
     if s.contacts.len() > TEXT_CONTACTS {
         say!(
@@ -434,7 +485,17 @@ fn period_figure(sim: &Simulation, model: &Model) -> PeriodFigure {
             .first()
             .map(|c| c.stick_intervals.clone())
             .unwrap_or_default(),
-        mu_n: sim.mu_n.first().copied().unwrap_or(0.0),
-        normal: None,
+        // 3-D contacts: the friction circle of the largest normal force.
+        mu_n: sim.contact_summaries().first().map_or(0.0, |c| c.mu_n),
+        normal: sim.normal.as_ref().map(|n| crate::plot::NormalPanel {
+            lambda: (0..ns).map(|j| n.lambda[j * sim.n_contacts]).collect(),
+            mu: n.mu[0],
+            separated: sim
+                .contact_summaries()
+                .first()
+                .and_then(|c| c.normal.as_ref())
+                .map(|n| n.separation_intervals.clone())
+                .unwrap_or_default(),
+        }),
     }
 }

@@ -15,6 +15,12 @@
 //! the force that keeps it stuck has a norm `<= f_s`, and otherwise slides with `|r| = f_d`.
 //! That is no longer a convex problem, so the Gauss-Seidel sweeps over several contacts may
 //! fail to settle; the iteration cap then reports it.
+//!
+//! 3-D contacts (a normal direction, [`ContactSolver::solve_normal`]) add a unilateral row per
+//! contact after the tangential ones. A contact's local problem is solved normal first, then
+//! tangential with the bound `mu lambda` of that normal force, inside the same Gauss-Seidel
+//! sweeps, until neither changes: the normal force is the implicit, position-level Signorini
+//! solution `lambda = max(0, -(g + h V_N)/c)` in closed form (see [`normal_force`]).
 
 use crate::linear::Csr;
 
@@ -25,6 +31,36 @@ pub struct LocalSolution {
     pub r: [f64; 2],
     /// True when the contact sticks (zero relative velocity at the end of the step).
     pub stick: bool,
+}
+
+/// State of a contact over one step (3-D contacts report all three; contacts without a
+/// normal direction are never separated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ContactState {
+    /// No normal force, hence no friction force.
+    #[default]
+    Separated = 0,
+    /// In contact and sliding, `|r| = mu lambda`.
+    Slip = 1,
+    /// In contact and stuck (zero relative tangential velocity at the end of the step).
+    Stick = 2,
+}
+
+/// Normal force of one contact over a step, given its normal velocity without its own normal
+/// force `b` (`V_N = b + d lambda`, `d > 0` the normal Delassus entry).
+///
+/// The gap at the end of the step is `g + h V_N` (backward Euler on the positions) plus the
+/// series compliance `c lambda` (`c = 1/k_n`, 0 for a rigid contact), and Signorini's law
+/// `lambda >= 0, g_end >= 0, lambda g_end = 0` holds at the end of the step, so
+/// `lambda = max(0, -(g + h b) / (h d + c))`. For a rigid contact the gap is first clipped at
+/// 0: a contact that is already closed obeys the velocity-level law of Moreau
+/// (`V_N >= 0`, zero restitution) and a penetration left by the initial state is kept, not
+/// pushed out in one step; a contact that closes within the step closes exactly instead of
+/// stopping short at the gap it had (which would make it chatter open and shut).
+pub fn normal_force(g: f64, b: f64, d: f64, h: f64, compliance: f64) -> f64 {
+    let g = if compliance > 0.0 { g } else { g.max(0.0) };
+    let lambda = -(g + h * b) / (h * d + compliance);
+    if lambda > 0.0 { lambda } else { 0.0 }
 }
 
 /// Solves the contact problem of one contact with its own Delassus block.
@@ -158,10 +194,39 @@ pub(crate) struct ContactSolver {
     pub f_d: Vec<f64>,
     pub tol: f64,
     pub max_sweeps: usize,
+    /// The normal rows of 3-D contacts (rows `dim * nc + c` of `d`), if any.
+    pub normal: Option<NormalPart>,
+}
+
+/// What the contact solver needs to know about the normal rows of 3-D contacts.
+#[derive(Clone, Debug)]
+pub(crate) struct NormalPart {
+    /// Friction coefficient per contact.
+    pub mu: Vec<f64>,
+    /// Series compliance `1/k_n` per contact, 0 for a rigid contact.
+    pub compliance: Vec<f64>,
+    /// `f_s / f_d`.
+    pub static_factor: f64,
+    /// Time step (the gap at the end of the step is `g + h V_N`).
+    pub h: f64,
+    /// Normal Delassus entry `D_NN` per contact.
+    pub dnn: Vec<f64>,
+    /// Coupling `D_TN` of each contact's tangential rows with its own normal row.
+    pub dtn: Vec<[f64; 2]>,
+}
+
+/// The normal data given to [`ContactSolver::new`]: friction coefficients, compliances
+/// (0 = rigid), `f_s / f_d` and the time step.
+pub(crate) struct NormalSpec {
+    pub mu: Vec<f64>,
+    pub compliance: Vec<f64>,
+    pub static_factor: f64,
+    pub h: f64,
 }
 
 impl ContactSolver {
-    /// From the dense Delassus operator `d` (`m x m` row-major, symmetric).
+    /// From the dense Delassus operator `d` (`rows x rows` row-major, symmetric; `rows = dim *
+    /// nc` tangential rows, then `nc` normal rows when `normal` is given).
     pub fn new(
         dim: usize,
         d: Vec<f64>,
@@ -169,33 +234,54 @@ impl ContactSolver {
         f_d: Vec<f64>,
         tol: f64,
         max_sweeps: usize,
+        normal: Option<NormalSpec>,
     ) -> Self {
         let nc = f_s.len();
         let m = dim * nc;
-        let diag: Vec<f64> = (0..m).map(|a| d[a * m + a].abs()).collect();
-        let rows = (0..m)
+        let rows = m + if normal.is_some() { nc } else { 0 };
+        // The contact a row belongs to.
+        let owner = |a: usize| if a < m { a / dim } else { a - m };
+        let diag: Vec<f64> = (0..rows).map(|a| d[a * rows + a].abs()).collect();
+        let kept = (0..rows)
             .map(|a| {
-                (0..m)
+                (0..rows)
                     .filter(|&b| {
                         // Keep every entry of the contact's own block.
-                        a / dim == b / dim || d[a * m + b].abs() > DROP * (diag[a] * diag[b]).sqrt()
+                        owner(a) == owner(b)
+                            || d[a * rows + b].abs() > DROP * (diag[a] * diag[b]).sqrt()
                     })
-                    .map(|b| (b, d[a * m + b]))
+                    .map(|b| (b, d[a * rows + b]))
                     .collect()
             })
             .collect();
-        let sparse = Csr::from_rows(m, rows);
+        let sparse = Csr::from_rows(rows, kept);
         let blocks = (0..nc)
             .map(|c| {
                 let mut b = [0.0; 4];
                 for i in 0..dim {
                     for j in 0..dim {
-                        b[i * dim + j] = d[(c * dim + i) * m + c * dim + j];
+                        b[i * dim + j] = d[(c * dim + i) * rows + c * dim + j];
                     }
                 }
                 b
             })
             .collect();
+        let normal = normal.map(|s| NormalPart {
+            dnn: (0..nc).map(|c| d[(m + c) * rows + m + c]).collect(),
+            dtn: (0..nc)
+                .map(|c| {
+                    let mut x = [0.0; 2];
+                    for (i, xi) in x.iter_mut().enumerate().take(dim) {
+                        *xi = d[(c * dim + i) * rows + m + c];
+                    }
+                    x
+                })
+                .collect(),
+            mu: s.mu,
+            compliance: s.compliance,
+            static_factor: s.static_factor,
+            h: s.h,
+        });
         ContactSolver {
             dim,
             nc,
@@ -205,6 +291,7 @@ impl ContactSolver {
             f_d,
             tol,
             max_sweeps,
+            normal,
         }
     }
 
@@ -270,6 +357,104 @@ impl ContactSolver {
             last = change;
             if change <= self.tol {
                 // Recompute to remove the drift of the incremental updates.
+                self.velocity(v_free, r, vel);
+                return (sweep, None);
+            }
+        }
+        self.velocity(v_free, r, vel);
+        (self.max_sweeps, Some(last))
+    }
+
+    /// Solves the 3-D contact problem of a step: `r` holds the friction forces (`dim * nc`)
+    /// then the normal forces (`nc`), warm start on entry; `gap` is each contact's gap
+    /// `g0 + W_N u` at the start of the step.
+    ///
+    /// Each contact in turn: its normal force by [`normal_force`] with its friction and the
+    /// other contacts' forces fixed, then its friction by [`solve_local`] with the bounds
+    /// `f_s = static_factor mu lambda`, `f_d = mu lambda`; sweeps until no force changes by
+    /// more than `tol` of the largest `(1 + mu) lambda`. On return `vel = v_free + D r`, and
+    /// `state` and `stick` hold each contact's state. Returns the number of sweeps and, when
+    /// the cap was hit, the last relative change.
+    ///
+    /// # Panics
+    /// If the solver was built without normal rows.
+    pub fn solve_normal(
+        &self,
+        v_free: &[f64],
+        gap: &[f64],
+        r: &mut [f64],
+        vel: &mut [f64],
+        stick: &mut [bool],
+        state: &mut [ContactState],
+    ) -> (usize, Option<f64>) {
+        let np = self.normal.as_ref().expect("a solver with normal rows");
+        let (dim, m) = (self.dim, self.dim * self.nc);
+        self.velocity(v_free, r, vel);
+        let mut last = 0.0;
+        for sweep in 1..=self.max_sweeps {
+            let (mut change, mut scale) = (0.0f64, 0.0f64);
+            for c in 0..self.nc {
+                let (o, on) = (c * dim, m + c);
+                let (blk, dtn, dnn) = (&self.blocks[c], &np.dtn[c], np.dnn[c]);
+                // Velocities of contact c without its own forces.
+                let mut bt = [0.0; 2];
+                for i in 0..dim {
+                    let mut x = vel[o + i] - dtn[i] * r[on];
+                    for j in 0..dim {
+                        x -= blk[i * dim + j] * r[o + j];
+                    }
+                    bt[i] = x;
+                }
+                // Normal first, with this contact's current friction kept.
+                let bn = vel[on] - dnn * r[on];
+                let lambda = normal_force(gap[c], bn, dnn, np.h, np.compliance[c]);
+                for i in 0..dim {
+                    bt[i] += dtn[i] * lambda;
+                }
+                let f_d = np.mu[c] * lambda;
+                let s = solve_local(dim, blk, &bt[..dim], np.static_factor * f_d, f_d);
+                state[c] = if lambda == 0.0 {
+                    ContactState::Separated
+                } else if s.stick {
+                    ContactState::Stick
+                } else {
+                    ContactState::Slip
+                };
+                stick[c] = state[c] == ContactState::Stick;
+                scale = scale.max((1.0 + np.mu[c]) * lambda);
+                let mut dn = (lambda - r[on]).abs();
+                let dl = lambda - r[on];
+                let mut dr = [0.0; 2];
+                for k in 0..dim {
+                    dr[k] = s.r[k] - r[o + k];
+                    dn = dn.max(dr[k].abs());
+                }
+                if dn == 0.0 {
+                    continue;
+                }
+                r[o..o + dim].copy_from_slice(&s.r[..dim]);
+                r[on] = lambda;
+                for (k, &drk) in dr[..dim].iter().enumerate() {
+                    if drk != 0.0 {
+                        for (i, a) in self.d.row(o + k) {
+                            vel[i] += a * drk;
+                        }
+                    }
+                }
+                if dl != 0.0 {
+                    for (i, a) in self.d.row(on) {
+                        vel[i] += a * dl;
+                    }
+                }
+                change = change.max(dn);
+            }
+            let rel = if change == 0.0 {
+                0.0
+            } else {
+                change / scale.max(f64::MIN_POSITIVE)
+            };
+            last = rel;
+            if rel <= self.tol {
                 self.velocity(v_free, r, vel);
                 return (sweep, None);
             }
@@ -361,11 +546,31 @@ mod tests {
     }
 
     #[test]
+    fn normal_force_is_signorini_at_the_end_of_the_step() {
+        let (d, h) = (0.5, 0.1);
+        // Open and not closing within the step: no force.
+        assert_eq!(normal_force(1.0, -1.0, d, h, 0.0), 0.0);
+        // Closing within the step: the end gap g + h (b + d lambda) is exactly 0.
+        let l = normal_force(0.05, -1.0, d, h, 0.0);
+        assert!(l > 0.0 && (0.05 + h * (-1.0 + d * l)).abs() < 1e-15);
+        // Closed and pulled apart: no force; pressed: the velocity is stopped.
+        assert_eq!(normal_force(0.0, 2.0, d, h, 0.0), 0.0);
+        assert!((-1.0 + d * normal_force(0.0, -1.0, d, h, 0.0)).abs() < 1e-15);
+        // A rigid penetration is kept, not pushed out.
+        assert!((-1.0 + d * normal_force(-0.3, -1.0, d, h, 0.0)).abs() < 1e-15);
+        assert_eq!(normal_force(-0.3, 0.0, d, h, 0.0), 0.0);
+        // Compliant: lambda = k_n max(0, -g_end) with g_end = g + h V.
+        let (k, g) = (200.0, -0.01);
+        let l = normal_force(g, 0.0, d, h, 1.0 / k);
+        assert!((l - k * -(g + h * d * l)).abs() < 1e-12);
+    }
+
+    #[test]
     fn gauss_seidel_solves_coupled_contacts() {
         // Three coupled 1-D contacts; check the Coulomb conditions at the solution.
         let d = vec![2.0, -0.5, 0.1, -0.5, 1.5, -0.4, 0.1, -0.4, 1.0];
         let f = vec![0.3, 0.5, 10.0];
-        let cs = ContactSolver::new(1, d, f.clone(), f.clone(), 1e-14, 1000);
+        let cs = ContactSolver::new(1, d, f.clone(), f.clone(), 1e-14, 1000, None);
         let vf = [1.0, -0.2, 0.3];
         let mut r = [0.0; 3];
         let mut v = [0.0; 3];

@@ -15,9 +15,9 @@
 //! which is well posed because `A` keeps its `h C + h^2 K` part; its velocity may jump.
 
 use crate::SimulateError;
-use crate::contact::{ContactSolver, ContactStats};
+use crate::contact::{ContactSolver, ContactState, ContactStats, NormalSpec};
 use crate::linear::{Csr, Forcing, LinearSolver, Step};
-use crate::output::{EnergyBalance, Simulation};
+use crate::output::{EnergyBalance, NormalHistory, Simulation};
 use ewr_model::Model;
 use std::time::Instant;
 
@@ -79,7 +79,9 @@ pub struct Options {
     pub hysteretic: Hysteretic,
     /// DOFs whose displacement is recorded over the last period.
     pub record_dofs: Vec<usize>,
-    /// Initial state at `t = 0` (default: at rest, `u = v = 0`).
+    /// Initial state at `t = 0` (default: at rest, `u = v = 0`). For a model with contact
+    /// stiffnesses `k_t`, either the model's DOFs (the sliders start relaxed) or those
+    /// followed by the slider DOFs (as in [`crate::Simulation::final_state`]).
     pub initial: Option<State>,
 }
 
@@ -192,13 +194,38 @@ struct Recorder {
     u: Vec<f64>,
     energy: EnergyBalance,
     v_old: Vec<f64>,
+    /// 3-D contacts: normal force, gap and state per sample (`j * nc + c`).
+    lambda: Vec<f64>,
+    gap: Vec<f64>,
+    state: Vec<ContactState>,
+}
+
+/// The normal side of 3-D contacts during a run.
+struct NormalRun {
+    /// Initial gap per contact.
+    g0: Vec<f64>,
+    /// Series compliance `1/k_n` per contact (0 = rigid).
+    compliance: Vec<f64>,
+    mu: Vec<f64>,
+    k_n: Option<Vec<f64>>,
+    /// Gap `g0 + W_N u` at the start of the current step.
+    gap: Vec<f64>,
+    /// State of each contact over the last step.
+    state: Vec<ContactState>,
+    /// Steps since the contact closed (1 in the step where it closes), 0 when separated:
+    /// a rigid contact that closes within a step closes exactly in it and stops the
+    /// approach velocity in the next, so an impact spans the steps aged 1 and 2.
+    closed_for: Vec<u32>,
 }
 
 /// The integrator: operators built once, state advanced step by step.
 struct Integrator<'a> {
     opts: &'a Options,
     n: usize,
+    /// Tangential contact rows `dim * nc`.
     m: usize,
+    /// All contact rows: `m`, then `nc` normal rows for 3-D contacts.
+    rows: usize,
     nc: usize,
     h: f64,
     steps: usize,
@@ -212,6 +239,7 @@ struct Integrator<'a> {
     /// enough to keep.
     g: Option<Csr>,
     contact: ContactSolver,
+    normal: Option<NormalRun>,
     stats: ContactStats,
     u: Vec<f64>,
     v: Vec<f64>,
@@ -246,6 +274,20 @@ fn simulate_with(
     max_stored: usize,
 ) -> Result<Simulation, SimulateError> {
     let start = Instant::now();
+    // Tangential contact stiffnesses become massless slider DOFs (a Jenkins element).
+    let expanded = crate::jenkins::expand_k_t(model)?;
+    let widened;
+    let (model, opts) = match &expanded {
+        None => (model, opts),
+        Some(m2) => {
+            let mut o = opts.clone();
+            if let Some(s) = &opts.initial {
+                o.initial = Some(crate::jenkins::extend_state(model, s)?);
+            }
+            widened = o;
+            (m2, &widened)
+        }
+    };
     let mut it = Integrator::new(model, opts, max_stored)?;
     if let Some(s) = &opts.initial {
         it.u.copy_from_slice(&s.u);
@@ -293,18 +335,24 @@ fn simulate_with(
     Ok(it.finish(model, rec, k, err, start.elapsed().as_secs_f64()))
 }
 
+/// Fails with every problem of an invalid model.
+pub(crate) fn check_model(model: &Model) -> Result<(), SimulateError> {
+    let problems = ewr_model::validate(model);
+    if ewr_model::has_errors(&problems) {
+        let msgs: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(SimulateError::Model(format!(
+            "invalid model: {}",
+            msgs.join("; ")
+        )));
+    }
+    Ok(())
+}
+
 impl<'a> Integrator<'a> {
     fn new(model: &Model, opts: &'a Options, max_stored: usize) -> Result<Self, SimulateError> {
         let n = model.n_dofs();
         opts.check(n)?;
-        let problems = ewr_model::validate(model);
-        if ewr_model::has_errors(&problems) {
-            let msgs: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            return Err(SimulateError::Model(format!(
-                "invalid model: {}",
-                msgs.join("; ")
-            )));
-        }
+        check_model(model)?;
         if model.damping.modal_zeta.is_some() {
             return Err(SimulateError::Model(
                 "modal damping ratios (/damping/modal_zeta) belong to the modal receptance and \
@@ -320,6 +368,7 @@ impl<'a> Integrator<'a> {
             )));
         }
         let m = dim * nc;
+        let rows = contacts.rows();
         let mut damping = Csr::from_sparse(&model.viscous_damping());
         if let Some(eta) = model.damping.hysteretic_eta.filter(|&e| e != 0.0) {
             match opts.hysteretic {
@@ -349,15 +398,16 @@ impl<'a> Integrator<'a> {
         let mass = Csr::from_sparse(&model.mass);
         let stiffness = Csr::from_sparse(&model.stiffness);
         let forcing = Forcing::from_model(model);
-        let w = Csr::from_sparse(&contacts.w_matrix(n).map_err(SimulateError::Model)?);
+        let w = Csr::from_sparse(&contacts.contact_matrix(n).map_err(SimulateError::Model)?);
         let step = Step::new(&mass, &stiffness, &damping, &forcing, h, opts.linear_solver)?;
 
-        // Contact operators: A^-1 W^T column by column, then D = h W A^-1 W^T.
-        let keep = n * m <= max_stored;
-        let mut g_cols = Vec::with_capacity(if keep { m } else { 0 });
-        let mut d = vec![0.0; m * m];
+        // Contact operators: A^-1 W^T column by column, then D = h W A^-1 W^T (normal rows
+        // included for 3-D contacts).
+        let keep = n * rows <= max_stored;
+        let mut g_cols = Vec::with_capacity(if keep { rows } else { 0 });
+        let mut d = vec![0.0; rows * rows];
         let mut col = vec![0.0; n];
-        for kk in 0..m {
+        for kk in 0..rows {
             col.fill(0.0);
             for (j, a) in w.row(kk) {
                 col[j] += a;
@@ -368,8 +418,8 @@ impl<'a> Integrator<'a> {
                     "the step matrix M + h C + h^2 K is singular".into(),
                 ));
             }
-            for a in 0..m {
-                d[a * m + kk] = h * w.row_dot(a, &col);
+            for a in 0..rows {
+                d[a * rows + kk] = h * w.row_dot(a, &col);
             }
             if keep {
                 // The response to a unit contact force decays away from the contact; drop
@@ -384,16 +434,16 @@ impl<'a> Integrator<'a> {
                 );
             }
         }
-        for a in 0..m {
+        for a in 0..rows {
             for b in 0..a {
-                let s = 0.5 * (d[a * m + b] + d[b * m + a]);
-                d[a * m + b] = s;
-                d[b * m + a] = s;
+                let s = 0.5 * (d[a * rows + b] + d[b * rows + a]);
+                d[a * rows + b] = s;
+                d[b * rows + a] = s;
             }
         }
         for c in 0..nc {
             let o = c * dim;
-            let at = |i: usize, j: usize| d[(o + i) * m + o + j];
+            let at = |i: usize, j: usize| d[(o + i) * rows + o + j];
             let ok = if dim == 1 {
                 at(0, 0) > 0.0
             } else {
@@ -407,14 +457,57 @@ impl<'a> Integrator<'a> {
                 )));
             }
         }
+        let normal = match &contacts.normal {
+            None => None,
+            Some(nc_) => {
+                let compliance: Vec<f64> = contacts
+                    .compliance()
+                    .map_or_else(|| vec![0.0; nc], |c| c[m..].to_vec());
+                for c in 0..nc {
+                    let dnn = d[(m + c) * rows + m + c];
+                    if compliance[c] == 0.0
+                        && dnn.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+                    {
+                        return Err(SimulateError::Model(format!(
+                            "contact {c}: its normal direction moves no DOF (the normal \
+                             Delassus entry h W_N A^-1 W_N^T is {dnn:e}), so a rigid normal \
+                             contact cannot be enforced; check its W_N row"
+                        )));
+                    }
+                }
+                Some(NormalRun {
+                    g0: nc_.g0.clone(),
+                    compliance,
+                    mu: nc_.mu.clone(),
+                    k_n: nc_.k_n.clone(),
+                    gap: vec![0.0; nc],
+                    state: vec![ContactState::Separated; nc],
+                    closed_for: vec![0; nc],
+                })
+            }
+        };
         let f_d: Vec<f64> = contacts.mu_n.clone();
         let f_s: Vec<f64> = f_d.iter().map(|x| x * opts.static_factor).collect();
-        let contact =
-            ContactSolver::new(dim, d, f_s, f_d, opts.contact_tol, opts.contact_max_sweeps);
+        let spec = normal.as_ref().map(|nr| NormalSpec {
+            mu: nr.mu.clone(),
+            compliance: nr.compliance.clone(),
+            static_factor: opts.static_factor,
+            h,
+        });
+        let contact = ContactSolver::new(
+            dim,
+            d,
+            f_s,
+            f_d,
+            opts.contact_tol,
+            opts.contact_max_sweeps,
+            spec,
+        );
         Ok(Integrator {
             opts,
             n,
             m,
+            rows,
             nc,
             h,
             steps,
@@ -426,14 +519,15 @@ impl<'a> Integrator<'a> {
             step,
             g: keep.then(|| Csr::from_rows(n, g_cols)),
             contact,
+            normal,
             stats: ContactStats::default(),
             u: vec![0.0; n],
             v: vec![0.0; n],
-            r: vec![0.0; m],
-            vel_c: vec![0.0; m],
+            r: vec![0.0; rows],
+            vel_c: vec![0.0; rows],
             stick: vec![false; nc],
             v_free: vec![0.0; n],
-            v_free_c: vec![0.0; m],
+            v_free_c: vec![0.0; rows],
             scratch: vec![0.0; n],
         })
     }
@@ -452,12 +546,36 @@ impl<'a> Integrator<'a> {
                 ..Default::default()
             },
             v_old: vec![0.0; self.n],
+            lambda: vec![
+                0.0;
+                if self.normal.is_some() {
+                    ns * self.nc
+                } else {
+                    0
+                }
+            ],
+            gap: vec![
+                0.0;
+                if self.normal.is_some() {
+                    ns * self.nc
+                } else {
+                    0
+                }
+            ],
+            state: vec![
+                ContactState::Separated;
+                if self.normal.is_some() {
+                    ns * self.nc
+                } else {
+                    0
+                }
+            ],
         }
     }
 
     /// Advances one period; returns the largest `|u|` and `|v|` met.
     fn run_period(&mut self, mut rec: Option<&mut Recorder>) -> (f64, f64) {
-        let (n, m, h, omega) = (self.n, self.m, self.h, self.opts.omega);
+        let (n, h, omega) = (self.n, self.h, self.opts.omega);
         let (mut max_u, mut max_v) = (0.0f64, 0.0f64);
         for j in 1..=self.steps {
             // Phase time: exact periodicity of the forcing, no drift over many periods.
@@ -470,15 +588,38 @@ impl<'a> Integrator<'a> {
                 &mut self.v_free,
                 &mut self.scratch,
             );
-            for a in 0..m {
+            for a in 0..self.rows {
                 self.v_free_c[a] = self.w.row_dot(a, &self.v_free);
             }
-            let (sweeps, fail) = self.contact.solve(
-                &self.v_free_c,
-                &mut self.r,
-                &mut self.vel_c,
-                &mut self.stick,
-            );
+            let (sweeps, fail) = match &mut self.normal {
+                None => self.contact.solve(
+                    &self.v_free_c,
+                    &mut self.r,
+                    &mut self.vel_c,
+                    &mut self.stick,
+                ),
+                Some(nr) => {
+                    for (c, g) in nr.gap.iter_mut().enumerate() {
+                        *g = nr.g0[c] + self.w.row_dot(self.m + c, &self.u);
+                    }
+                    let out = self.contact.solve_normal(
+                        &self.v_free_c,
+                        &nr.gap,
+                        &mut self.r,
+                        &mut self.vel_c,
+                        &mut self.stick,
+                        &mut nr.state,
+                    );
+                    for (age, s) in nr.closed_for.iter_mut().zip(&nr.state) {
+                        *age = if *s == ContactState::Separated {
+                            0
+                        } else {
+                            age.saturating_add(1)
+                        };
+                    }
+                    out
+                }
+            };
             self.stats.max_sweeps = self.stats.max_sweeps.max(sweeps);
             if let Some(c) = fail {
                 self.stats.unconverged_steps += 1;
@@ -530,6 +671,9 @@ impl<'a> Integrator<'a> {
                 - rec.energy.friction
                 - rec.energy.numerical
                 - rec.energy.storage_change;
+            if let Some(x) = rec.energy.normal {
+                rec.energy.residual -= x;
+            }
         }
         (max_u, max_v)
     }
@@ -551,12 +695,30 @@ impl<'a> Integrator<'a> {
         let e = &mut rec.energy;
         e.input += h * self.forcing.dot(self.opts.omega, t, &self.v);
         e.viscous += h * self.damping.quad(&self.v);
-        e.friction -= h * self
-            .r
+        e.friction -= h * self.r[..m]
             .iter()
-            .zip(&self.vel_c)
+            .zip(&self.vel_c[..m])
             .map(|(r, v)| r * v)
             .sum::<f64>();
+        // Energy taken by the normal forces in this step, and whether a contact closed in it.
+        let mut closing = None;
+        if let Some(nr) = &self.normal {
+            let nc = self.nc;
+            let (lambda, vn) = (&self.r[m..], &self.vel_c[m..]);
+            let mut work = 0.0;
+            let mut closes = false;
+            for c in 0..nc {
+                rec.lambda[j * nc + c] = lambda[c];
+                rec.gap[j * nc + c] =
+                    nr.g0[c] + self.w.row_dot(m + c, &self.u) + nr.compliance[c] * lambda[c];
+                rec.state[j * nc + c] = nr.state[c];
+                work -= h * lambda[c] * vn[c];
+                closes |= matches!(nr.closed_for[c], 1 | 2);
+            }
+            *e.normal.get_or_insert(0.0) += work;
+            e.impact.get_or_insert(0.0);
+            closing = closes.then_some(work);
+        }
         for (a, b) in rec.v_old.iter_mut().zip(&self.v) {
             *a = b - *a;
         }
@@ -564,7 +726,13 @@ impl<'a> Integrator<'a> {
             .iter_mut()
             .zip(&self.v)
             .for_each(|(s, v)| *s = h * v);
-        e.numerical += 0.5 * (self.mass.quad(&rec.v_old) + self.stiffness.quad(&self.scratch));
+        let numerical = 0.5 * (self.mass.quad(&rec.v_old) + self.stiffness.quad(&self.scratch));
+        e.numerical += numerical;
+        // An inelastic impact: what the normal forces and the scheme's dissipation take in
+        // the steps where a contact closes (see EnergyBalance::impact).
+        if let (Some(work), Some(impact)) = (closing, e.impact.as_mut()) {
+            *impact += work + numerical;
+        }
     }
 
     fn finish(
@@ -576,6 +744,14 @@ impl<'a> Integrator<'a> {
         elapsed: f64,
     ) -> Simulation {
         let ns = self.steps;
+        let normal = self.normal.map(|nr| NormalHistory {
+            mu: nr.mu,
+            g0: nr.g0,
+            k_n: nr.k_n,
+            lambda: rec.lambda,
+            gap: rec.gap,
+            state: rec.state,
+        });
         Simulation {
             omega: self.opts.omega,
             period: self.opts.period(),
@@ -601,6 +777,7 @@ impl<'a> Integrator<'a> {
             energy: rec.energy,
             contact_solver: self.stats,
             dense: self.step.is_dense(),
+            normal,
             final_state: State {
                 u: self.u,
                 v: self.v,

@@ -8,9 +8,9 @@
 //! Seed 001 (Liu et al. 2003) is this element with `k_t = k_d`; `k_t -> infinity` is the
 //! rigid contact.
 
-use crate::SimulateError;
+use crate::{SimulateError, State};
 use ewr_model::linalg_error::Sentence;
-use ewr_model::{Contacts, Damping, Kinematics, Model, SparseMatrix};
+use ewr_model::{Contacts, Damping, Kinematics, Model, NormalContacts, SparseMatrix};
 use faer::sparse::Triplet;
 
 /// Puts a tangential stiffness in series with every contact (a Jenkins element).
@@ -21,8 +21,56 @@ use faer::sparse::Triplet;
 /// contacts' `w`, `v`, `r` then describe the slider (its slip and the friction force),
 /// and the elastic deformation of the contact is `W u - s`. Viscous damping, Rayleigh
 /// included, is copied as an explicit `C` on the original DOFs, so the contact springs
-/// stay undamped; hysteretic and modal damping are copied as they are.
+/// stay undamped; hysteretic and modal damping are copied as they are. The normal directions
+/// of 3-D contacts stay on the original DOFs.
+///
+/// A model that already has contact stiffnesses `k_t` is refused: [`crate::simulate`] builds
+/// its sliders itself, and a second spring in series is most likely a mistake.
 pub fn with_jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> {
+    if model.contacts.k_t.is_some() {
+        return Err(SimulateError::Option(
+            "the model already has tangential contact stiffnesses (/contacts/k_t); they are \
+             put in series with the contacts automatically"
+                .into(),
+        ));
+    }
+    jenkins(model, k_t)
+}
+
+/// The model with its own `k_t` turned into slider DOFs ([`with_jenkins`]), or `None` when
+/// it has none.
+pub(crate) fn expand_k_t(model: &Model) -> Result<Option<Model>, SimulateError> {
+    let Some(k_t) = &model.contacts.k_t else {
+        return Ok(None);
+    };
+    // Report the user's model, not the one built from it.
+    crate::integrate::check_model(model)?;
+    let mut rigid = model.clone();
+    rigid.contacts.k_t = None;
+    jenkins(&rigid, k_t).map(Some)
+}
+
+/// An initial state of `model` extended to the sliders of [`expand_k_t`]: each slider starts
+/// where its spring is relaxed (`s = W u`, `s' = W u'`). A state that already has the slider
+/// DOFs is returned as it is.
+pub(crate) fn extend_state(model: &Model, state: &State) -> Result<State, SimulateError> {
+    let n = model.n_dofs();
+    if state.u.len() != n || state.v.len() != n {
+        return Ok(state.clone());
+    }
+    let w = model.contacts.w_matrix(n).map_err(SimulateError::Model)?;
+    let mut out = state.clone();
+    let (mut su, mut sv) = (vec![0.0; w.nrows()], vec![0.0; w.nrows()]);
+    for t in w.triplet_iter() {
+        su[t.row] += t.val * state.u[t.col];
+        sv[t.row] += t.val * state.v[t.col];
+    }
+    out.u.extend(su);
+    out.v.extend(sv);
+    Ok(out)
+}
+
+fn jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> {
     let c = &model.contacts;
     let (n, dim, nc) = (model.n_dofs(), c.dim, c.len());
     if k_t.len() != 1 && k_t.len() != nc {
@@ -102,7 +150,7 @@ pub fn with_jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> 
                 other: None,
             },
             k_t: None,
-            normal: c.normal.clone(),
+            normal: c.normal.as_ref().map(|nc| widen(nc, n2)).transpose()?,
         },
         forcing: model.forcing.clone(),
         dof_labels: labels,
@@ -111,6 +159,23 @@ pub fn with_jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> 
     if ewr_model::has_errors(&problems) {
         let msgs: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(SimulateError::Model(msgs.join("; ")));
+    }
+    Ok(out)
+}
+
+/// The normal contacts with a `W_N` given as a matrix widened to `n2` columns (the sliders
+/// do not enter the normal gaps); DOF-based ones are unchanged.
+fn widen(normal: &NormalContacts, n2: usize) -> Result<NormalContacts, SimulateError> {
+    let mut out = normal.clone();
+    if let Kinematics::Matrix(w) = &normal.kinematics {
+        let trip: Vec<Triplet<usize, usize, f64>> = w
+            .triplet_iter()
+            .map(|t| Triplet::new(t.row, t.col, *t.val))
+            .collect();
+        let wide = SparseMatrix::try_new_from_triplets(w.nrows(), n2, &trip).map_err(|e| {
+            SimulateError::Model(format!("normal W_N of the Jenkins model: {}", e.sentence()))
+        })?;
+        out.kinematics = Kinematics::Matrix(wide);
     }
     Ok(out)
 }

@@ -8,7 +8,10 @@
 //! ([`contact`]): one contact by projection on the friction disk in the metric of its
 //! Delassus block, several by projected Gauss-Seidel. Static and dynamic bounds may differ
 //! ([`Options::static_factor`]); massless DOFs are allowed; elastic (Jenkins) contacts are
-//! built with [`with_jenkins`]. See `docs/simulate.md`.
+//! built with [`with_jenkins`] (automatically for a model with contact stiffnesses `k_t`).
+//! 3-D contacts (model format v2: a unilateral normal direction with friction bound
+//! `mu lambda`, rigid or with a normal stiffness `k_n`) are solved with the normal force at
+//! every step. See `docs/simulate.md`.
 //!
 //! ```no_run
 //! let model = ewr_model::examples::oscillator_2d();
@@ -27,13 +30,15 @@ mod linear;
 mod output;
 pub mod timeseries;
 
-pub use contact::{ContactStats, LocalSolution, solve_local};
+pub use contact::{ContactState, ContactStats, LocalSolution, normal_force, solve_local};
 pub use integrate::{
     DEFAULT_STEPS_PER_PERIOD, Hysteretic, MIN_STEPS_PER_PERIOD, Options, Progress, State, simulate,
 };
 pub use jenkins::with_jenkins;
 pub use linear::{DENSE_MAX_DOFS, LinearSolver};
-pub use output::{ContactSummary, EnergyBalance, Simulation, Summary};
+pub use output::{
+    ContactSummary, EnergyBalance, NormalHistory, NormalSummary, Simulation, Summary,
+};
 
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! (stick intervals, Coulomb check, energy balance, JSON summary, CSV and HDF5 files).
 
 use crate::State;
-use crate::contact::ContactStats;
+use crate::contact::{ContactState, ContactStats};
 use crate::timeseries::TimeSeries;
 use serde::Serialize;
 use std::path::Path;
@@ -16,6 +16,8 @@ use std::path::Path;
 /// dissipation, first order in `h`), `storage_change` = kinetic + strain energy at the end
 /// minus at the start (zero at a periodic state). Against the continuous balance
 /// `input = viscous + friction`, `numerical` is the discretisation error.
+///
+/// 3-D contacts add `normal` to the identity and report `impact` (both absent otherwise).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct EnergyBalance {
     /// Work of the external forcing.
@@ -28,8 +30,42 @@ pub struct EnergyBalance {
     pub numerical: f64,
     /// Change of kinetic plus strain energy over the period.
     pub storage_change: f64,
-    /// `input - viscous - friction - numerical - storage_change` (rounding only).
+    /// `input - viscous - friction - numerical - storage_change (- normal)` (rounding only).
     pub residual: f64,
+    /// 3-D contacts: energy taken from the structure by the normal forces, `-sum h
+    /// lambda.V_N`. Rigid contacts: nonzero only in the steps where a contact closes
+    /// (part of the impact loss); compliant contacts: the change of the contact springs'
+    /// energy (zero at a periodic state) plus the implicit penalty's algorithmic loss.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normal: Option<f64>,
+    /// 3-D contacts: energy lost in impacts, `normal + numerical` summed over the steps in
+    /// which a contact closes and the step after (a rigid contact closes exactly in the
+    /// first and its approach velocity is stopped in the second). The scheme's impacts are
+    /// inelastic (zero restitution), so a mass `m` landing at speed `v` loses `m v^2 / 2`;
+    /// contacts that stay closed add nothing. A part of `normal + numerical`, not a further
+    /// term of the identity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impact: Option<f64>,
+}
+
+/// The normal side of 3-D contacts over the reported period.
+///
+/// Arrays are sample-major: sample `j`, contact `c` is entry `j * n_contacts + c`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NormalHistory {
+    /// Friction coefficient per contact (the bound is `mu lambda`).
+    pub mu: Vec<f64>,
+    /// Initial gap per contact (negative: interference).
+    pub g0: Vec<f64>,
+    /// Normal contact stiffness per contact, `None` for rigid contacts.
+    pub k_n: Option<Vec<f64>>,
+    /// Normal force `lambda >= 0` (compression), mean over the step ending at the sample.
+    pub lambda: Vec<f64>,
+    /// Gap of the unilateral contact at the sample, `g0 + W_N u + lambda / k_n` (positive =
+    /// open; zero while loaded).
+    pub gap: Vec<f64>,
+    /// Separated, sliding or stuck over the step ending at the sample.
+    pub state: Vec<ContactState>,
 }
 
 /// The last period of a run and how it was obtained.
@@ -87,7 +123,11 @@ pub struct Simulation {
     pub contact_solver: ContactStats,
     /// True when the step matrix was inverted densely.
     pub dense: bool,
-    /// State at the end of the run (= start of the reported period at steady state).
+    /// Normal forces, gaps and contact states of 3-D contacts, `None` for contacts with a
+    /// constant bound `mu_n`.
+    pub normal: Option<NormalHistory>,
+    /// State at the end of the run (= start of the reported period at steady state); for a
+    /// model with contact stiffnesses `k_t`, the slider DOFs follow the model's DOFs.
     pub final_state: State,
 }
 
@@ -97,9 +137,9 @@ pub struct Simulation {
 pub struct ContactSummary {
     /// Contact index.
     pub contact: usize,
-    /// Sliding bound `f_d = muN`.
+    /// Sliding bound `f_d = muN` (3-D contacts: its largest value `mu max(lambda)`).
     pub mu_n: f64,
-    /// Static bound `f_s`.
+    /// Static bound `f_s` (3-D contacts: its largest value).
     pub static_bound: f64,
     /// Stick intervals `[start, end]` within the period: `0 <= start < period` and
     /// `end <= start + period` (an interval running over the end of the period continues
@@ -120,6 +160,31 @@ pub struct ContactSummary {
     pub velocity_amplitude: f64,
     /// Largest `|r|`.
     pub force_amplitude: f64,
+    /// The normal side of a 3-D contact (absent for contacts with a constant bound).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub normal: Option<NormalSummary>,
+}
+
+/// What a 3-D contact's normal side did over the reported period.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NormalSummary {
+    /// Friction coefficient.
+    pub mu: f64,
+    /// Separation intervals `[start, end]` (no normal force), with the conventions of the
+    /// stick intervals, but a single separated step is listed too.
+    pub separation_intervals: Vec<[f64; 2]>,
+    /// Fraction of the period spent separated.
+    pub separation_fraction: f64,
+    /// Fraction of the period spent sliding (in contact).
+    pub slip_fraction: f64,
+    /// Largest normal force.
+    pub normal_force_max: f64,
+    /// Mean normal force over the period.
+    pub normal_force_mean: f64,
+    /// Smallest gap (Signorini: >= 0; a negative value is a penetration).
+    pub min_gap: f64,
+    /// Largest gap at a sample that carries normal force (Signorini: 0).
+    pub max_loaded_gap: f64,
 }
 
 /// The JSON summary of `ewr simulate --json`.
@@ -179,7 +244,13 @@ impl Simulation {
         let (ns, nc, dim) = (self.t.len(), self.n_contacts, self.dim);
         (0..nc)
             .map(|c| {
-                let f_d = self.mu_n[c];
+                let normal = self.normal.as_ref();
+                // The sliding bound of sample j: constant, or mu lambda for 3-D contacts.
+                let bound_at = |j: usize| match normal {
+                    None => self.mu_n[c],
+                    Some(nh) => nh.mu[c] * nh.lambda[j * nc + c],
+                };
+                let f_d = (0..ns).map(bound_at).fold(self.mu_n[c], f64::max);
                 let f_s = f_d * self.static_factor;
                 let rho = self.rho.get(c).copied().unwrap_or(1.0);
                 let (mut viol, mut max_r, mut max_v, mut max_w) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
@@ -198,7 +269,11 @@ impl Simulation {
                     max_v = max_v.max(v[0].hypot(v[1]));
                     max_w = max_w.max(w[0].hypot(w[1]));
                     dissipated -= self.dt * (r[0] * v[0] + r[1] * v[1]);
-                    let bound = if self.stick[j * nc + c] { f_s } else { f_d };
+                    let bound = if self.stick[j * nc + c] {
+                        self.static_factor * bound_at(j)
+                    } else {
+                        bound_at(j)
+                    };
                     let z = [r[0] - rho * v[0], r[1] - rho * v[1]];
                     let nz = z[0].hypot(z[1]);
                     let p = if nz > bound {
@@ -210,7 +285,8 @@ impl Simulation {
                     viol = viol.max(if f_d > 0.0 { e / f_d } else { e });
                 }
                 let flags: Vec<bool> = (0..ns).map(|j| self.stick[j * nc + c]).collect();
-                let stick_intervals = intervals(&flags, self.dt, self.period);
+                let stick_intervals = intervals(&flags, self.dt, self.period, 2);
+                let normal = normal.map(|nh| self.normal_summary(nh, c));
                 let stuck = stick_intervals.iter().fold(0.0, |s, i| s + (i[1] - i[0]));
                 ContactSummary {
                     contact: c,
@@ -223,9 +299,42 @@ impl Simulation {
                     displacement_amplitude: max_w,
                     velocity_amplitude: max_v,
                     force_amplitude: max_r,
+                    normal,
                 }
             })
             .collect()
+    }
+
+    /// Separation, loads and Signorini check of 3-D contact `c`.
+    fn normal_summary(&self, nh: &NormalHistory, c: usize) -> NormalSummary {
+        let (ns, nc) = (self.t.len(), self.n_contacts);
+        let at = |a: &[f64], j: usize| a[j * nc + c];
+        let state = |j: usize| nh.state[j * nc + c];
+        let flags: Vec<bool> = (0..ns)
+            .map(|j| state(j) == ContactState::Separated)
+            .collect();
+        let separated = flags.iter().filter(|&&s| s).count();
+        let slipping = (0..ns).filter(|&j| state(j) == ContactState::Slip).count();
+        let (mut max_l, mut sum_l, mut min_g, mut loaded_g) = (0.0f64, 0.0, f64::INFINITY, 0.0f64);
+        for j in 0..ns {
+            let (l, g) = (at(&nh.lambda, j), at(&nh.gap, j));
+            max_l = max_l.max(l);
+            sum_l += l;
+            min_g = min_g.min(g);
+            if l > 0.0 {
+                loaded_g = loaded_g.max(g);
+            }
+        }
+        NormalSummary {
+            mu: nh.mu[c],
+            separation_intervals: intervals(&flags, self.dt, self.period, 1),
+            separation_fraction: separated as f64 / ns.max(1) as f64,
+            slip_fraction: slipping as f64 / ns.max(1) as f64,
+            normal_force_max: max_l,
+            normal_force_mean: sum_l / ns.max(1) as f64,
+            min_gap: if ns == 0 { 0.0 } else { min_g },
+            max_loaded_gap: loaded_g,
+        }
     }
 
     /// The JSON-ready summary.
@@ -259,6 +368,19 @@ impl Simulation {
             &self.v,
             &self.r,
         );
+        if let Some(nh) = &self.normal {
+            let nc = self.n_contacts;
+            let col = |a: &[f64], c: usize| (0..self.t.len()).map(|j| a[j * nc + c]).collect();
+            for c in 0..nc {
+                let state = (0..self.t.len())
+                    .map(|j| nh.state[j * nc + c] as u8 as f64)
+                    .collect();
+                let [n, g, s] = crate::timeseries::normal_column_names(c);
+                for (name, data) in [(n, col(&nh.lambda, c)), (g, col(&nh.gap, c)), (s, state)] {
+                    ts.push(name, data).expect("one value per sample");
+                }
+            }
+        }
         for &d in &self.dofs {
             let h = self.dof_history(d).expect("recorded DOF");
             ts.push(format!("u{d}"), h).expect("one value per sample");
@@ -338,6 +460,14 @@ impl Simulation {
         d1(&root, "rho", &self.rho)?;
         let fs: Vec<f64> = self.mu_n.iter().map(|x| x * self.static_factor).collect();
         d1(&root, "static_bound", &fs)?;
+        if let Some(nh) = &self.normal {
+            int(&f, "normal", 1)?;
+            d1(&root, "mu", &nh.mu)?;
+            d1(&root, "g0", &nh.g0)?;
+            if let Some(k) = &nh.k_n {
+                d1(&root, "k_n", k)?;
+            }
+        }
         let dofs: Vec<i64> = self.dofs.iter().map(|&x| x as i64).collect();
         root.new_dataset::<i64>()
             .shape([dofs.len()])
@@ -361,6 +491,24 @@ impl Simulation {
             .shape([nc, ns])
             .create("stick")?
             .write_raw(&stick)?;
+        if let Some(nh) = &self.normal {
+            for (name, a) in [("lambda", &nh.lambda), ("gap", &nh.gap)] {
+                g.new_dataset::<f64>()
+                    .shape([nc, ns])
+                    .create(name)?
+                    .write_raw(&rows(a, nc))?;
+            }
+            let mut state = vec![0u8; nc * ns];
+            for j in 0..ns {
+                for c in 0..nc {
+                    state[c * ns + j] = nh.state[j * nc + c] as u8;
+                }
+            }
+            g.new_dataset::<u8>()
+                .shape([nc, ns])
+                .create("state")?
+                .write_raw(&state)?;
+        }
         let nd = self.dofs.len();
         g.new_dataset::<f64>()
             .shape([nd, ns])
@@ -399,6 +547,33 @@ impl Simulation {
             .shape([ic.len()])
             .create("stick_interval_contact")?
             .write_raw(&ic)?;
+        if self.normal.is_some() {
+            let ns_: Vec<&NormalSummary> = sums.iter().filter_map(|c| c.normal.as_ref()).collect();
+            let col = |f: fn(&NormalSummary) -> f64| ns_.iter().map(|c| f(c)).collect::<Vec<f64>>();
+            d1(&g, "separation_fraction", &col(|c| c.separation_fraction))?;
+            d1(&g, "slip_fraction", &col(|c| c.slip_fraction))?;
+            d1(&g, "normal_force_max", &col(|c| c.normal_force_max))?;
+            d1(&g, "normal_force_mean", &col(|c| c.normal_force_mean))?;
+            d1(&g, "min_gap", &col(|c| c.min_gap))?;
+            d1(&g, "max_loaded_gap", &col(|c| c.max_loaded_gap))?;
+            let iv: Vec<f64> = ns_
+                .iter()
+                .flat_map(|c| c.separation_intervals.iter().flatten().copied())
+                .collect();
+            let ic: Vec<i64> = ns_
+                .iter()
+                .enumerate()
+                .flat_map(|(k, c)| c.separation_intervals.iter().map(move |_| k as i64))
+                .collect();
+            g.new_dataset::<f64>()
+                .shape([ic.len(), 2])
+                .create("separation_intervals")?
+                .write_raw(&iv)?;
+            g.new_dataset::<i64>()
+                .shape([ic.len()])
+                .create("separation_interval_contact")?
+                .write_raw(&ic)?;
+        }
         let e = f.create_group("energy")?;
         let eb = &self.energy;
         for (name, x) in [
@@ -411,14 +586,19 @@ impl Simulation {
         ] {
             float(&e, name, x)?;
         }
+        for (name, x) in [("normal", eb.normal), ("impact", eb.impact)] {
+            if let Some(x) = x {
+                float(&e, name, x)?;
+            }
+        }
         f.flush()?;
         f.close()
     }
 }
 
-/// Runs of at least two `true` in a periodic sequence of flags, as time intervals (see
+/// Runs of at least `min_run` `true` in a periodic sequence of flags, as time intervals (see
 /// [`ContactSummary::stick_intervals`]).
-fn intervals(flags: &[bool], dt: f64, period: f64) -> Vec<[f64; 2]> {
+fn intervals(flags: &[bool], dt: f64, period: f64, min_run: usize) -> Vec<[f64; 2]> {
     let ns = flags.len();
     if ns == 0 || flags.iter().all(|&s| !s) {
         return Vec::new();
@@ -437,7 +617,7 @@ fn intervals(flags: &[bool], dt: f64, period: f64) -> Vec<[f64; 2]> {
             while j < end && flags[j % ns] {
                 j += 1;
             }
-            if j - j0 < 2 {
+            if j - j0 < min_run {
                 continue;
             }
             // Samples j0 .. j-1 stuck: the steps cover [t_{j0} - dt, t_{j-1}].
@@ -468,15 +648,15 @@ mod tests {
     fn stick_intervals_wrap_around_the_period() {
         let dt = 1.0;
         let f = [true, true, false, true, true, false, true, true];
-        let iv = intervals(&f, dt, 8.0);
+        let iv = intervals(&f, dt, 8.0, 2);
         // Samples 6, 7, 0, 1 form one run: steps [5, 9]; samples 3, 4: [2, 4].
         assert_eq!(iv, vec![[2.0, 4.0], [5.0, 9.0]]);
         // A single stuck step is a velocity reversal, not listed.
-        let iv = intervals(&[false, true, false, true, true, false], dt, 6.0);
+        let iv = intervals(&[false, true, false, true, true, false], dt, 6.0, 2);
         assert_eq!(iv, vec![[2.0, 4.0]]);
-        assert!(intervals(&[false; 4], dt, 4.0).is_empty());
-        assert_eq!(intervals(&[true; 4], dt, 4.0), vec![[0.0, 4.0]]);
-        let iv = intervals(&[false, true, true, false], dt, 4.0);
+        assert!(intervals(&[false; 4], dt, 4.0, 2).is_empty());
+        assert_eq!(intervals(&[true; 4], dt, 4.0, 2), vec![[0.0, 4.0]]);
+        let iv = intervals(&[false, true, true, false], dt, 4.0, 2);
         assert_eq!(iv, vec![[0.0, 2.0]]);
     }
 }
