@@ -35,16 +35,32 @@ pub fn write_timeseries(
     let nt = h.n_samples;
     let period = std::f64::consts::TAU / omega;
     let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
-    TimeSeries::from_contact_rows(
+    let mut ts = TimeSeries::from_contact_rows(
         &t,
         params.dim,
         params.len(),
         &h.displacement,
         &h.velocity,
         &h.force,
-    )
-    .save(path)
-    .map_err(|e| e.to_string())
+    );
+    if let Some(nh) = &h.normal {
+        for c in 0..params.len() {
+            let [n, g, st] = ewr_simulate::timeseries::normal_column_names(c);
+            let rows = c * nt..(c + 1) * nt;
+            let state = nh.state[rows.clone()]
+                .iter()
+                .map(|s| state_code(*s) as f64)
+                .collect();
+            for (name, data) in [
+                (n, nh.force[rows.clone()].to_vec()),
+                (g, nh.gap[rows].to_vec()),
+                (st, state),
+            ] {
+                ts.push(name, data).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    ts.save(path).map_err(|e| e.to_string())
 }
 
 /// The FRC table, one row per point, flushed as each point arrives so that an interrupted
@@ -227,12 +243,13 @@ pub fn write_solution(
     })
 }
 
-/// Code of a sample's contact state in result files: 0 stick, 1 slip, 2 separated.
+/// Code of a sample's contact state in result files, as `ewr simulate` writes it:
+/// 0 separated, 1 slip, 2 stick.
 pub fn state_code(s: ewr_contact::SampleState) -> i64 {
     match s {
-        ewr_contact::SampleState::Stick => 0,
+        ewr_contact::SampleState::Separated => 0,
         ewr_contact::SampleState::Slip => 1,
-        ewr_contact::SampleState::Separated => 2,
+        ewr_contact::SampleState::Stick => 2,
     }
 }
 

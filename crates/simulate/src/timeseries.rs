@@ -334,12 +334,26 @@ pub struct ColumnDiff {
 /// must not read as a 100 % difference.
 pub const RELATIVE_FLOOR: f64 = 1e-9;
 
+/// The physical quantity of a column, for [`compare`]'s normalisation floor.
+fn quantity(name: &str) -> Option<char> {
+    if name.starts_with("state") {
+        return Some('s');
+    }
+    name.chars().next().map(|q| match q {
+        'g' => 'w',
+        'n' => 'r',
+        q => q,
+    })
+}
+
 /// Compares every column that both series have (except `t`), interpolating `b` onto the
 /// times of `a` when their samplings differ.
 ///
 /// Each difference is normalised by the column's largest `|value|` in either series, but
 /// at least [`RELATIVE_FLOOR`] times the largest value of the same quantity (columns
-/// grouped by their first letter: `w`, `v`, `r`, `u`).
+/// grouped by their first letter: `w`, `v`, `r`, `u`; a gap `g` counts as a displacement `w`
+/// and a normal force `n` as a force `r`, so that a gap that stays zero up to rounding in
+/// both series is not a 100 % difference).
 pub fn compare(a: &TimeSeries, b: &TimeSeries) -> Result<Vec<ColumnDiff>, TimeSeriesError> {
     let (ta, pa) = (
         a.column("t")
@@ -365,7 +379,7 @@ pub fn compare(a: &TimeSeries, b: &TimeSeries) -> Result<Vec<ColumnDiff>, TimeSe
     // Largest value of each quantity (first letter of the name) over the common columns.
     let mut quantity_scale: Vec<(char, f64)> = Vec::new();
     for (name, ca) in a.names.iter().zip(&a.columns) {
-        let (Some(q), Some(cb)) = (name.chars().next(), b.column(name)) else {
+        let (Some(q), Some(cb)) = (quantity(name), b.column(name)) else {
             continue;
         };
         let s = max_abs(ca).max(max_abs(cb));
@@ -402,10 +416,7 @@ pub fn compare(a: &TimeSeries, b: &TimeSeries) -> Result<Vec<ColumnDiff>, TimeSe
             }
             sum2 += d * d;
         }
-        let q = name
-            .chars()
-            .next()
-            .and_then(|q| quantity_scale.iter().find(|e| e.0 == q));
+        let q = quantity(name).and_then(|q| quantity_scale.iter().find(|e| e.0 == q));
         let floor = q.map_or(0.0, |e| RELATIVE_FLOOR * e.1);
         let scale = max_abs(ca).max(max_abs(cb)).max(floor);
         let rel = |d: f64| if d == 0.0 { 0.0 } else { d / scale };
