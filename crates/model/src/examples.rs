@@ -5,7 +5,7 @@
 //! with `ewr model example NAME -o FILE`.
 
 use crate::builder::ModelBuilder;
-use crate::model::{Contacts, Model};
+use crate::model::{Contacts, Kinematics, Model, NormalContacts};
 use std::fmt;
 use std::str::FromStr;
 
@@ -22,18 +22,24 @@ pub enum Example {
     Chain,
     /// Lumped blade-damper-blade model at constant normal load (seed 004, Table 2).
     BladeDamperBlade,
+    /// The same with 2-D contact elements: normal load that varies, lift-off, preload.
+    BladeDamperBlade3d,
+    /// One point mass on a 3-D contact (2 tangential directions + normal) to ground.
+    SingleContact3d,
     /// Generated bladed-disk-like sector (hexahedral FE mesh, under-platform contacts).
     Sector,
 }
 
 impl Example {
     /// Every example, in the order `ewr model example --list` prints them.
-    pub const ALL: [Example; 6] = [
+    pub const ALL: [Example; 8] = [
         Example::Oscillator2d,
         Example::TwoMassDamper,
         Example::TwoDof1d,
         Example::Chain,
         Example::BladeDamperBlade,
+        Example::BladeDamperBlade3d,
+        Example::SingleContact3d,
         Example::Sector,
     ];
 
@@ -45,6 +51,8 @@ impl Example {
             Example::TwoDof1d => "two-dof-1d",
             Example::Chain => "chain",
             Example::BladeDamperBlade => "blade-damper-blade",
+            Example::BladeDamperBlade3d => "blade-damper-blade-3d",
+            Example::SingleContact3d => "single-contact-3d",
             Example::Sector => "sector",
         }
     }
@@ -65,6 +73,12 @@ impl Example {
             Example::BladeDamperBlade => {
                 "8-DOF blade-damper-blade, two inclined Jenkins contacts, muN=15 N (seed 004 Table 2)"
             }
+            Example::BladeDamperBlade3d => {
+                "blade-damper-blade with 2-D contact elements: k_t=k_n=1e5, mu=0.3, preload N0=50 N, f=40cos(wt), lifts off (seed 004)"
+            }
+            Example::SingleContact3d => {
+                "one mass, 3-D contact to ground (2 tangential + normal, k_n=100), mu=0.4, static load 20, lifts off above w=5.5"
+            }
             Example::Sector => {
                 "generated steel bladed-disk sector (hex8), N 2-D under-platform contacts, --refine R"
             }
@@ -79,13 +93,17 @@ impl Example {
             Example::TwoDof1d => two_dof_1d(),
             Example::Chain => chain(opts.contacts.unwrap_or(15)),
             Example::BladeDamperBlade => blade_damper_blade(&BladeDamperBlade::default()),
+            Example::BladeDamperBlade3d => blade_damper_blade_3d(&BladeDamperBlade3d::default()),
+            Example::SingleContact3d => single_contact_3d(),
             Example::Sector => sector(&Sector {
                 refine: opts.refine.unwrap_or(1),
                 contacts: opts.contacts.unwrap_or(Sector::default().contacts),
                 ..Sector::default()
             }),
         };
-        if let Some(mu_n) = opts.mu_n {
+        if let Some(mu_n) = opts.mu_n
+            && !m.contacts.has_normal()
+        {
             m.contacts.mu_n.iter_mut().for_each(|x| *x = mu_n);
         }
         m
@@ -367,6 +385,167 @@ pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
         Contacts::from_matrix(1, w, vec![p.mu_n; 2])
     };
     built(b.dof_labels(labels).contacts(contacts))
+}
+
+/// Parameters of [`blade_damper_blade_3d`]: the structure of [`BladeDamperBlade`] (its
+/// `k_contact` are the element's tangential and normal stiffnesses; its `mu_n` is unused)
+/// with a friction coefficient and a normal preload per face.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BladeDamperBlade3d {
+    /// Structure, masses, damping, forcing and contact stiffnesses.
+    pub base: BladeDamperBlade,
+    /// Friction coefficient of both faces.
+    pub mu: f64,
+    /// Normal preload `N0` of each face (N): the element's force at zero relative motion.
+    pub preload: f64,
+}
+
+impl Default for BladeDamperBlade3d {
+    fn default() -> Self {
+        BladeDamperBlade3d {
+            // 40 N (chosen; the paper gives no level): both faces slip near the first
+            // resonance and lift off part of the period at its peak.
+            base: BladeDamperBlade {
+                force: 40.0,
+                ..BladeDamperBlade::default()
+            },
+            mu: 0.3,
+            preload: 50.0,
+        }
+    }
+}
+
+/// Seed 004 section 5.2 with its 2-D contact element (Yang, Chu & Menq): on each damper face
+/// a tangential stiffness `k_t` in series with Coulomb friction of bound `mu lambda(t)`, and a
+/// normal stiffness `k_n` in series with a unilateral contact, preloaded by an interference
+/// `g0 = -N0 / k_n` so that the element carries `lambda = N0 + k_n (compression)` as in the
+/// paper's element and lifts off when that reaches zero. DOFs `x1 x2 y3 x4 y5 x6 y7 x8` as in
+/// [`blade_damper_blade`], without slider DOFs (the compliance is part of the contacts).
+///
+/// The normal row of a face reads `n . (damper - platform)` with `n` the face normal of
+/// [`blade_damper_blade`] (`(sin a1, -cos a1)`, `(-sin a2, -cos a2)`), so that the gap closes
+/// when the damper moves up into the platforms (the centrifugal direction) and the normal
+/// force pushes the damper down and the platforms up.
+pub fn blade_damper_blade_3d(p: &BladeDamperBlade3d) -> Model {
+    let (x1, x2, y3, x4, y5, x6, y7, x8) = (0, 1, 2, 3, 4, 5, 6, 7);
+    let b0 = &p.base;
+    let (m1, m2, md) = b0.masses;
+    let kb = b0.k_blade;
+    let (kxd, kyd) = b0.k_damper;
+    let c = |k: f64| b0.beta * k;
+    let b = ModelBuilder::new(8)
+        .title("blade-damper-blade-3d: lumped wedge-damper model with 2-D contact elements (Wen, Qi & Wen, Table 2), normal load varies and lifts off")
+        .units("SI: kg, N/m, N, s")
+        .mass(x1, m1)
+        .mass(x8, m1)
+        .mass(x2, m2)
+        .mass(y3, m2)
+        .mass(x6, m2)
+        .mass(y7, m2)
+        .mass(x4, md)
+        .mass(y5, md)
+        .spring(x1, x2, kb)
+        .damper(x1, x2, c(kb))
+        .spring(x6, x8, kb)
+        .damper(x6, x8, c(kb))
+        .spring_to_ground(x2, kb)
+        .damper_to_ground(x2, c(kb))
+        .spring_to_ground(y3, kb)
+        .damper_to_ground(y3, c(kb))
+        .spring_to_ground(x6, kb)
+        .damper_to_ground(x6, c(kb))
+        .spring_to_ground(y7, kb)
+        .damper_to_ground(y7, c(kb))
+        .spring_to_ground(x4, kxd)
+        .damper_to_ground(x4, c(kxd))
+        .spring_to_ground(y5, kyd)
+        .damper_to_ground(y5, c(kyd))
+        .force(x2, 1, b0.force, 0.0);
+    let (a1, a2) = b0.angles;
+    let faces = [
+        (x2, y3, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),
+        (x6, y7, (-a2.cos(), a2.sin()), (-a2.sin(), -a2.cos())),
+    ];
+    // d . (platform - damper) for the tangent, n . (damper - platform) for the normal.
+    let row = |px: usize, py: usize, d: (f64, f64), s: f64| {
+        vec![(px, s * d.0), (py, s * d.1), (x4, -s * d.0), (y5, -s * d.1)]
+    };
+    let matrix = |rows: Vec<Vec<(usize, f64)>>| {
+        let trip: Vec<_> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(r, row)| {
+                row.iter()
+                    .map(move |&(j, v)| faer::sparse::Triplet::new(r, j, v))
+            })
+            .collect();
+        crate::SparseMatrix::try_new_from_triplets(rows.len(), 8, &trip)
+            .expect("W indices are within the 8 DOFs")
+    };
+    let w_t = matrix(faces.iter().map(|f| row(f.0, f.1, f.2, 1.0)).collect());
+    let w_n = matrix(faces.iter().map(|f| row(f.0, f.1, f.3, -1.0)).collect());
+    let (k_t, k_n) = (b0.k_contact.0.unwrap_or(f64::INFINITY), b0.k_contact.1);
+    let mut contacts = Contacts::from_matrix(1, w_t, vec![0.0; 2]);
+    if k_t.is_finite() {
+        contacts.k_t = Some(vec![k_t; 2]);
+    }
+    contacts.normal = Some(NormalContacts {
+        kinematics: Kinematics::Matrix(w_n),
+        g0: vec![-p.preload / k_n; 2],
+        mu: vec![p.mu; 2],
+        k_n: Some(vec![k_n; 2]),
+    });
+    let labels = [
+        "x1 blade L",
+        "x2 platform L",
+        "y3 platform L",
+        "x4 damper",
+        "y5 damper",
+        "x6 platform R",
+        "y7 platform R",
+        "x8 blade R",
+    ];
+    built(b.dof_labels(labels).contacts(contacts))
+}
+
+/// One unit mass with DOFs `x, y` (tangential, springs 1 and 2) and `z` (normal, spring 3),
+/// damping 0.01 on each, on a 3-D contact to ground: 2 tangential directions with friction
+/// coefficient `mu = 0.4`, and a unilateral normal contact behind a contact stiffness
+/// `k_n = 100`, pressed by a static load of 20 on `z` (so `mu lambda = 8` at rest, as in
+/// seed 000's oscillator), shaken by `10 cos(w t)` on `x`, `y` and `15 cos(w t)` on `z`:
+/// the normal force swings more as `w` approaches the contact resonance (about 10), and the
+/// mass lifts off part of the period above `w` about 5.5.
+pub fn single_contact_3d() -> Model {
+    let mut contacts = Contacts::to_ground(2, vec![0, 1], vec![0.0]);
+    contacts.normal = Some(NormalContacts {
+        kinematics: Kinematics::Dofs {
+            dofs: vec![2],
+            other: None,
+        },
+        g0: vec![0.0],
+        mu: vec![0.4],
+        k_n: Some(vec![100.0]),
+    });
+    built(
+        ModelBuilder::new(3)
+            .title("single-contact-3d: one mass on a 3-D friction contact to ground (2 tangential directions + unilateral normal)")
+            .units("consistent, non-dimensional")
+            .dof_labels(["x", "y", "z"])
+            .mass(0, 1.0)
+            .mass(1, 1.0)
+            .mass(2, 1.0)
+            .spring_to_ground(0, 1.0)
+            .spring_to_ground(1, 2.0)
+            .spring_to_ground(2, 3.0)
+            .damper_to_ground(0, 0.01)
+            .damper_to_ground(1, 0.01)
+            .damper_to_ground(2, 0.01)
+            .contacts(contacts)
+            .force(0, 1, 10.0, 0.0)
+            .force(1, 1, 10.0, 0.0)
+            .force(2, 0, -20.0, 0.0)
+            .force(2, 1, 15.0, 0.0),
+    )
 }
 
 /// Parameters of the generated bladed-disk-like [`sector`] (see `models/README.md`).
