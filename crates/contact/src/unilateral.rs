@@ -23,6 +23,9 @@
 //! replaced by `r = 0` where the normal set is open: the product form alone would admit the
 //! spurious root `r = rho_T v` at `b = 0`.
 
+// Component loops (`i`, `j` over the contact's local signals) mirror the formulas above.
+#![allow(clippy::needless_range_loop)]
+
 use crate::residual::ResidualError;
 use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};

@@ -523,10 +523,10 @@ fn check_compliance_and_normal(out: &mut Vec<Problem>, c: &Contacts, n: usize) {
             }
         }
     }
-    if n != usize::MAX {
-        if let Err(e) = c.contact_matrix(n) {
-            out.push(Problem::error("/contacts/normal", e));
-        }
+    if n != usize::MAX
+        && let Err(e) = c.contact_matrix(n)
+    {
+        out.push(Problem::error("/contacts/normal", e));
     }
 }
 

@@ -33,6 +33,16 @@ fn assert_same_model(a: &Model, b: &Model) {
         dense(&b.contacts.w_matrix(n).unwrap()),
         "W"
     );
+    assert_eq!(a.contacts.k_t, b.contacts.k_t);
+    assert_eq!(a.contacts.has_normal(), b.contacts.has_normal());
+    if let (Some(na), Some(nb)) = (&a.contacts.normal, &b.contacts.normal) {
+        assert_eq!((&na.g0, &na.mu, &na.k_n), (&nb.g0, &nb.mu, &nb.k_n));
+        assert_eq!(
+            dense(&a.contacts.contact_matrix(n).unwrap()),
+            dense(&b.contacts.contact_matrix(n).unwrap()),
+            "[W; W_N]"
+        );
+    }
     assert_eq!(a.forcing, b.forcing);
     assert_eq!(a.dof_labels, b.dof_labels);
     assert_eq!(a.title, b.title);
@@ -160,6 +170,73 @@ fn assert_problem(problems: &[Problem], path: &str, words: &str) {
             .any(|p| p.severity == Severity::Error && p.path == path && p.message.contains(words)),
         "no error at {path} containing {words:?} in {problems:#?}"
     );
+}
+
+/// Writes a valid single-contact-3d file (format v2), lets `edit` break it, returns the error.
+fn broken_3d(edit: impl FnOnce(&hdf5::File)) -> Vec<Problem> {
+    let dir = tmp();
+    let p = dir.path().join("m.h5");
+    write(&p, &examples::single_contact_3d()).unwrap();
+    {
+        let f = hdf5::File::open_rw(&p).unwrap();
+        edit(&f);
+        f.close().unwrap();
+    }
+    match read(&p) {
+        Err(ModelError::Invalid { problems, .. }) => problems,
+        Err(e) => panic!("expected an invalid-model error, got {e}"),
+        Ok(_) => panic!("the broken file was accepted"),
+    }
+}
+
+#[test]
+fn version_2_is_written_only_for_version_2_content() {
+    let dir = tmp();
+    let version = |m: &Model| {
+        let p = dir.path().join("v.h5");
+        write(&p, m).unwrap();
+        let f = hdf5::File::open(&p).unwrap();
+        f.attr("version").unwrap().read_scalar::<i64>().unwrap()
+    };
+    assert_eq!(version(&examples::oscillator_2d()), 1);
+    assert_eq!(version(&examples::single_contact_3d()), 2);
+    let mut m = examples::oscillator_2d();
+    m.contacts.k_t = Some(vec![1e3]);
+    assert_eq!(version(&m), 2);
+}
+
+#[test]
+fn bad_3d_contact_data_is_named() {
+    let p = broken_3d(|f| replace_f64(f, "contacts/normal/mu", &[-0.1]));
+    assert_problem(&p, "/contacts/normal/mu", "finite and >= 0");
+    let p = broken_3d(|f| replace_f64(f, "contacts/normal/k_n", &[0.0]));
+    assert_problem(&p, "/contacts/normal/k_n", "finite and > 0");
+    let p = broken_3d(|f| replace_f64(f, "contacts/normal/g0", &[f64::NAN]));
+    assert_problem(&p, "/contacts/normal/g0", "finite");
+    let p = broken_3d(|f| replace_f64(f, "contacts/normal/g0", &[0.0, 0.0]));
+    assert_problem(&p, "/contacts/normal/g0", "2 entries for 1 contacts");
+    let p = broken_3d(|f| replace_i64(f, "contacts/normal/dofs", &[7]));
+    assert_problem(&p, "/contacts/normal/dofs", "out of range");
+    let p = broken_3d(|f| {
+        f.group("contacts")
+            .unwrap()
+            .new_dataset_builder()
+            .with_data(&[8.0])
+            .create("mu_n")
+            .unwrap();
+    });
+    assert_problem(&p, "/contacts/mu_n", "remove mu_n");
+    let p = broken_3d(|f| f.unlink("contacts/normal/dofs").unwrap());
+    assert_problem(&p, "/contacts/normal", "missing the normal kinematics");
+    let p = broken(|f| {
+        f.group("contacts")
+            .unwrap()
+            .new_dataset_builder()
+            .with_data(&[-5.0])
+            .create("k_t")
+            .unwrap();
+    });
+    assert_problem(&p, "/contacts/k_t", "finite and > 0");
 }
 
 fn replace_f64(f: &hdf5::File, path: &str, v: &[f64]) {
@@ -340,7 +417,7 @@ fn unknown_version_is_named() {
         f.new_attr::<i64>()
             .create("version")
             .unwrap()
-            .write_scalar(&2)
+            .write_scalar(&3)
             .unwrap();
     });
     assert_problem(&p, "/", "unsupported version");

@@ -74,9 +74,11 @@ fn solve_from(
     let (cond, params) = element(set, x, y);
     let inner = UnilateralResidual::new(cond, set.clone(), n_samples, params).unwrap();
     let mut sys = ScaledUnilateral::new(inner, 1.0 / (MU * N0).powi(2));
-    let mut opts = NewtonOptions::default();
-    opts.tol_residual = 1e-9;
-    opts.max_iterations = 200;
+    let opts = NewtonOptions {
+        tol_residual: 1e-9,
+        max_iterations: 200,
+        ..NewtonOptions::default()
+    };
     let x0 = match start {
         Some((from, x)) => set.prolong(x, from).unwrap(),
         None => vec![0.0; 2 * set.n_coeffs()],
@@ -400,10 +402,12 @@ fn matrix_free_newton_reaches_the_dense_solution() {
         let (cond, params) = coupled_pair(&set);
         let inner = UnilateralResidual::new(cond, set.clone(), 256, params).unwrap();
         let mut sys = ScaledUnilateral::new(inner, 1.0 / (MU * N0).powi(2));
-        let mut opts = NewtonOptions::default();
-        opts.tol_residual = 1e-10;
-        opts.max_iterations = 300;
-        opts.linear = linear;
+        let opts = NewtonOptions {
+            tol_residual: 1e-10,
+            max_iterations: 300,
+            linear,
+            ..NewtonOptions::default()
+        };
         let x0 = vec![0.0; sys.inner.len()];
         let r = newton::solve(&mut sys, &x0, &opts);
         assert!(
