@@ -69,6 +69,10 @@ pub struct ExampleArgs {
     /// Damper mass of `two-mass-damper` (0 = massless damper).
     #[arg(long, value_name = "M", allow_negative_numbers = true)]
     damper_mass: Option<f64>,
+    /// `sector` with 3-D contacts: normal direction, contact stiffness 1e8 N/m, mu = 0.3 and
+    /// an interference preload of mu_n / mu per contact.
+    #[arg(long = "contact-3d")]
+    contact_3d: bool,
 }
 
 /// Runs one `ewr model` subcommand.
@@ -434,6 +438,11 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
             "--contacts applies to the chain and sector examples only",
         ));
     }
+    if a.contact_3d && ex != Example::Sector {
+        return Err(Failure::input(
+            "--contact-3d applies to the sector example only",
+        ));
+    }
     if a.refine.is_some() && ex != Example::Sector {
         return Err(Failure::input(
             "--refine applies to the sector example only",
@@ -463,6 +472,7 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
         ));
     }
     let opts = ExampleOptions {
+        contact_3d: a.contact_3d,
         mu_n: a.mu_n,
         contacts: a.contacts,
         refine: a.refine,

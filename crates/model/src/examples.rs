@@ -98,6 +98,8 @@ impl Example {
             Example::Sector => sector(&Sector {
                 refine: opts.refine.unwrap_or(1),
                 contacts: opts.contacts.unwrap_or(Sector::default().contacts),
+                contact_3d: opts.contact_3d,
+                mu_n: opts.mu_n.unwrap_or(Sector::default().mu_n),
                 ..Sector::default()
             }),
         };
@@ -139,6 +141,8 @@ pub struct ExampleOptions {
     /// Mesh refinement level of `sector` (default 1, about 2 000 DOFs; 4 gives about
     /// 108 000).
     pub refine: Option<usize>,
+    /// 3-D contacts (normal direction, preload, contact stiffness) for `sector`.
+    pub contact_3d: bool,
     /// Damper mass of `two-mass-damper` (default 1; 0 gives the massless damper of Fig. 23).
     pub damper_mass: Option<f64>,
 }
@@ -562,6 +566,10 @@ pub struct Sector {
     pub mu_n: f64,
     /// Amplitude of the tangential force `F cos(w t)` at the blade tip (N).
     pub force: f64,
+    /// 3-D contacts instead of constant bounds: each contact gets its node's third DOF as
+    /// normal direction, friction coefficient [`SECTOR_MU`], contact stiffnesses
+    /// [`SECTOR_K_CONTACT`] and an interference preload of `mu_n / mu` (N).
+    pub contact_3d: bool,
 }
 
 impl Default for Sector {
@@ -571,9 +579,16 @@ impl Default for Sector {
             contacts: 20,
             mu_n: 100.0,
             force: 50.0,
+            contact_3d: false,
         }
     }
 }
+
+/// Friction coefficient of the 3-D contacts of [`sector`].
+pub const SECTOR_MU: f64 = 0.3;
+/// Tangential and normal contact stiffness of the 3-D contacts of [`sector`] (N/m): about the
+/// nodal stiffness of the mesh at refinement 1.
+pub const SECTOR_K_CONTACT: f64 = 1e8;
 
 /// Geometry and material of [`sector`]: steel, SI units.
 const SECTOR_E: f64 = 210e9;
@@ -811,11 +826,36 @@ pub fn sector(p: &Sector) -> Model {
         }
     }
     let nc = p.contacts;
+    let top = cand.len() - 2 * (ny - 1) * (nz + 1);
     let mut dofs = Vec::with_capacity(2 * nc);
+    let mut normal = Vec::with_capacity(nc);
     for c in 0..nc {
-        let k = cand[c * cand.len() / nc.max(1)];
-        // Tangential (x) and axial (z) directions of the node.
-        dofs.extend([3 * k, 3 * k + 2]);
+        let i = c * cand.len() / nc.max(1);
+        let k = cand[i];
+        if p.contact_3d && i >= top {
+            // Side faces: the face normal is x; slip in the radial and axial directions.
+            dofs.extend([3 * k + 1, 3 * k + 2]);
+            normal.push(3 * k);
+        } else {
+            // Platform top: tangential (x) and axial (z) directions, radial normal.
+            dofs.extend([3 * k, 3 * k + 2]);
+            normal.push(3 * k + 1);
+        }
+    }
+    let mut contacts = Contacts::to_ground(2, dofs, vec![p.mu_n; nc]).with_rho(SECTOR_RHO_LAW);
+    if p.contact_3d {
+        contacts.mu_n = vec![0.0; nc];
+        contacts.rho = vec![1.0; nc];
+        contacts.k_t = Some(vec![SECTOR_K_CONTACT; nc]);
+        contacts.normal = Some(crate::model::NormalContacts {
+            kinematics: Kinematics::Dofs {
+                dofs: normal,
+                other: None,
+            },
+            g0: vec![-p.mu_n / SECTOR_MU / SECTOR_K_CONTACT; nc],
+            mu: vec![SECTOR_MU; nc],
+            k_n: Some(vec![SECTOR_K_CONTACT; nc]),
+        });
     }
     let tip = node((ix0 + ix1) / 2, ny + nby, nz / 2).expect("blade tip");
     let mut labels = vec![String::new(); n];
@@ -846,7 +886,7 @@ pub fn sector(p: &Sector) -> Model {
         // rho ~ force / velocity scale of the contacts (N per m/s): Newton converges in a
         // few iterations with it, in hundreds with rho = 1 (the solution does not depend on
         // rho for the exact law).
-        contacts: Contacts::to_ground(2, dofs, vec![p.mu_n; nc]).with_rho(SECTOR_RHO_LAW),
+        contacts,
         forcing: vec![ForcingTerm {
             dof: 3 * tip,
             harmonic: 1,

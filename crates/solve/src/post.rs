@@ -94,7 +94,10 @@ pub fn summarise(
                 // The direction of a nearly zero velocity is not defined (and a truncated
                 // Fourier series rings around the stick-slip transitions), so the direction is
                 // only judged where the speed exceeds a fraction of the period's largest.
-                if !*stuck_j && vn > SLIDING_SPEED_FRACTION * vmax {
+                // A contact stuck all period has a velocity of rounding noise only, whose
+                // direction means nothing: the speed must also be visible on the law's own
+                // scale (rho v against the bound).
+                if !*stuck_j && vn > SLIDING_SPEED_FRACTION * vmax && rho * vn > 1e-9 * scale {
                     let off = (0..d)
                         .map(|k| {
                             (comp(&h.force, k, j) + mu_n * comp(&h.velocity, k, j) / vn).powi(2)
