@@ -276,22 +276,18 @@ impl UnilateralResidual {
             let Some(p) = self.set.coeff_index(h) else {
                 continue;
             };
-            let xc: Vec<c64> = (0..m)
-                .map(|s| match x {
-                    Some(x) => {
-                        let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
-                        c64::new(x[s * nco + p], -b)
-                    }
-                    None => c64::new(0.0, 0.0),
-                })
-                .collect();
+            let gx = x.map(|x| {
+                let xc = Mat::from_fn(m, 1, |s, _| {
+                    let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
+                    c64::new(x[s * nco + p], -b)
+                });
+                g * &xc
+            });
             let hw = h as f64 * self.cond.omega;
             for s in 0..m {
                 let mut y = if forced { q[s] } else { c64::new(0.0, 0.0) };
-                if x.is_some() {
-                    for (t, xt) in xc.iter().enumerate() {
-                        y += g[(s, t)] * *xt;
-                    }
+                if let Some(gx) = &gx {
+                    y += gx[(s, 0)];
                 }
                 if s < mt {
                     // Velocity: V = i h w Y.
@@ -325,19 +321,15 @@ impl UnilateralResidual {
                 continue;
             };
             let hw = h as f64 * self.cond.omega;
-            let w: Vec<c64> = (0..m)
-                .map(|t| {
-                    let b = if h > 0 { x[t * nco + p + 1] } else { 0.0 };
-                    // conj(X) = a + i b; friction rows times i h w.
-                    let cx = c64::new(x[t * nco + p], b);
-                    if t < mt { c64::new(0.0, hw) * cx } else { cx }
-                })
-                .collect();
+            let w = Mat::from_fn(m, 1, |t, _| {
+                let b = if h > 0 { x[t * nco + p + 1] } else { 0.0 };
+                // conj(X) = a + i b; friction rows times i h w.
+                let cx = c64::new(x[t * nco + p], b);
+                if t < mt { c64::new(0.0, hw) * cx } else { cx }
+            });
+            let gw = g * &w;
             for s in 0..m {
-                let mut y = c64::new(0.0, 0.0);
-                for (t, wt) in w.iter().enumerate() {
-                    y += g[(s, t)] * *wt;
-                }
+                let y = gw[(s, 0)];
                 // conj(y) = Re y - i Im y, i.e. (a, b) = (Re y, Im y).
                 out[s * nco + p] = y.re;
                 if h > 0 {
@@ -706,6 +698,63 @@ impl UnilateralResidual {
         Ok(out)
     }
 
+    /// Per harmonic of the set (in its order), the complex `m x m` Jacobian with the law's
+    /// derivatives averaged over the period: all of the coupling through the structure, none
+    /// of the time variation of stick, slip and lift-off (the harmonic level of the two-level
+    /// preconditioner), at the last point evaluated with derivatives.
+    pub fn averaged_harmonic_jacobians(&self) -> Vec<Mat<c64>> {
+        let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
+        let l = d + 1;
+        let m = self.params.rows();
+        let mt = d * nc;
+        let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
+        let mean = |v: &[f64], idx: usize| v[idx..idx + nt].iter().sum::<f64>() / nt as f64;
+        let mut ax = vec![0.0; nc * l * l];
+        let mut ay = vec![0.0; nc * l * l];
+        for (k, (a, b)) in ax.iter_mut().zip(ay.iter_mut()).enumerate() {
+            *a = mean(&self.d_x, k * nt);
+            *b = mean(&self.d_y, k * nt);
+        }
+        let omega = self.cond.omega;
+        self.set
+            .harmonics()
+            .iter()
+            .map(|&h| {
+                let gh = &self
+                    .cond
+                    .harmonics
+                    .iter()
+                    .find(|x| x.0 == h)
+                    .expect("every harmonic of the set is condensed")
+                    .1;
+                let mut k = Mat::<c64>::zeros(m, m);
+                for c in 0..nc {
+                    for i in 0..l {
+                        let row = sig(c, i);
+                        for j in 0..l {
+                            let a = ax[(c * l + i) * l + j];
+                            k[(row, sig(c, j))] += c64::new(a, 0.0);
+                            let b = ay[(c * l + i) * l + j];
+                            if b == 0.0 || (j < d && h == 0) {
+                                continue;
+                            }
+                            let f = if j < d {
+                                c64::new(0.0, h as f64 * omega * b)
+                            } else {
+                                c64::new(b, 0.0)
+                            };
+                            let sj = sig(c, j);
+                            for t in 0..m {
+                                k[(row, t)] += f * gh[(sj, t)];
+                            }
+                        }
+                    }
+                }
+                k
+            })
+            .collect()
+    }
+
     /// Number of contacts.
     pub fn contact_count(&self) -> usize {
         self.params.len()
@@ -769,12 +818,13 @@ impl UnilateralResidual {
             let Some(p) = self.set.coeff_index(*h) else {
                 continue;
             };
+            let xc = Mat::from_fn(m, 1, |t, _| {
+                let b = if *h > 0 { x[t * nco + p + 1] } else { 0.0 };
+                c64::new(x[t * nco + p], -b)
+            });
+            let gx = g * &xc;
             for s in 0..m {
-                let mut y = q[s];
-                for t in 0..m {
-                    let b = if *h > 0 { x[t * nco + p + 1] } else { 0.0 };
-                    y += g[(s, t)] * c64::new(x[t * nco + p], -b);
-                }
+                let y = q[s] + gx[(s, 0)];
                 out[s * nco + p] = y.re;
                 if *h > 0 {
                     out[s * nco + p + 1] = -y.im;

@@ -477,7 +477,7 @@ fn solve_in(
                     .min(opts.krylov.forcing_max);
                 linearize_matrix_free(system, &g, eta_k, &opts.krylov, &mut krylov_iterations)
             } else {
-                Ok(linearize_dense(jac, &g, dense))
+                Ok(linearize_dense(jac, &g, norm(&x), dense))
             };
             match made {
                 Ok(l) => lin = Some(l),
@@ -655,22 +655,71 @@ impl DenseWork {
     }
 }
 
+/// A dense Newton step longer than this many times `max(||x||, Cauchy step)` is taken as
+/// coming from a (nearly) singular Jacobian and replaced by a Levenberg-Marquardt step.
+const NEAR_SINGULAR_STEP: f64 = 1e3;
+
+/// `-(J^T J + mu I)^{-1} J^T g` with `mu = 1e-10 ||J||_F^2 / n`: the Gauss-Newton step,
+/// regularised along directions the equations do not determine. `None` if it fails.
+fn levenberg_marquardt_step(jac: &Mat<f64>, g: &[f64], par: Par) -> Option<Vec<f64>> {
+    let n = g.len();
+    let mut jtj = Mat::<f64>::zeros(n, n);
+    matmul(
+        jtj.as_mut(),
+        Accum::Replace,
+        jac.transpose(),
+        jac.as_ref(),
+        1.0,
+        par,
+    );
+    let fro: f64 = (0..n).map(|i| jtj[(i, i)]).sum();
+    let mu = 1e-10 * fro / n.max(1) as f64;
+    if !(mu > 0.0 && mu.is_finite()) {
+        return None;
+    }
+    for i in 0..n {
+        jtj[(i, i)] += mu;
+    }
+    let gc = MatRef::from_column_major_slice(g, n, 1);
+    let mut rhs = Mat::<f64>::zeros(n, 1);
+    matmul(rhs.as_mut(), Accum::Replace, jac.transpose(), gc, -1.0, par);
+    use faer::linalg::solvers::Solve;
+    let llt = jtj.llt(faer::Side::Lower).ok()?;
+    let p = llt.solve(&rhs);
+    let p: Vec<f64> = (0..n).map(|i| p[(i, 0)]).collect();
+    p.iter().all(|v| v.is_finite()).then_some(p)
+}
+
 /// Newton step by dense LU, gradient and products by dense matrix-vector products.
 ///
 /// A singular or ill-conditioned Jacobian gives a non-finite Newton step; the steepest-descent
 /// direction is then used alone, which always exists while the gradient is non-zero.
-fn linearize_dense(jac: &Mat<f64>, g: &[f64], work: &mut DenseWork) -> Linearization {
+fn linearize_dense(jac: &Mat<f64>, g: &[f64], x_norm: f64, work: &mut DenseWork) -> Linearization {
     let n = g.len();
     work.factor(jac.as_ref());
-    let newton = work.newton_step(g);
-    let mut j_newton = vec![0.0; n];
-    if let Some(p) = &newton {
-        work.product(jac.as_ref(), p, &mut j_newton);
-    }
+    let mut newton = work.newton_step(g);
     let mut grad = vec![0.0; n];
     work.product(jac.transpose(), g, &mut grad);
     let mut j_grad = vec![0.0; n];
     work.product(jac.as_ref(), &grad, &mut j_grad);
+    // A (nearly) rank-deficient J, e.g. the mean friction force of a contact stuck all
+    // period, which no equation fixes, gives a Newton step that is huge along the null
+    // space; the dogleg then crawls along it. The Levenberg-Marquardt step (nearly the
+    // minimum-norm Gauss-Newton step) keeps what the equations decide and leaves the rest.
+    let cauchy = {
+        let (gs, js) = (norm(&grad).powi(2), norm(&j_grad).powi(2));
+        if js > 0.0 { gs / js * gs.sqrt() } else { 0.0 }
+    };
+    let too_long = newton
+        .as_ref()
+        .is_none_or(|p| norm(p) > NEAR_SINGULAR_STEP * x_norm.max(cauchy));
+    if too_long && let Some(p) = levenberg_marquardt_step(jac, g, work.par) {
+        newton = Some(p);
+    }
+    let mut j_newton = vec![0.0; n];
+    if let Some(p) = &newton {
+        work.product(jac.as_ref(), p, &mut j_newton);
+    }
     Linearization {
         newton,
         j_newton,
