@@ -462,7 +462,6 @@ impl UnilateralResidual {
         let nco = self.set.n_coeffs();
         let mt = d * nc;
         let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
-        let omega = self.cond.omega;
         for c in 0..nc {
             for i in 0..l {
                 let row0 = sig(c, i) * nco;
@@ -480,39 +479,15 @@ impl UnilateralResidual {
                         continue;
                     }
                     self.sampler.galerkin_matrix(dy, self.galerkin.as_mut())?;
-                    let sj = sig(c, j);
-                    let velocity = j < d;
-                    for (h, gm, _) in &self.cond.harmonics {
-                        let h = *h;
-                        let Some(p) = self.set.coeff_index(h) else {
-                            continue;
-                        };
-                        if velocity && h == 0 {
-                            continue;
-                        }
-                        let factor = if velocity {
-                            c64::new(0.0, h as f64 * omega)
-                        } else {
-                            c64::new(1.0, 0.0)
-                        };
-                        for t in 0..m {
-                            let gh = factor * gm[(sj, t)];
-                            let col = t * nco + p;
-                            if h == 0 {
-                                for r in 0..nco {
-                                    jac[(row0 + r, col)] += self.galerkin[(r, p)] * gh.re;
-                                }
-                            } else {
-                                // (a, b) -> (Re Y, -Im Y) = [[gr, gi], [-gi, gr]] (a, b).
-                                for r in 0..nco {
-                                    let (ga, gb) =
-                                        (self.galerkin[(r, p)], self.galerkin[(r, p + 1)]);
-                                    jac[(row0 + r, col)] += ga * gh.re - gb * gh.im;
-                                    jac[(row0 + r, col + 1)] += ga * gh.im + gb * gh.re;
-                                }
-                            }
-                        }
-                    }
+                    add_structure_columns(
+                        &self.cond,
+                        &self.set,
+                        self.galerkin.as_ref(),
+                        (sig(c, j), j < d),
+                        (0..m).map(|t| (t, t * nco)),
+                        jac.rb_mut(),
+                        row0,
+                    );
                 }
             }
         }
@@ -638,7 +613,6 @@ impl UnilateralResidual {
         let nco = self.set.n_coeffs();
         let mt = d * nc;
         let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
-        let omega = self.cond.omega;
         let mut out = Vec::with_capacity(nc);
         for c in 0..nc {
             let mut blk = Mat::<f64>::zeros(l * nco, l * nco);
@@ -656,41 +630,15 @@ impl UnilateralResidual {
                         continue;
                     }
                     self.sampler.galerkin_matrix(dy, self.galerkin.as_mut())?;
-                    let velocity = j < d;
-                    for (h, gm, _) in &self.cond.harmonics {
-                        let h = *h;
-                        let Some(p) = self.set.coeff_index(h) else {
-                            continue;
-                        };
-                        if velocity && h == 0 {
-                            continue;
-                        }
-                        let factor = if velocity {
-                            c64::new(0.0, h as f64 * omega)
-                        } else {
-                            c64::new(1.0, 0.0)
-                        };
-                        for tl in 0..l {
-                            let gh = factor * gm[(sig(c, j), sig(c, tl))];
-                            let col = tl * nco + p;
-                            for r in 0..nco {
-                                let (ga, gb) = (
-                                    self.galerkin[(r, p)],
-                                    if h > 0 {
-                                        self.galerkin[(r, p + 1)]
-                                    } else {
-                                        0.0
-                                    },
-                                );
-                                if h == 0 {
-                                    blk[(i * nco + r, col)] += ga * gh.re;
-                                } else {
-                                    blk[(i * nco + r, col)] += ga * gh.re - gb * gh.im;
-                                    blk[(i * nco + r, col + 1)] += ga * gh.im + gb * gh.re;
-                                }
-                            }
-                        }
-                    }
+                    add_structure_columns(
+                        &self.cond,
+                        &self.set,
+                        self.galerkin.as_ref(),
+                        (sig(c, j), j < d),
+                        (0..l).map(|tl| (sig(c, tl), tl * nco)),
+                        blk.as_mut(),
+                        i * nco,
+                    );
                 }
             }
             out.push(blk);
@@ -845,6 +793,52 @@ impl UnilateralResidual {
         let mut out = vec![0.0; self.len()];
         self.displacement_into(x, &mut out);
         Ok(out)
+    }
+}
+
+/// Adds the Galerkin block `gal` of a `dPsi/dY` derivative times the structure's map from
+/// force signal `t` to the law variable of signal `sj` (velocity when `velocity`, else
+/// displacement), for each `(t, col0)` of `targets`, into `dst` at rows `row0 ..` and columns
+/// `col0 + (cos, sin coefficient of each harmonic)`.
+fn add_structure_columns(
+    cond: &CondensedContacts,
+    set: &HarmonicSet,
+    gal: faer::MatRef<'_, f64>,
+    (sj, velocity): (usize, bool),
+    targets: impl Iterator<Item = (usize, usize)> + Clone,
+    mut dst: MatMut<'_, f64>,
+    row0: usize,
+) {
+    let nco = set.n_coeffs();
+    for (h, gm, _) in &cond.harmonics {
+        let h = *h;
+        let Some(p) = set.coeff_index(h) else {
+            continue;
+        };
+        if velocity && h == 0 {
+            continue;
+        }
+        let factor = if velocity {
+            c64::new(0.0, h as f64 * cond.omega)
+        } else {
+            c64::new(1.0, 0.0)
+        };
+        for (t, col0) in targets.clone() {
+            let gh = factor * gm[(sj, t)];
+            let col = col0 + p;
+            if h == 0 {
+                for r in 0..nco {
+                    dst[(row0 + r, col)] += gal[(r, p)] * gh.re;
+                }
+            } else {
+                // (a, b) -> (Re Y, -Im Y) = [[gr, gi], [-gi, gr]] (a, b).
+                for r in 0..nco {
+                    let (ga, gb) = (gal[(r, p)], gal[(r, p + 1)]);
+                    dst[(row0 + r, col)] += ga * gh.re - gb * gh.im;
+                    dst[(row0 + r, col + 1)] += ga * gh.im + gb * gh.re;
+                }
+            }
+        }
     }
 }
 

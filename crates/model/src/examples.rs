@@ -298,24 +298,17 @@ impl Default for BladeDamperBlade {
     }
 }
 
-/// Seed 004 section 5.2, Eq. 66, at constant normal load: DOFs `x1 x2 y3 x4 y5 x6 y7 x8`
-/// (blade L, platform L, damper, platform R, blade R), plus one massless slider DOF per
-/// contact when the tangential contact stiffness is finite (a Jenkins element: contact spring
-/// in series with the Coulomb slider, the slider's DOF against ground).
-///
-/// The left face has tangent `(cos a1, sin a1)`, normal `(sin a1, -cos a1)`; the right face is
-/// its mirror image, tangent `(-cos a2, sin a2)`, normal `(-sin a2, -cos a2)`. The normal
-/// contact springs stay closed (constant normal load, so separation is not modelled).
-pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
+/// The structure shared by [`blade_damper_blade`] and [`blade_damper_blade_3d`]: masses,
+/// springs and dampers of DOFs `x1 x2 y3 x4 y5 x6 y7 x8`, and the forcing on `x2`, in a model
+/// of `n` DOFs.
+fn blade_damper_blade_structure(p: &BladeDamperBlade, n: usize, title: &str) -> ModelBuilder {
     let (x1, x2, y3, x4, y5, x6, y7, x8) = (0, 1, 2, 3, 4, 5, 6, 7);
-    let jenkins = p.k_contact.0.is_some();
-    let n = if jenkins { 10 } else { 8 };
     let (m1, m2, md) = p.masses;
     let kb = p.k_blade;
     let (kxd, kyd) = p.k_damper;
     let c = |k: f64| p.beta * k;
-    let mut b = ModelBuilder::new(n)
-        .title("blade-damper-blade: lumped wedge-damper model (Wen, Qi & Wen, Table 2), constant normal load")
+    ModelBuilder::new(n)
+        .title(title)
         .units("SI: kg, N/m, N, s")
         .mass(x1, m1)
         .mass(x8, m1)
@@ -341,7 +334,26 @@ pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
         .damper_to_ground(x4, c(kxd))
         .spring_to_ground(y5, kyd)
         .damper_to_ground(y5, c(kyd))
-        .force(x2, 1, p.force, 0.0);
+        .force(x2, 1, p.force, 0.0)
+}
+
+/// Seed 004 section 5.2, Eq. 66, at constant normal load: DOFs `x1 x2 y3 x4 y5 x6 y7 x8`
+/// (blade L, platform L, damper, platform R, blade R), plus one massless slider DOF per
+/// contact when the tangential contact stiffness is finite (a Jenkins element: contact spring
+/// in series with the Coulomb slider, the slider's DOF against ground).
+///
+/// The left face has tangent `(cos a1, sin a1)`, normal `(sin a1, -cos a1)`; the right face is
+/// its mirror image, tangent `(-cos a2, sin a2)`, normal `(-sin a2, -cos a2)`. The normal
+/// contact springs stay closed (constant normal load, so separation is not modelled).
+pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
+    let (x2, y3, x4, y5, x6, y7) = (1, 2, 3, 4, 5, 6);
+    let jenkins = p.k_contact.0.is_some();
+    let n = if jenkins { 10 } else { 8 };
+    let mut b = blade_damper_blade_structure(
+        p,
+        n,
+        "blade-damper-blade: lumped wedge-damper model (Wen, Qi & Wen, Table 2), constant normal load",
+    );
     let (a1, a2) = p.angles;
     // (platform x, platform y, tangent, normal) for the left and right faces.
     let faces = [
@@ -431,40 +443,13 @@ impl Default for BladeDamperBlade3d {
 /// when the damper moves up into the platforms (the centrifugal direction) and the normal
 /// force pushes the damper down and the platforms up.
 pub fn blade_damper_blade_3d(p: &BladeDamperBlade3d) -> Model {
-    let (x1, x2, y3, x4, y5, x6, y7, x8) = (0, 1, 2, 3, 4, 5, 6, 7);
+    let (x2, y3, x4, y5, x6, y7) = (1, 2, 3, 4, 5, 6);
     let b0 = &p.base;
-    let (m1, m2, md) = b0.masses;
-    let kb = b0.k_blade;
-    let (kxd, kyd) = b0.k_damper;
-    let c = |k: f64| b0.beta * k;
-    let b = ModelBuilder::new(8)
-        .title("blade-damper-blade-3d: lumped wedge-damper model with 2-D contact elements (Wen, Qi & Wen, Table 2), normal load varies and lifts off")
-        .units("SI: kg, N/m, N, s")
-        .mass(x1, m1)
-        .mass(x8, m1)
-        .mass(x2, m2)
-        .mass(y3, m2)
-        .mass(x6, m2)
-        .mass(y7, m2)
-        .mass(x4, md)
-        .mass(y5, md)
-        .spring(x1, x2, kb)
-        .damper(x1, x2, c(kb))
-        .spring(x6, x8, kb)
-        .damper(x6, x8, c(kb))
-        .spring_to_ground(x2, kb)
-        .damper_to_ground(x2, c(kb))
-        .spring_to_ground(y3, kb)
-        .damper_to_ground(y3, c(kb))
-        .spring_to_ground(x6, kb)
-        .damper_to_ground(x6, c(kb))
-        .spring_to_ground(y7, kb)
-        .damper_to_ground(y7, c(kb))
-        .spring_to_ground(x4, kxd)
-        .damper_to_ground(x4, c(kxd))
-        .spring_to_ground(y5, kyd)
-        .damper_to_ground(y5, c(kyd))
-        .force(x2, 1, b0.force, 0.0);
+    let b = blade_damper_blade_structure(
+        b0,
+        8,
+        "blade-damper-blade-3d: lumped wedge-damper model with 2-D contact elements (Wen, Qi & Wen, Table 2), normal load varies and lifts off",
+    );
     let (a1, a2) = b0.angles;
     let faces = [
         (x2, y3, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),

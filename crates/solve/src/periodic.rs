@@ -511,6 +511,34 @@ pub fn stage_samples(stage: &HarmonicSet, target: &HarmonicSet, n_samples: usize
     scaled.max(2 * stage.h_max() + 2).min(n_samples)
 }
 
+/// The harmonic sets to solve on in turn (a ramp from zero force, or just the target from a
+/// given start) and the start on its own set, for `m` force signals.
+pub(crate) fn initial_stages(
+    settings: &PointSettings,
+    start: Option<(&HarmonicSet, &[f64])>,
+    m: usize,
+) -> Result<(Vec<HarmonicSet>, HarmonicSet, Vec<f64>), SolveError> {
+    let stages = match start {
+        Some(_) => vec![settings.set.clone()],
+        None if settings.ramp => ramp_sets(&settings.set),
+        None => vec![settings.set.clone()],
+    };
+    let (x_set, x) = match start {
+        Some((set, x)) => {
+            if x.len() != m * set.n_coeffs() {
+                return Err(SolveError::Start(format!(
+                    "{} coefficients given, {} expected for {set}",
+                    x.len(),
+                    m * set.n_coeffs()
+                )));
+            }
+            (set.clone(), x.to_vec())
+        }
+        None => (stages[0].clone(), vec![0.0; m * stages[0].n_coeffs()]),
+    };
+    Ok((stages, x_set, x))
+}
+
 /// Solves for the periodic response at `omega`, from `start` (coefficients on some harmonic
 /// set, prolonged to `settings.set`) or from zero friction force.
 pub fn solve_point(
@@ -526,24 +554,7 @@ pub fn solve_point(
     let at = rec.prepare(omega, settings.set.harmonics())?;
     let scale = scaled_norm(params);
     let m = params.dim * params.len();
-    let stages = match start {
-        Some(_) => vec![settings.set.clone()],
-        None if settings.ramp => ramp_sets(&settings.set),
-        None => vec![settings.set.clone()],
-    };
-    let (mut x_set, mut x): (HarmonicSet, Vec<f64>) = match start {
-        Some((set, x)) => {
-            if x.len() != m * set.n_coeffs() {
-                return Err(SolveError::Start(format!(
-                    "{} coefficients given, {} expected for {set}",
-                    x.len(),
-                    m * set.n_coeffs()
-                )));
-            }
-            (set.clone(), x.to_vec())
-        }
-        None => (stages[0].clone(), vec![0.0; m * stages[0].n_coeffs()]),
-    };
+    let (stages, mut x_set, mut x) = initial_stages(settings, start, m)?;
     let mut iterations = 0;
     let mut krylov = 0;
     let mut rho_used = 1.0;

@@ -4,7 +4,7 @@
 
 use crate::newton::{self, EvalError, NewtonReport, Residual};
 use crate::periodic::{
-    PointSettings, PointSolution, SolveError, dof_response, ramp_sets, stage_samples,
+    PointSettings, PointSolution, SolveError, dof_response, initial_stages, stage_samples,
 };
 use crate::post::summarise;
 use ewr_contact::{
@@ -293,24 +293,7 @@ pub fn solve_point(
     }
     let at = rec.prepare(omega, settings.set.harmonics())?;
     let m = params.rows();
-    let stages = match start {
-        Some(_) => vec![settings.set.clone()],
-        None if settings.ramp => ramp_sets(&settings.set),
-        None => vec![settings.set.clone()],
-    };
-    let (mut x_set, mut x): (HarmonicSet, Vec<f64>) = match start {
-        Some((set, x)) => {
-            if x.len() != m * set.n_coeffs() {
-                return Err(SolveError::Start(format!(
-                    "{} coefficients given, {} expected for {set}",
-                    x.len(),
-                    m * set.n_coeffs()
-                )));
-            }
-            (set.clone(), x.to_vec())
-        }
-        None => (stages[0].clone(), vec![0.0; m * stages[0].n_coeffs()]),
-    };
+    let (stages, mut x_set, mut x) = initial_stages(settings, start, m)?;
     let mut iterations = 0;
     let mut krylov = 0;
     let mut last: Option<NewtonReport> = None;
