@@ -286,6 +286,18 @@ pub fn period(path: &Path, fig: &PeriodFigure) -> Res {
     render!(path, (1500, 900), |root| draw_period(root, fig))
 }
 
+/// Time intervals as bands within `[0, period)`: an interval that wraps past the period's
+/// end is drawn in two pieces.
+fn wrapped_bands(intervals: &[[f64; 2]], period: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
+    intervals.iter().flat_map(move |&[s, end]| {
+        let mut v = vec![(s, end.min(period))];
+        if end > period {
+            v.push((0.0, end - period));
+        }
+        v
+    })
+}
+
 /// The normal force and the friction bound `mu lambda` against time, separation shaded.
 fn draw_normal<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -311,13 +323,7 @@ where
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(e("mesh"))?;
-    let bands = n.separated.iter().flat_map(|&[s, end]| {
-        let mut v = vec![(s, end.min(fig.period))];
-        if end > fig.period {
-            v.push((0.0, end - fig.period));
-        }
-        v
-    });
+    let bands = wrapped_bands(&n.separated, fig.period);
     ch.draw_series(
         bands
             .map(|(s, end)| Rectangle::new([(s, y0), (end, y1)], RGBColor(255, 225, 200).filled())),
@@ -389,13 +395,7 @@ where
             .draw()
             .map_err(e("mesh"))?;
         // Stick phases as grey bands (wrapped intervals drawn in two pieces).
-        let bands = fig.stick.iter().flat_map(|&[s, end]| {
-            let mut v = vec![(s, end.min(fig.period))];
-            if end > fig.period {
-                v.push((0.0, end - fig.period));
-            }
-            v
-        });
+        let bands = wrapped_bands(&fig.stick, fig.period);
         ch.draw_series(bands.map(|(s, end)| {
             Rectangle::new([(s, y0), (end, y1)], RGBColor(220, 220, 220).filled())
         }))

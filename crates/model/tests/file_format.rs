@@ -148,9 +148,14 @@ fn reads_the_file_h5py_wrote() {
 
 /// Writes a valid oscillator-2d file, lets `edit` break it, and returns the read error.
 fn broken(edit: impl FnOnce(&hdf5::File)) -> Vec<Problem> {
+    broken_model(&examples::oscillator_2d(), edit)
+}
+
+/// Writes `model`, lets `edit` break the file, and returns the read error.
+fn broken_model(model: &Model, edit: impl FnOnce(&hdf5::File)) -> Vec<Problem> {
     let dir = tmp();
     let p = dir.path().join("m.h5");
-    write(&p, &examples::oscillator_2d()).unwrap();
+    write(&p, model).unwrap();
     {
         let f = hdf5::File::open_rw(&p).unwrap();
         edit(&f);
@@ -174,19 +179,7 @@ fn assert_problem(problems: &[Problem], path: &str, words: &str) {
 
 /// Writes a valid single-contact-3d file (format v2), lets `edit` break it, returns the error.
 fn broken_3d(edit: impl FnOnce(&hdf5::File)) -> Vec<Problem> {
-    let dir = tmp();
-    let p = dir.path().join("m.h5");
-    write(&p, &examples::single_contact_3d()).unwrap();
-    {
-        let f = hdf5::File::open_rw(&p).unwrap();
-        edit(&f);
-        f.close().unwrap();
-    }
-    match read(&p) {
-        Err(ModelError::Invalid { problems, .. }) => problems,
-        Err(e) => panic!("expected an invalid-model error, got {e}"),
-        Ok(_) => panic!("the broken file was accepted"),
-    }
+    broken_model(&examples::single_contact_3d(), edit)
 }
 
 #[test]
