@@ -215,7 +215,7 @@ fn blade_damper_blade_3d_with_lift_off() {
             println!("w = {omega}, contact {c}: separated {hb_sep:.4} (HB), {td_sep:.4} (time)");
             assert_eq!(
                 hb_sep > 0.0,
-                separates,
+                separates[c],
                 "w = {omega} contact {c}: HB separation"
             );
             assert!((hb_sep - td_sep).abs() < 0.03, "w = {omega} contact {c}");
