@@ -298,6 +298,20 @@ impl Default for BladeDamperBlade {
     }
 }
 
+/// A sparse contact map from its rows, each a list of `(DOF, coefficient)` within `n` DOFs.
+fn rows_matrix(rows: &[Vec<(usize, f64)>], n: usize) -> crate::SparseMatrix {
+    let trip: Vec<_> = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(r, row)| {
+            row.iter()
+                .map(move |&(j, v)| faer::sparse::Triplet::new(r, j, v))
+        })
+        .collect();
+    crate::SparseMatrix::try_new_from_triplets(rows.len(), n, &trip)
+        .expect("contact rows use DOFs of the model")
+}
+
 /// The structure shared by [`blade_damper_blade`] and [`blade_damper_blade_3d`]: masses,
 /// springs and dampers of DOFs `x1 x2 y3 x4 y5 x6 y7 x8`, and the forcing on `x2`, in a model
 /// of `n` DOFs.
@@ -388,16 +402,7 @@ pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
         labels.extend(["slider L", "slider R"]);
         Contacts::to_ground(1, vec![8, 9], vec![p.mu_n; 2])
     } else {
-        let trip: Vec<_> = w_rows
-            .iter()
-            .enumerate()
-            .flat_map(|(r, row)| {
-                row.iter()
-                    .map(move |&(j, v)| faer::sparse::Triplet::new(r, j, v))
-            })
-            .collect();
-        let w = crate::SparseMatrix::try_new_from_triplets(2, n, &trip)
-            .expect("W indices are within the 8 DOFs");
+        let w = rows_matrix(&w_rows, n);
         Contacts::from_matrix(1, w, vec![p.mu_n; 2])
     };
     built(b.dof_labels(labels).contacts(contacts))
@@ -459,18 +464,7 @@ pub fn blade_damper_blade_3d(p: &BladeDamperBlade3d) -> Model {
     let row = |px: usize, py: usize, d: (f64, f64), s: f64| {
         vec![(px, s * d.0), (py, s * d.1), (x4, -s * d.0), (y5, -s * d.1)]
     };
-    let matrix = |rows: Vec<Vec<(usize, f64)>>| {
-        let trip: Vec<_> = rows
-            .iter()
-            .enumerate()
-            .flat_map(|(r, row)| {
-                row.iter()
-                    .map(move |&(j, v)| faer::sparse::Triplet::new(r, j, v))
-            })
-            .collect();
-        crate::SparseMatrix::try_new_from_triplets(rows.len(), 8, &trip)
-            .expect("W indices are within the 8 DOFs")
-    };
+    let matrix = |rows: Vec<Vec<(usize, f64)>>| rows_matrix(&rows, 8);
     let w_t = matrix(faces.iter().map(|f| row(f.0, f.1, f.2, 1.0)).collect());
     let w_n = matrix(faces.iter().map(|f| row(f.0, f.1, f.3, -1.0)).collect());
     let (k_t, k_n) = (b0.k_contact.0.unwrap_or(f64::INFINITY), b0.k_contact.1);

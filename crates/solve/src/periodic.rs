@@ -136,7 +136,7 @@ pub struct ScaledResidual<'a> {
     /// LU of each contact's diagonal block of the scaled `J`.
     blocks: Vec<PartialPivLu<f64>>,
     /// LU of each harmonic's averaged Jacobian, with the harmonic's coefficient index.
-    harmonic: Vec<(usize, bool, PartialPivLu<c64>)>,
+    harmonic: Vec<HarmonicLu>,
     /// Preconditioner applications since the last linearisation (the last GMRES's length).
     applications: usize,
 }
@@ -179,17 +179,7 @@ impl<'a> ScaledResidual<'a> {
 
     fn factor_harmonic_blocks(&mut self) -> Result<(), EvalError> {
         let mut ks = self.inner.averaged_harmonic_jacobians().map_err(eval_err)?;
-        let set = self.inner.harmonic_set().clone();
-        let s = self.scale;
-        self.harmonic = ks
-            .par_iter_mut()
-            .zip(set.harmonics().par_iter())
-            .map(|(k, &h)| {
-                *k *= faer::Scale(c64::new(s, 0.0));
-                let p = set.coeff_index(h).expect("h is in the set");
-                (p, h > 0, k.partial_piv_lu())
-            })
-            .collect();
+        self.harmonic = factor_harmonics(&mut ks, self.inner.harmonic_set(), self.scale);
         Ok(())
     }
 
@@ -211,43 +201,66 @@ impl<'a> ScaledResidual<'a> {
     }
 
     fn apply_harmonic_blocks(&self, v: &mut [f64]) {
-        if self.harmonic.is_empty() {
-            return;
-        }
-        let nco = self.inner.harmonic_set().n_coeffs();
-        let m = v.len() / nco;
-        // Each harmonic reads and writes its own coefficients only.
-        let solved: Vec<Vec<c64>> = self
-            .harmonic
-            .par_iter()
-            .map(|(p, sine, lu)| {
-                let mut z: Vec<c64> = (0..m)
-                    .map(|s| {
-                        let b = if *sine { v[s * nco + p + 1] } else { 0.0 };
-                        c64::new(v[s * nco + p], -b)
-                    })
-                    .collect();
-                let keep = z.clone();
-                lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, m, 1));
-                if z.iter().any(|x| !x.re.is_finite() || !x.im.is_finite()) {
-                    return keep;
-                }
-                z
-            })
-            .collect();
-        for ((p, sine, _), z) in self.harmonic.iter().zip(&solved) {
-            for (s, z) in z.iter().enumerate() {
-                v[s * nco + p] = z.re;
-                if *sine {
-                    v[s * nco + p + 1] = -z.im;
-                }
-            }
-        }
+        apply_harmonics(&self.harmonic, self.inner.harmonic_set().n_coeffs(), v);
     }
 }
 
 fn eval_err(e: ResidualError) -> EvalError {
     EvalError(e.to_string())
+}
+
+/// A harmonic's LU for the preconditioner: coefficient index, whether it has a sine
+/// coefficient, and the factorisation of its (scaled) averaged Jacobian.
+pub(crate) type HarmonicLu = (usize, bool, PartialPivLu<c64>);
+
+/// LU of each harmonic's averaged Jacobian `ks` (in the order of `set`), scaled by `scale`.
+pub(crate) fn factor_harmonics(
+    ks: &mut [faer::Mat<c64>],
+    set: &HarmonicSet,
+    scale: f64,
+) -> Vec<HarmonicLu> {
+    ks.par_iter_mut()
+        .zip(set.harmonics().par_iter())
+        .map(|(k, &h)| {
+            *k *= faer::Scale(c64::new(scale, 0.0));
+            let p = set.coeff_index(h).expect("h is in the set");
+            (p, h > 0, k.partial_piv_lu())
+        })
+        .collect()
+}
+
+/// Applies the harmonic LUs to `v` (hb layout, `nco` coefficients per signal): each harmonic
+/// reads and writes its own coefficients only; a singular one leaves them unchanged.
+pub(crate) fn apply_harmonics(harmonic: &[HarmonicLu], nco: usize, v: &mut [f64]) {
+    if harmonic.is_empty() {
+        return;
+    }
+    let m = v.len() / nco;
+    let solved: Vec<Vec<c64>> = harmonic
+        .par_iter()
+        .map(|(p, sine, lu)| {
+            let mut z: Vec<c64> = (0..m)
+                .map(|s| {
+                    let b = if *sine { v[s * nco + p + 1] } else { 0.0 };
+                    c64::new(v[s * nco + p], -b)
+                })
+                .collect();
+            let keep = z.clone();
+            lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, m, 1));
+            if z.iter().any(|x| !x.re.is_finite() || !x.im.is_finite()) {
+                return keep;
+            }
+            z
+        })
+        .collect();
+    for ((p, sine, _), z) in harmonic.iter().zip(&solved) {
+        for (s, z) in z.iter().enumerate() {
+            v[s * nco + p] = z.re;
+            if *sine {
+                v[s * nco + p + 1] = -z.im;
+            }
+        }
+    }
 }
 
 impl Residual for ScaledResidual<'_> {

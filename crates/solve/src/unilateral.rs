@@ -4,7 +4,8 @@
 
 use crate::newton::{self, EvalError, NewtonReport, Residual};
 use crate::periodic::{
-    PointSettings, PointSolution, SolveError, dof_response, initial_stages, stage_samples,
+    HarmonicLu, PointSettings, PointSolution, SolveError, apply_harmonics, dof_response,
+    factor_harmonics, initial_stages, stage_samples,
 };
 use crate::post::summarise;
 use ewr_contact::{
@@ -13,9 +14,9 @@ use ewr_contact::{
 };
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::{Receptance, ReceptanceAt};
+use faer::MatMut;
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::reborrow::ReborrowMut;
-use faer::{MatMut, c64};
 use rayon::prelude::*;
 
 /// The 3-D contact residual divided by the square of the largest force scale, so that the
@@ -29,7 +30,7 @@ pub struct ScaledUnilateral {
     blocks: Vec<PartialPivLu<f64>>,
     /// LU of each harmonic's averaged Jacobian, with its coefficient index and whether it
     /// has a sine coefficient (the harmonic level of the two-level preconditioner).
-    harmonic: Vec<(usize, bool, PartialPivLu<c64>)>,
+    harmonic: Vec<HarmonicLu>,
 }
 
 impl ScaledUnilateral {
@@ -63,26 +64,7 @@ impl ScaledUnilateral {
     }
 
     fn apply_harmonic_blocks(&self, v: &mut [f64]) {
-        let nco = self.inner.harmonic_set().n_coeffs();
-        let m = v.len() / nco.max(1);
-        for (p, sine, lu) in &self.harmonic {
-            let mut z: Vec<c64> = (0..m)
-                .map(|s| {
-                    let b = if *sine { v[s * nco + p + 1] } else { 0.0 };
-                    c64::new(v[s * nco + p], -b)
-                })
-                .collect();
-            lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, m, 1));
-            if z.iter().any(|x| !x.re.is_finite() || !x.im.is_finite()) {
-                continue;
-            }
-            for (s, z) in z.iter().enumerate() {
-                v[s * nco + p] = z.re;
-                if *sine {
-                    v[s * nco + p + 1] = -z.im;
-                }
-            }
-        }
+        apply_harmonics(&self.harmonic, self.inner.harmonic_set().n_coeffs(), v);
     }
 
     /// The unknowns of contact `c`: its friction signals, then its normal signal.
@@ -147,17 +129,8 @@ impl Residual for ScaledUnilateral {
             .collect();
         // Refactorised at every linearisation: keeping them while GMRES stays short, as
         // constant bounds do, cost more GMRES than it saved on the 3-D sector (measured).
-        let set = self.inner.harmonic_set().clone();
         let mut ks = self.inner.averaged_harmonic_jacobians();
-        self.harmonic = ks
-            .par_iter_mut()
-            .zip(set.harmonics().par_iter())
-            .map(|(k, &h)| {
-                *k *= faer::Scale(c64::new(s, 0.0));
-                let p = set.coeff_index(h).expect("h is in the set");
-                (p, h > 0, k.partial_piv_lu())
-            })
-            .collect();
+        self.harmonic = factor_harmonics(&mut ks, self.inner.harmonic_set(), s);
         Ok(())
     }
 
