@@ -4,7 +4,7 @@
 
 use crate::Failure;
 use crate::paths::named;
-use crate::solve_cmd::{Common, Setup, setup, stick_fractions};
+use crate::solve_cmd::{Common, Setup, setup};
 use clap::Args;
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
@@ -294,7 +294,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
             omega: e.peak.omega,
             amplitude: e.peak.amplitude,
             evaluations: e.peak.evaluations,
-            stick_fraction: stick_fractions(&e.peak.solution),
+            stick_fraction: e.peak.solution.stick_fractions(),
         })
         .collect();
     write_outputs(a, &name, &points, optimum)?;

@@ -339,7 +339,7 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
             )?;
             let stick: Vec<f64> = pk
                 .iter()
-                .flat_map(|p| crate::solve_cmd::stick_fractions(&p.solution))
+                .flat_map(|p| p.solution.stick_fractions())
                 .collect();
             put_2d(&pg, "stick_fraction", pk.len(), nc, &stick)?;
             let fr: Vec<f64> = pk

@@ -478,19 +478,6 @@ pub struct Curve {
     pub peaks: Vec<Peak>,
 }
 
-/// The stick fraction of each contact (time stuck over the period) of a solution.
-pub fn stick_fractions(s: &PointSolution) -> Vec<f64> {
-    let period = std::f64::consts::TAU / s.omega;
-    s.contacts
-        .iter()
-        .map(|c| {
-            let stuck: f64 = c.stick_intervals.iter().map(|i| i[1] - i[0]).sum();
-            // `+ 0.0`: an empty sum is -0.0, which would print as "-0%".
-            (stuck / period).clamp(0.0, 1.0) + 0.0
-        })
-        .collect()
-}
-
 /// Most points per curve: a guard against a step far too small for the range.
 const MAX_POINTS: usize = 100_000;
 
@@ -676,7 +663,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                                 "omega": p.omega,
                                 "amplitude": p.amplitude,
                                 "evaluations": p.evaluations,
-                                "stick_fraction": stick_fractions(&p.solution),
+                                "stick_fraction": p.solution.stick_fractions(),
                             })
                         })
                         .collect::<Vec<_>>()
@@ -720,7 +707,9 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 );
             }
             for pk in &c.peaks {
-                let stick: Vec<String> = stick_fractions(&pk.solution)
+                let stick: Vec<String> = pk
+                    .solution
+                    .stick_fractions()
                     .iter()
                     .map(|f| format!("{:.0}%", 100.0 * f))
                     .collect();

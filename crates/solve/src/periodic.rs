@@ -395,6 +395,22 @@ pub struct PointSolution {
     pub dofs: DofResponse,
 }
 
+impl PointSolution {
+    /// The fraction of the period each contact sticks (length of its stick intervals over
+    /// the period).
+    pub fn stick_fractions(&self) -> Vec<f64> {
+        let period = std::f64::consts::TAU / self.omega;
+        self.contacts
+            .iter()
+            .map(|c| {
+                let stuck: f64 = c.stick_intervals.iter().map(|i| i[1] - i[0]).sum();
+                // `+ 0.0`: an empty sum is -0.0, which would print as "-0%".
+                (stuck / period).clamp(0.0, 1.0) + 0.0
+            })
+            .collect()
+    }
+}
+
 /// The response of the monitored DOFs, recovered from the contact forces.
 #[derive(Clone, Debug, Default)]
 pub struct DofResponse {

@@ -1,0 +1,241 @@
+"""Type stubs of the extension module ``ewr._ewr`` (PyO3). Arrays are numpy float64 unless
+noted; every computation releases the GIL while it runs."""
+
+from os import PathLike
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse
+
+__version__: str
+
+MatrixLike = Union[npt.ArrayLike, scipy.sparse.spmatrix, scipy.sparse.sparray]
+Dof = Union[int, str]
+
+class InputError(ValueError):
+    """Bad input: a missing or malformed file, an invalid model or option. The message is
+    the one the ``ewr`` command prints."""
+
+class SolveError(RuntimeError):
+    """A computation that could not be done (singular structure, numerical failure)."""
+
+def examples() -> dict[str, str]:
+    """The built-in example models: ``{name: one-line summary}``."""
+
+class Model:
+    """A linear structure with dry-friction contacts under periodic forcing (immutable).
+
+    ``M u'' + C u' + K u = f(t) + W^T r(t)`` with ``r`` the contact forces.
+
+    ``contacts`` is a dict:
+
+    - ``dim``: tangential directions per contact, 1 or 2 (default 1);
+    - the kinematics, either ``dofs`` (one list of ``dim`` DOF indices per contact, or a flat
+      list) with optional ``other`` (the opposite node's DOFs, same layout; ``None`` or -1
+      for ground), or ``W``, a ``(dim * n_contacts, n_dofs)`` matrix;
+    - ``mu_n``: friction bound per contact (a number applies to all);
+    - ``rho`` (optional): E-WR scaling per contact (default 1);
+    - ``k_t`` (optional): tangential contact stiffness in series (a Jenkins element);
+    - ``normal`` (optional, 3-D contacts, excludes ``mu_n``): a dict with ``dofs``/``other``
+      or ``W`` (one normal row per contact, gap ``g = g0 + W_N u``, positive open),
+      ``g0`` (initial gap, negative = interference/preload, default 0), ``mu`` (friction
+      coefficient, required) and optional ``k_n`` (normal contact stiffness).
+
+    ``forcing`` is a list of ``(dof, harmonic, cos[, sin])``: ``f_dof(t) += cos cos(h w t) +
+    sin sin(h w t)``; harmonic 0 is a static load (needs ``harmonics="all:H"``).
+
+    Raises ``InputError`` listing every problem of an invalid model (same checks and messages
+    as ``ewr model check``).
+    """
+
+    def __init__(
+        self,
+        mass: MatrixLike,
+        stiffness: MatrixLike,
+        damping: Optional[MatrixLike] = None,
+        *,
+        contacts: Optional[dict[str, Any]] = None,
+        forcing: Optional[Sequence[tuple]] = None,
+        rayleigh: Optional[tuple[float, float]] = None,
+        eta: Optional[float] = None,
+        dof_labels: Optional[Sequence[str]] = None,
+        title: Optional[str] = None,
+        units: Optional[str] = None,
+    ) -> None: ...
+    @staticmethod
+    def read(path: Union[str, PathLike]) -> "Model":
+        """Reads a model file (HDF5, docs/model-format.md); warnings become UserWarnings."""
+    @staticmethod
+    def example(
+        name: str,
+        *,
+        mu_n: Optional[float] = None,
+        contacts: Optional[int] = None,
+        refine: Optional[int] = None,
+        contact_3d: bool = False,
+        damper_mass: Optional[float] = None,
+    ) -> "Model":
+        """A built-in example (``ewr.examples()`` lists them), as ``ewr model example``."""
+    def write(self, path: Union[str, PathLike]) -> None:
+        """Writes the model file, readable by the ``ewr`` command."""
+    @property
+    def n_dofs(self) -> int: ...
+    @property
+    def n_contacts(self) -> int: ...
+    @property
+    def contact_dim(self) -> int: ...
+    @property
+    def has_normal(self) -> bool: ...
+    @property
+    def mu_n(self) -> list[float]: ...
+    @property
+    def title(self) -> Optional[str]: ...
+    @property
+    def units(self) -> Optional[str]: ...
+    @property
+    def dof_labels(self) -> Optional[list[str]]: ...
+    @property
+    def mass(self) -> scipy.sparse.csc_array: ...
+    @property
+    def stiffness(self) -> scipy.sparse.csc_array: ...
+    @property
+    def damping(self) -> scipy.sparse.csc_array:
+        """Total viscous damping ``C + alpha M + beta K``."""
+    @property
+    def contact_matrix(self) -> scipy.sparse.csc_array:
+        """Tangential rows ``W``, then the normal rows of 3-D contacts."""
+    @property
+    def forcing(self) -> list[tuple[int, int, float, float]]: ...
+    def with_mu_n(self, mu_n: float) -> "Model":
+        """The same model with every contact's friction bound set to ``mu_n``."""
+    def solve(
+        self,
+        omega: float,
+        *,
+        harmonics: str = "odd:59",
+        mu_n: Optional[float] = None,
+        rho: Optional[float] = None,
+        law: str = "exact",
+        samples: Optional[int] = None,
+        tol: float = 1e-10,
+        max_iter: int = 200,
+        ramp: bool = True,
+        dofs: Optional[Sequence[Dof]] = None,
+        receptance: str = "auto",
+        linear: str = "auto",
+    ) -> "Solution":
+        """One periodic solution at ``omega``, as ``ewr solve`` (same options). A solution that
+        did not converge is returned with ``converged == False``; bad options raise
+        ``InputError``."""
+    def frc(
+        self,
+        omega_start: float,
+        omega_end: float,
+        step: float,
+        *,
+        continuation: str = "sequential",
+        refine: bool = True,
+        progress: Optional[Callable[[int, float, float], None]] = None,
+        harmonics: str = "odd:59",
+        mu_n: Optional[float] = None,
+        rho: Optional[float] = None,
+        law: str = "exact",
+        samples: Optional[int] = None,
+        tol: float = 1e-10,
+        max_iter: int = 200,
+        ramp: bool = True,
+        dofs: Optional[Sequence[Dof]] = None,
+        receptance: str = "auto",
+        linear: str = "auto",
+    ) -> "Frc":
+        """A frequency response curve, as ``ewr frc``. ``progress(points_done, omega,
+        amplitude)`` is called after every point. Ctrl-C stops the sweep and returns the points
+        computed so far (``Frc.stopped`` says so, with a warning)."""
+    def simulate(
+        self,
+        omega: float,
+        *,
+        dt: Optional[float] = None,
+        periods: int = 1000,
+        tol: float = 1e-6,
+        mu_n: Optional[float] = None,
+        static_factor: float = 1.0,
+        dofs: Optional[Sequence[Dof]] = None,
+        progress: Optional[Callable[[int, int, float], None]] = None,
+    ) -> "Simulation":
+        """The independent time-domain reference, as ``ewr simulate``. ``progress(period,
+        max_periods, change)`` is called after every period."""
+
+class Solution:
+    """One periodic solution. Contact arrays are ``(n_contacts, dim, samples)``; coefficient
+    arrays have columns ``coefficient_names`` (``a0, a1, b1, ...`` of ``a_h cos(h w t) + b_h
+    sin(h w t)``)."""
+
+    omega: float
+    converged: bool
+    status: str
+    residual: float
+    iterations: int
+    harmonics: str
+    coefficient_names: list[str]
+    samples: int
+    time: npt.NDArray[np.float64]
+    friction_coefficients: npt.NDArray[np.float64]
+    displacement_coefficients: npt.NDArray[np.float64]
+    contact_displacement: npt.NDArray[np.float64]
+    contact_velocity: npt.NDArray[np.float64]
+    friction_force: npt.NDArray[np.float64]
+    normal_force: Optional[npt.NDArray[np.float64]]
+    gap: Optional[npt.NDArray[np.float64]]
+    contact_state: Optional[npt.NDArray[np.float64]]
+    """3-D contacts: 0 stick, 1 slip, 2 separated per sample."""
+    contacts: list[dict[str, Any]]
+    stick_fraction: list[float]
+    dissipated_energy: list[float]
+    dofs: list[int]
+    dof_labels: Optional[list[str]]
+    dof_coefficients: npt.NDArray[np.float64]
+    dof_peaks: list[float]
+    amplitude: float
+    def dof_history(
+        self, samples: Optional[int] = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """``(time, u)`` over one period, ``u`` of shape ``(n_monitored, samples)``."""
+
+class Frc:
+    """A frequency response curve; ``frc[i]`` is the ``Solution`` of point ``i``."""
+
+    stopped: Optional[str]
+    omega: npt.NDArray[np.float64]
+    amplitude: npt.NDArray[np.float64]
+    converged: npt.NDArray[np.bool_]
+    iterations: npt.NDArray[np.uint64]
+    dofs: list[int]
+    dof_peaks: npt.NDArray[np.float64]
+    contact_amplitude: npt.NDArray[np.float64]
+    stick_fraction: npt.NDArray[np.float64]
+    dissipated_energy: npt.NDArray[np.float64]
+    peaks: list[dict[str, Any]]
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> Solution: ...
+    def table(self) -> dict[str, npt.NDArray[Any]]:
+        """Columns named as ``ewr frc --csv``, plus ``stick<c>`` and ``energy<c>``:
+        ``pandas.DataFrame(frc.table())``."""
+
+class Simulation:
+    """A time-domain simulation to the periodic steady state (last period)."""
+
+    omega: float
+    converged: bool
+    periods_run: int
+    time: npt.NDArray[np.float64]
+    contact_displacement: npt.NDArray[np.float64]
+    contact_velocity: npt.NDArray[np.float64]
+    friction_force: npt.NDArray[np.float64]
+    stick: npt.NDArray[np.bool_]
+    normal_force: Optional[npt.NDArray[np.float64]]
+    dofs: list[int]
+    u: npt.NDArray[np.float64]
+    def summary(self) -> dict[str, Any]:
+        """The summary of ``ewr simulate --json``."""

@@ -1,0 +1,728 @@
+//! `ewr.Model`: a model from arrays, a file or a built-in example, and the computations on it.
+
+use crate::convert::{sparse, to_scipy, warn};
+use crate::options::{SolveOptions, dof_list, finite_positive, resolve};
+use crate::results::{PyFrc, PySimulation, PySolution};
+use crate::{InputError, SolveError};
+use ewr_contact::ContactParams;
+use ewr_hb::receptance::Receptance;
+use ewr_model::{
+    Contacts, Damping, Example, ExampleOptions, ForcingTerm, Kinematics, Model, NormalContacts,
+    has_errors, validate,
+};
+use ewr_solve::{Continuation, FrcPoint, FrcSettings, frc, refine_peaks, solve_point};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Most points per curve, as `ewr frc`.
+const MAX_POINTS: usize = 100_000;
+
+/// A linear structure with dry-friction contacts under periodic forcing (immutable).
+#[pyclass(name = "Model", module = "ewr", frozen)]
+pub struct PyModel {
+    pub model: Model,
+}
+
+/// Reads an optional key of a contacts dict.
+fn key<'py>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(d.get_item(k)?.filter(|v| !v.is_none()))
+}
+
+fn floats(v: &Bound<'_, PyAny>, what: &str, n: usize) -> PyResult<Vec<f64>> {
+    let x: Vec<f64> = match v.extract::<f64>() {
+        Ok(s) => vec![s; n],
+        Err(_) => v.extract().map_err(|_| {
+            InputError::new_err(format!("contacts[{what:?}]: a number or a list of numbers"))
+        })?,
+    };
+    if x.len() != n {
+        return Err(InputError::new_err(format!(
+            "contacts[{what:?}]: {} values for {n} contacts",
+            x.len()
+        )));
+    }
+    Ok(x)
+}
+
+/// DOF indices as a flat list: nested per contact (`[[0, 1], [2, 3]]`) or flat.
+fn dof_indices(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Option<usize>>> {
+    let flat: Vec<Option<i64>> = match v.extract::<Vec<Vec<Option<i64>>>>() {
+        Ok(nested) => nested.into_iter().flatten().collect(),
+        Err(_) => v.extract().map_err(|_| {
+            InputError::new_err(format!(
+                "contacts[{what:?}]: DOF indices, one list per contact or one flat list"
+            ))
+        })?,
+    };
+    // -1 or None: ground.
+    Ok(flat
+        .into_iter()
+        .map(|d| d.filter(|&d| d >= 0).map(|d| d as usize))
+        .collect())
+}
+
+/// One side (tangential or normal) of the contacts' kinematics: `dofs` (+ `other`) or `W`.
+fn kinematics(d: &Bound<'_, PyDict>, n: usize, what: &str) -> PyResult<(Kinematics, usize)> {
+    if let Some(w) = key(d, "W")? {
+        let w = sparse(&w, &format!("{what}[\"W\"]"), None)?;
+        if w.ncols() != n {
+            return Err(InputError::new_err(format!(
+                "{what}[\"W\"]: {} columns for a model of {n} DOFs",
+                w.ncols()
+            )));
+        }
+        let r = w.nrows();
+        return Ok((Kinematics::Matrix(w), r));
+    }
+    let dofs = key(d, "dofs")?
+        .ok_or_else(|| InputError::new_err(format!("{what}: give \"dofs\" or \"W\"")))?;
+    let dofs = dof_indices(&dofs, "dofs")?;
+    if dofs.iter().any(Option::is_none) {
+        return Err(InputError::new_err(format!(
+            "{what}[\"dofs\"]: a negative DOF index"
+        )));
+    }
+    let dofs: Vec<usize> = dofs.into_iter().flatten().collect();
+    let other = match key(d, "other")? {
+        Some(o) => {
+            let o = dof_indices(&o, "other")?;
+            if o.len() != dofs.len() {
+                return Err(InputError::new_err(format!(
+                    "{what}[\"other\"]: {} entries for {} in \"dofs\"",
+                    o.len(),
+                    dofs.len()
+                )));
+            }
+            Some(o)
+        }
+        None => None,
+    };
+    let r = dofs.len();
+    Ok((Kinematics::Dofs { dofs, other }, r))
+}
+
+/// The contacts of a model from the dict documented in `_ewr.pyi`.
+fn contacts(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Contacts> {
+    for k in d.keys() {
+        let k: String = k.extract()?;
+        if !["dim", "dofs", "other", "W", "mu_n", "rho", "k_t", "normal"].contains(&k.as_str()) {
+            return Err(InputError::new_err(format!(
+                "contacts: unknown key {k:?} (dim, dofs, other, W, mu_n, rho, k_t, normal)"
+            )));
+        }
+    }
+    let dim: usize = match key(d, "dim")? {
+        Some(v) => v.extract()?,
+        None => 1,
+    };
+    if !(1..=2).contains(&dim) {
+        return Err(InputError::new_err(format!(
+            "contacts[\"dim\"]={dim}: 1 or 2 tangential directions"
+        )));
+    }
+    let (kin, rows) = kinematics(d, n, "contacts")?;
+    if rows % dim != 0 || rows == 0 {
+        return Err(InputError::new_err(format!(
+            "contacts: {rows} tangential rows is not a positive multiple of dim = {dim}"
+        )));
+    }
+    let nc = rows / dim;
+    let normal = match key(d, "normal")? {
+        Some(nd) => {
+            let nd = nd.cast_into::<PyDict>().map_err(|_| {
+                InputError::new_err("contacts[\"normal\"]: a dict with dofs or W, g0, mu, k_n")
+            })?;
+            let (kn, rows_n) = kinematics(&nd, n, "contacts[\"normal\"]")?;
+            if rows_n != nc {
+                return Err(InputError::new_err(format!(
+                    "contacts[\"normal\"]: {rows_n} normal rows for {nc} contacts"
+                )));
+            }
+            let get = |k: &str, default: Option<f64>| -> PyResult<Option<Vec<f64>>> {
+                match key(&nd, k)? {
+                    Some(v) => floats(&v, &format!("normal.{k}"), nc).map(Some),
+                    None => Ok(default.map(|x| vec![x; nc])),
+                }
+            };
+            Some(NormalContacts {
+                kinematics: kn,
+                g0: get("g0", Some(0.0))?.unwrap_or_default(),
+                mu: get("mu", None)?.ok_or_else(|| {
+                    InputError::new_err(
+                        "contacts[\"normal\"]: \"mu\" (friction coefficient) is required",
+                    )
+                })?,
+                k_n: get("k_n", None)?,
+            })
+        }
+        None => None,
+    };
+    let mu_n = match (key(d, "mu_n")?, &normal) {
+        (Some(v), None) => floats(&v, "mu_n", nc)?,
+        (None, None) => {
+            return Err(InputError::new_err(
+                "contacts: \"mu_n\" (friction bound per contact) is required without \"normal\"",
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(InputError::new_err(
+                "contacts: \"mu_n\" and \"normal\" exclude each other: a 3-D contact's bound is \
+                 mu times its normal force",
+            ));
+        }
+        (None, Some(_)) => vec![0.0; nc],
+    };
+    let rho = match key(d, "rho")? {
+        Some(v) => floats(&v, "rho", nc)?,
+        None => vec![1.0; nc],
+    };
+    let k_t = match key(d, "k_t")? {
+        Some(v) => Some(floats(&v, "k_t", nc)?),
+        None => None,
+    };
+    Ok(Contacts {
+        dim,
+        mu_n,
+        rho,
+        kinematics: kin,
+        k_t,
+        normal,
+    })
+}
+
+/// Forcing terms from `(dof, harmonic, cos[, sin])` tuples.
+fn forcing(list: &Bound<'_, PyAny>) -> PyResult<Vec<ForcingTerm>> {
+    let items: Vec<Bound<'_, PyAny>> = list.extract().map_err(|_| {
+        InputError::new_err("forcing: a list of (dof, harmonic, cos[, sin]) tuples")
+    })?;
+    items
+        .iter()
+        .map(|t| {
+            let (dof, harmonic, cos, sin) = match t.extract::<(usize, usize, f64, f64)>() {
+                Ok(x) => x,
+                Err(_) => {
+                    let (d, h, c): (usize, usize, f64) = t.extract().map_err(|_| {
+                        InputError::new_err(format!(
+                            "forcing: {t} is not a (dof, harmonic, cos[, sin]) tuple"
+                        ))
+                    })?;
+                    (d, h, c, 0.0)
+                }
+            };
+            Ok(ForcingTerm {
+                dof,
+                harmonic,
+                cos,
+                sin,
+            })
+        })
+        .collect()
+}
+
+/// Raises every validation error at once; warnings become Python warnings.
+fn checked(py: Python<'_>, model: Model) -> PyResult<PyModel> {
+    let problems = validate(&model);
+    if has_errors(&problems) {
+        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        return Err(InputError::new_err(format!(
+            "invalid model:\n  {}",
+            lines.join("\n  ")
+        )));
+    }
+    for p in &problems {
+        warn(py, &p.to_string())?;
+    }
+    Ok(PyModel { model })
+}
+
+fn model_error(e: impl std::fmt::Display) -> PyErr {
+    InputError::new_err(e.to_string())
+}
+
+/// What a computation can fail with, carried out of the GIL-free section.
+enum Fail {
+    Input(String),
+    Work(String),
+}
+
+impl From<Fail> for PyErr {
+    fn from(f: Fail) -> PyErr {
+        match f {
+            Fail::Input(m) => InputError::new_err(m),
+            Fail::Work(m) => SolveError::new_err(m),
+        }
+    }
+}
+
+fn receptance(model: &Model, kind: ewr_hb::receptance::ReceptanceKind) -> Result<Receptance, Fail> {
+    Receptance::new(model, kind).map_err(|e| Fail::Input(format!("cannot condense the model: {e}")))
+}
+
+#[pymethods]
+impl PyModel {
+    /// Builds a model from its matrices (numpy arrays, nested lists or scipy.sparse).
+    #[new]
+    #[pyo3(signature = (mass, stiffness, damping=None, *, contacts=None, forcing=None,
+        rayleigh=None, eta=None, dof_labels=None, title=None, units=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        mass: &Bound<'_, PyAny>,
+        stiffness: &Bound<'_, PyAny>,
+        damping: Option<&Bound<'_, PyAny>>,
+        contacts: Option<&Bound<'_, PyDict>>,
+        forcing: Option<&Bound<'_, PyAny>>,
+        rayleigh: Option<(f64, f64)>,
+        eta: Option<f64>,
+        dof_labels: Option<Vec<String>>,
+        title: Option<String>,
+        units: Option<String>,
+    ) -> PyResult<Self> {
+        let k = sparse(stiffness, "stiffness", None)?;
+        let n = k.nrows();
+        if k.ncols() != n {
+            return Err(InputError::new_err(format!(
+                "stiffness: shape {} x {}, a square matrix is needed",
+                n,
+                k.ncols()
+            )));
+        }
+        let m = sparse(mass, "mass", Some((n, n)))?;
+        let c = match damping {
+            Some(c) if !c.is_none() => Some(sparse(c, "damping", Some((n, n)))?),
+            _ => None,
+        };
+        let model = Model {
+            title,
+            units,
+            mass: m,
+            stiffness: k,
+            damping_matrix: c,
+            damping: Damping {
+                rayleigh,
+                hysteretic_eta: eta,
+                modal_zeta: None,
+            },
+            contacts: match contacts {
+                Some(d) => self::contacts(d, n)?,
+                None => Contacts::none(),
+            },
+            forcing: match forcing {
+                Some(f) => self::forcing(f)?,
+                None => Vec::new(),
+            },
+            dof_labels,
+        };
+        checked(py, model)
+    }
+
+    /// Reads a model file (HDF5, docs/model-format.md); warnings become Python warnings.
+    #[staticmethod]
+    fn read(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let read = py.detach(|| ewr_model::read(&path)).map_err(model_error)?;
+        for w in &read.warnings {
+            warn(py, &w.to_string())?;
+        }
+        Ok(PyModel { model: read.model })
+    }
+
+    /// A built-in example model by name (see `ewr.examples()`).
+    #[staticmethod]
+    #[pyo3(signature = (name, *, mu_n=None, contacts=None, refine=None, contact_3d=false, damper_mass=None))]
+    fn example(
+        name: &str,
+        mu_n: Option<f64>,
+        contacts: Option<usize>,
+        refine: Option<usize>,
+        contact_3d: bool,
+        damper_mass: Option<f64>,
+    ) -> PyResult<Self> {
+        let ex: Example = name.parse().map_err(InputError::new_err)?;
+        let model = ex.build(&ExampleOptions {
+            mu_n,
+            contacts,
+            refine,
+            contact_3d,
+            damper_mass,
+        });
+        Ok(PyModel { model })
+    }
+
+    /// Writes the model file (HDF5, format v2 when the contacts need it).
+    fn write(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| ewr_model::write(&path, &self.model))
+            .map_err(|e| SolveError::new_err(e.to_string()))
+    }
+
+    /// Number of DOFs.
+    #[getter]
+    fn n_dofs(&self) -> usize {
+        self.model.n_dofs()
+    }
+
+    /// Number of friction contacts.
+    #[getter]
+    fn n_contacts(&self) -> usize {
+        self.model.contacts.len()
+    }
+
+    /// Tangential directions per contact (1 or 2).
+    #[getter]
+    fn contact_dim(&self) -> usize {
+        self.model.contacts.dim
+    }
+
+    /// True for 3-D contacts (a normal direction: varying normal load, lift-off).
+    #[getter]
+    fn has_normal(&self) -> bool {
+        self.model.contacts.has_normal()
+    }
+
+    /// Friction bound `mu N` per contact (zeros for 3-D contacts).
+    #[getter]
+    fn mu_n(&self) -> Vec<f64> {
+        self.model.contacts.mu_n.clone()
+    }
+
+    #[getter]
+    fn title(&self) -> Option<String> {
+        self.model.title.clone()
+    }
+
+    #[getter]
+    fn units(&self) -> Option<String> {
+        self.model.units.clone()
+    }
+
+    #[getter]
+    fn dof_labels(&self) -> Option<Vec<String>> {
+        self.model.dof_labels.clone()
+    }
+
+    /// Mass matrix as a `scipy.sparse.csc_array`.
+    #[getter]
+    fn mass<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_scipy(py, &self.model.mass)
+    }
+
+    /// Stiffness matrix as a `scipy.sparse.csc_array`.
+    #[getter]
+    fn stiffness<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_scipy(py, &self.model.stiffness)
+    }
+
+    /// Total viscous damping `C + alpha M + beta K` as a `scipy.sparse.csc_array`.
+    #[getter]
+    fn damping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_scipy(py, &self.model.viscous_damping())
+    }
+
+    /// Contact map: tangential rows `W` (`dim * nc`), then normal rows for 3-D contacts.
+    #[getter]
+    fn contact_matrix<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let w = self
+            .model
+            .contacts
+            .contact_matrix(self.model.n_dofs())
+            .map_err(InputError::new_err)?;
+        to_scipy(py, &w)
+    }
+
+    /// Forcing terms `(dof, harmonic, cos, sin)`.
+    #[getter]
+    fn forcing(&self) -> Vec<(usize, usize, f64, f64)> {
+        self.model
+            .forcing
+            .iter()
+            .map(|f| (f.dof, f.harmonic, f.cos, f.sin))
+            .collect()
+    }
+
+    /// The same model with every contact's friction bound set to `mu_n`.
+    fn with_mu_n(&self, py: Python<'_>, mu_n: f64) -> PyResult<Self> {
+        if self.model.contacts.has_normal() {
+            return Err(InputError::new_err(
+                "mu_n: the contacts are 3-D; their bound is mu times the normal force",
+            ));
+        }
+        let mut model = self.model.clone();
+        model.contacts.mu_n.iter_mut().for_each(|m| *m = mu_n);
+        checked(py, model)
+    }
+
+    fn __repr__(&self) -> String {
+        let m = &self.model;
+        format!(
+            "<ewr.Model {}{} DOFs, {} contact(s) ({}{}), {} forcing term(s)>",
+            m.title
+                .as_deref()
+                .map(|t| format!("{t:?}: "))
+                .unwrap_or_default(),
+            m.n_dofs(),
+            m.contacts.len(),
+            if m.contacts.has_normal() { "3-D, " } else { "" },
+            format_args!("{} tangential", m.contacts.dim),
+            m.forcing.len()
+        )
+    }
+
+    /// One periodic solution at `omega` (see `_ewr.pyi`).
+    #[pyo3(signature = (omega, *, harmonics="odd:59".to_string(), mu_n=None, rho=None,
+        law="exact".to_string(), samples=None, tol=1e-10, max_iter=200, ramp=true, dofs=None,
+        receptance="auto".to_string(), linear="auto".to_string()))]
+    #[allow(clippy::too_many_arguments)]
+    fn solve(
+        &self,
+        py: Python<'_>,
+        omega: f64,
+        harmonics: String,
+        mu_n: Option<f64>,
+        rho: Option<f64>,
+        law: String,
+        samples: Option<usize>,
+        tol: f64,
+        max_iter: usize,
+        ramp: bool,
+        dofs: Option<Vec<Bound<'_, PyAny>>>,
+        receptance: String,
+        linear: String,
+    ) -> PyResult<PySolution> {
+        finite_positive("omega", omega)?;
+        let r = resolve(
+            &self.model,
+            &SolveOptions {
+                harmonics,
+                samples,
+                mu_n,
+                rho,
+                law,
+                receptance,
+                linear,
+                tol,
+                max_iter,
+                ramp,
+                dofs,
+            },
+        )?;
+        let sol = py.detach(|| -> Result<_, Fail> {
+            let rec = self::receptance(&r.model, r.kind)?;
+            let params = ContactParams::of(&r.model.contacts);
+            solve_point(&rec, &params, omega, &r.point, None)
+                .map_err(|e| Fail::Work(format!("at w = {omega}: {e}")))
+        })?;
+        Ok(PySolution::new(sol, &r.model))
+    }
+
+    /// A frequency response curve from `omega_start` to `omega_end` (see `_ewr.pyi`).
+    #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential".to_string(),
+        refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
+        law="exact".to_string(), samples=None, tol=1e-10, max_iter=200, ramp=true, dofs=None,
+        receptance="auto".to_string(), linear="auto".to_string()))]
+    #[allow(clippy::too_many_arguments)]
+    fn frc(
+        &self,
+        py: Python<'_>,
+        omega_start: f64,
+        omega_end: f64,
+        step: f64,
+        continuation: String,
+        refine: bool,
+        progress: Option<Py<PyAny>>,
+        harmonics: String,
+        mu_n: Option<f64>,
+        rho: Option<f64>,
+        law: String,
+        samples: Option<usize>,
+        tol: f64,
+        max_iter: usize,
+        ramp: bool,
+        dofs: Option<Vec<Bound<'_, PyAny>>>,
+        receptance: String,
+        linear: String,
+    ) -> PyResult<PyFrc> {
+        finite_positive("omega_start", omega_start)?;
+        finite_positive("omega_end", omega_end)?;
+        finite_positive("step", step)?;
+        let method: Continuation = continuation.parse().map_err(InputError::new_err)?;
+        let per_curve = ((omega_end - omega_start).abs() / step).ceil() + 1.0;
+        if method == Continuation::Sequential && per_curve > MAX_POINTS as f64 {
+            return Err(InputError::new_err(format!(
+                "step={step}: {per_curve:.0} points from {omega_start} to {omega_end}, more \
+                 than the {MAX_POINTS} a curve may have; use a larger step"
+            )));
+        }
+        let r = resolve(
+            &self.model,
+            &SolveOptions {
+                harmonics,
+                samples,
+                mu_n,
+                rho,
+                law,
+                receptance,
+                linear,
+                tol,
+                max_iter,
+                ramp,
+                dofs,
+            },
+        )?;
+        if method == Continuation::Arclength && r.model.contacts.has_normal() {
+            return Err(InputError::new_err(
+                "continuation=\"arclength\" is not available for 3-D contacts (normal \
+                 direction) yet: use \"sequential\"",
+            ));
+        }
+        let settings = FrcSettings {
+            omega_start,
+            omega_end,
+            step,
+            min_step: step / 64.0,
+            max_step: step * 8.0,
+            method,
+            point: r.point.clone(),
+            max_points: MAX_POINTS,
+        };
+        let mut interrupted = false;
+        let mut callback_error: Option<PyErr> = None;
+        let (points, stopped, peaks) = py.detach(|| -> Result<_, Fail> {
+            let rec = self::receptance(&r.model, r.kind)?;
+            let params = ContactParams::of(&r.model.contacts);
+            let mut points: Vec<FrcPoint> = Vec::new();
+            // Every point is kept as it arrives: a sweep stopped by an error, Ctrl-C or a
+            // failing callback still returns (or reports) what it computed.
+            let mut on_point = |p: &FrcPoint| {
+                points.push(p.clone());
+                Python::attach(|py| {
+                    if let Err(e) = py.check_signals() {
+                        drop(e);
+                        interrupted = true;
+                        return false;
+                    }
+                    if let Some(cb) = &progress {
+                        let s = &p.solution;
+                        if let Err(e) = cb.call1(py, (points.len(), s.omega, s.dofs.norm_peak)) {
+                            callback_error = Some(e);
+                            return false;
+                        }
+                    }
+                    true
+                })
+            };
+            let stopped = match frc(&rec, &params, &settings, &mut on_point) {
+                Err(e) => Some(e.to_string()),
+                Ok(_) if points.len() >= MAX_POINTS => Some(format!(
+                    "stopped at the cap of {MAX_POINTS} points before reaching {omega_end}"
+                )),
+                Ok(_) => None,
+            };
+            let peaks = if refine && !interrupted && callback_error.is_none() {
+                refine_peaks(&rec, &params, &r.point, &points)
+                    .map_err(|e| Fail::Work(format!("peak refinement: {e}")))?
+            } else {
+                Vec::new()
+            };
+            Ok((points, stopped, peaks))
+        })?;
+        if let Some(e) = callback_error {
+            return Err(e);
+        }
+        let stopped = if interrupted {
+            let msg = format!(
+                "interrupted at w = {}: the curve has the {} points computed so far",
+                points.last().map_or(omega_start, |p| p.solution.omega),
+                points.len()
+            );
+            warn(py, &msg)?;
+            Some(msg)
+        } else {
+            stopped
+        };
+        Ok(PyFrc::new(points, peaks, stopped, mu_n, &r.model))
+    }
+
+    /// The time-domain reference at `omega`: implicit time stepping with exact Coulomb
+    /// friction to the periodic steady state (see `_ewr.pyi`).
+    #[pyo3(signature = (omega, *, dt=None, periods=1000, tol=1e-6, mu_n=None, static_factor=1.0,
+        dofs=None, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate(
+        &self,
+        py: Python<'_>,
+        omega: f64,
+        dt: Option<f64>,
+        periods: usize,
+        tol: f64,
+        mu_n: Option<f64>,
+        static_factor: f64,
+        dofs: Option<Vec<Bound<'_, PyAny>>>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<PySimulation> {
+        finite_positive("omega", omega)?;
+        if let Some(dt) = dt {
+            finite_positive("dt", dt)?;
+        }
+        finite_positive("tol", tol)?;
+        if periods == 0 {
+            return Err(InputError::new_err(
+                "periods=0: at least one period is needed",
+            ));
+        }
+        let mut model = self.model.clone();
+        if let Some(x) = mu_n {
+            if model.contacts.has_normal() {
+                return Err(InputError::new_err(
+                    "mu_n: the contacts are 3-D; their bound is mu times the normal force",
+                ));
+            }
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(InputError::new_err(format!(
+                    "mu_n={x}: the friction bound must be finite and >= 0"
+                )));
+            }
+            model.contacts.mu_n.iter_mut().for_each(|m| *m = x);
+        }
+        let mut opts = ewr_simulate::Options::new(omega);
+        opts.dt = dt;
+        opts.max_periods = periods;
+        opts.tol = tol;
+        opts.static_factor = static_factor;
+        opts.record_dofs = match &dofs {
+            Some(items) => dof_list(&model, items, "dofs")?,
+            None => crate::options::default_monitor(&model),
+        };
+        let mut callback_error: Option<PyErr> = None;
+        let sim = py.detach(|| {
+            ewr_simulate::simulate(&model, &opts, &mut |p| {
+                if callback_error.is_some() {
+                    return;
+                }
+                if let Some(cb) = &progress {
+                    Python::attach(|py| {
+                        if let Err(e) = cb.call1(py, (p.period, periods, p.error)) {
+                            callback_error = Some(e);
+                        }
+                    });
+                }
+            })
+        });
+        if let Some(e) = callback_error {
+            return Err(e);
+        }
+        let sim = sim.map_err(|e| match e {
+            ewr_simulate::SimulateError::Numerical(_) => SolveError::new_err(e.to_string()),
+            _ => InputError::new_err(e.to_string()),
+        })?;
+        Ok(PySimulation::new(sim, &model))
+    }
+}
+
+/// The built-in example models: `{name: summary}`.
+#[pyfunction]
+pub fn examples(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for e in Example::ALL {
+        d.set_item(e.name(), e.summary())?;
+    }
+    Ok(d)
+}

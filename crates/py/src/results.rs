@@ -1,0 +1,688 @@
+//! Results as Python objects whose arrays are numpy arrays: a periodic solution, a frequency
+//! response curve and a time-domain simulation.
+
+use crate::SolveError;
+use crate::convert::{array2, array3, to_python};
+use ewr_contact::unilateral::SampleState;
+use ewr_model::Model;
+use ewr_solve::{FrcPoint, Peak, PointSolution};
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::f64::consts::TAU;
+
+/// `cos`/`sin` coefficient names of a harmonic set, in storage order (`a0, a1, b1, ...`).
+fn coefficient_names(set: &ewr_hb::HarmonicSet) -> Vec<String> {
+    let mut names = vec![String::new(); set.n_coeffs()];
+    for &h in set.harmonics() {
+        let p = set.coeff_index(h).expect("h is in the set");
+        names[p] = format!("a{h}");
+        if h > 0 {
+            names[p + 1] = format!("b{h}");
+        }
+    }
+    names
+}
+
+/// Signal-major histories (`signal * ns + j`) of `nc * dim` signals as `(nc, dim, ns)`.
+fn contact_array<'py>(
+    py: Python<'py>,
+    data: &[f64],
+    nc: usize,
+    dim: usize,
+    ns: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    array3(py, data.to_vec(), [nc, dim, ns])
+}
+
+/// One periodic solution (harmonic balance) and its post-processing.
+#[pyclass(name = "Solution", module = "ewr", frozen)]
+pub struct PySolution {
+    s: PointSolution,
+    nc: usize,
+    dim: usize,
+    labels: Option<Vec<String>>,
+}
+
+impl PySolution {
+    pub fn new(s: PointSolution, model: &Model) -> Self {
+        PySolution {
+            s,
+            nc: model.contacts.len(),
+            dim: model.contacts.dim,
+            labels: model.dof_labels.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl PySolution {
+    /// Fundamental circular frequency `w`.
+    #[getter]
+    fn omega(&self) -> f64 {
+        self.s.omega
+    }
+
+    /// True when Newton met the tolerance (a point that did not converge is still returned).
+    #[getter]
+    fn converged(&self) -> bool {
+        self.s.status.converged()
+    }
+
+    /// How Newton ended, in words.
+    #[getter]
+    fn status(&self) -> String {
+        self.s.status.to_string()
+    }
+
+    /// Final scaled residual `||g|| / (max mu N)^2`.
+    #[getter]
+    fn residual(&self) -> f64 {
+        self.s.residual
+    }
+
+    /// Newton iterations over all harmonic-ramp stages.
+    #[getter]
+    fn iterations(&self) -> usize {
+        self.s.iterations
+    }
+
+    /// Harmonic set, `odd:H` or `all:H`.
+    #[getter]
+    fn harmonics(&self) -> String {
+        self.s.set.to_string()
+    }
+
+    /// Names of the Fourier coefficient columns: `a0, a1, b1, ...` for
+    /// `a_h cos(h w t) + b_h sin(h w t)`.
+    #[getter]
+    fn coefficient_names(&self) -> Vec<String> {
+        coefficient_names(&self.s.set)
+    }
+
+    /// Samples per period of the contact histories.
+    #[getter]
+    fn samples(&self) -> usize {
+        self.s.histories.n_samples
+    }
+
+    /// Sample times over one period, `(samples,)`.
+    #[getter]
+    fn time<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let ns = self.s.histories.n_samples;
+        let period = TAU / self.s.omega;
+        PyArray1::from_vec(py, (0..ns).map(|j| period * j as f64 / ns as f64).collect())
+    }
+
+    /// Friction-force Fourier coefficients, `(n_contacts * dim, n_coeffs)`.
+    #[getter]
+    fn friction_coefficients<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let nco = self.s.set.n_coeffs();
+        array2(
+            py,
+            self.s.friction.clone(),
+            self.s.friction.len() / nco,
+            nco,
+        )
+    }
+
+    /// Relative contact displacement coefficients, same layout.
+    #[getter]
+    fn displacement_coefficients<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let nco = self.s.set.n_coeffs();
+        array2(
+            py,
+            self.s.displacement.clone(),
+            self.s.displacement.len() / nco,
+            nco,
+        )
+    }
+
+    /// Relative tangential displacement of each contact, `(n_contacts, dim, samples)`.
+    #[getter]
+    fn contact_displacement<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let h = &self.s.histories;
+        contact_array(py, &h.displacement, self.nc, self.dim, h.n_samples)
+    }
+
+    /// Relative tangential velocity, `(n_contacts, dim, samples)`.
+    #[getter]
+    fn contact_velocity<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let h = &self.s.histories;
+        contact_array(py, &h.velocity, self.nc, self.dim, h.n_samples)
+    }
+
+    /// Friction force on the structure, `(n_contacts, dim, samples)`.
+    #[getter]
+    fn friction_force<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let h = &self.s.histories;
+        contact_array(py, &h.force, self.nc, self.dim, h.n_samples)
+    }
+
+    /// Normal force of 3-D contacts, `(n_contacts, samples)`; `None` for constant bounds.
+    #[getter]
+    fn normal_force<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let h = &self.s.histories;
+        h.normal
+            .as_ref()
+            .map(|n| array2(py, n.force.clone(), self.nc, h.n_samples))
+            .transpose()
+    }
+
+    /// Gap of 3-D contacts, `(n_contacts, samples)`; `None` for constant bounds.
+    #[getter]
+    fn gap<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let h = &self.s.histories;
+        h.normal
+            .as_ref()
+            .map(|n| array2(py, n.gap.clone(), self.nc, h.n_samples))
+            .transpose()
+    }
+
+    /// State of 3-D contacts per sample, `(n_contacts, samples)`: 0 stick, 1 slip, 2
+    /// separated; `None` for constant bounds.
+    #[getter]
+    fn contact_state<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let h = &self.s.histories;
+        h.normal
+            .as_ref()
+            .map(|n| {
+                let codes = n
+                    .state
+                    .iter()
+                    .map(|s| match s {
+                        SampleState::Stick => 0.0,
+                        SampleState::Slip => 1.0,
+                        SampleState::Separated => 2.0,
+                    })
+                    .collect();
+                array2(py, codes, self.nc, h.n_samples)
+            })
+            .transpose()
+    }
+
+    /// Per contact: stick intervals, dissipated energy, amplitudes, Coulomb check (dicts with
+    /// the keys of `ewr solve --json`).
+    #[getter]
+    fn contacts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.s.contacts)
+    }
+
+    /// Fraction of the period each contact sticks.
+    #[getter]
+    fn stick_fraction(&self) -> Vec<f64> {
+        self.s.stick_fractions()
+    }
+
+    /// Energy dissipated by friction per cycle, per contact.
+    #[getter]
+    fn dissipated_energy(&self) -> Vec<f64> {
+        self.s
+            .contacts
+            .iter()
+            .map(|c| c.dissipated_energy)
+            .collect()
+    }
+
+    /// The monitored DOFs (indices).
+    #[getter]
+    fn dofs(&self) -> Vec<usize> {
+        self.s.dofs.dofs.clone()
+    }
+
+    /// Labels of the monitored DOFs (`None` when the model has no labels).
+    #[getter]
+    fn dof_labels(&self) -> Option<Vec<String>> {
+        let l = self.labels.as_ref()?;
+        Some(self.s.dofs.dofs.iter().map(|&d| l[d].clone()).collect())
+    }
+
+    /// Displacement coefficients of the monitored DOFs, `(n_monitored, n_coeffs)`.
+    #[getter]
+    fn dof_coefficients<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let nco = self.s.set.n_coeffs();
+        array2(py, self.s.dofs.coeffs.clone(), self.s.dofs.dofs.len(), nco)
+    }
+
+    /// Peak `max_t |u_i(t)|` of each monitored DOF.
+    #[getter]
+    fn dof_peaks(&self) -> Vec<f64> {
+        self.s.dofs.peak.clone()
+    }
+
+    /// `max_t ||u(t)||` over the monitored DOFs, the amplitude `frc` follows.
+    #[getter]
+    fn amplitude(&self) -> f64 {
+        self.s.dofs.norm_peak
+    }
+
+    /// Time histories of the monitored DOFs over one period: `(time, u)` with `u` of shape
+    /// `(n_monitored, samples)`.
+    #[pyo3(signature = (samples=None))]
+    fn dof_history<'py>(
+        &self,
+        py: Python<'py>,
+        samples: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyAny>)> {
+        let ns = samples.unwrap_or(self.s.histories.n_samples);
+        if ns <= 2 * self.s.set.h_max() {
+            return Err(crate::InputError::new_err(format!(
+                "samples={ns}: must exceed 2 x the highest harmonic ({})",
+                2 * self.s.set.h_max()
+            )));
+        }
+        let nd = self.s.dofs.dofs.len();
+        let mut out = vec![0.0; nd * ns];
+        let mut sampler = ewr_hb::FourierSampler::new(self.s.set.clone(), ns)
+            .map_err(|e| SolveError::new_err(e.to_string()))?;
+        sampler
+            .synthesize_many(&self.s.dofs.coeffs, &mut out)
+            .map_err(|e| SolveError::new_err(e.to_string()))?;
+        let period = TAU / self.s.omega;
+        let t = PyArray1::from_vec(py, (0..ns).map(|j| period * j as f64 / ns as f64).collect());
+        Ok((t, array2(py, out, nd, ns)?))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ewr.Solution w = {} {} {}, amplitude {:.6e}, {} iterations>",
+            self.s.omega,
+            self.s.set,
+            if self.s.status.converged() {
+                "converged"
+            } else {
+                "NOT converged"
+            },
+            self.s.dofs.norm_peak,
+            self.s.iterations
+        )
+    }
+}
+
+/// A frequency response curve: one periodic solution per point, and the refined peaks.
+#[pyclass(name = "Frc", module = "ewr", frozen)]
+pub struct PyFrc {
+    points: Vec<FrcPoint>,
+    peaks: Vec<Peak>,
+    stopped: Option<String>,
+    mu_n: Option<f64>,
+    model_mu_n: Vec<f64>,
+    nc: usize,
+    dim: usize,
+    labels: Option<Vec<String>>,
+}
+
+impl PyFrc {
+    pub fn new(
+        points: Vec<FrcPoint>,
+        peaks: Vec<Peak>,
+        stopped: Option<String>,
+        mu_n: Option<f64>,
+        model: &Model,
+    ) -> Self {
+        PyFrc {
+            points,
+            peaks,
+            stopped,
+            mu_n,
+            model_mu_n: model.contacts.mu_n.clone(),
+            nc: model.contacts.len(),
+            dim: model.contacts.dim,
+            labels: model.dof_labels.clone(),
+        }
+    }
+
+    fn column(&self, f: impl Fn(&PointSolution) -> f64) -> Vec<f64> {
+        self.points.iter().map(|p| f(&p.solution)).collect()
+    }
+
+    fn per_contact<'py>(
+        &self,
+        py: Python<'py>,
+        f: impl Fn(&PointSolution) -> Vec<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let data: Vec<f64> = self.points.iter().flat_map(|p| f(&p.solution)).collect();
+        array2(py, data, self.points.len(), self.nc)
+    }
+
+    fn monitored(&self) -> Vec<usize> {
+        self.points
+            .first()
+            .map(|p| p.solution.dofs.dofs.clone())
+            .unwrap_or_default()
+    }
+}
+
+#[pymethods]
+impl PyFrc {
+    /// Number of points.
+    fn __len__(&self) -> usize {
+        self.points.len()
+    }
+
+    /// The periodic solution of point `i` (negative indices count from the end).
+    fn __getitem__(&self, i: isize) -> PyResult<PySolution> {
+        let n = self.points.len() as isize;
+        let j = if i < 0 { i + n } else { i };
+        if !(0..n).contains(&j) {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "point {i} of a curve of {n}"
+            )));
+        }
+        Ok(PySolution {
+            s: self.points[j as usize].solution.clone(),
+            nc: self.nc,
+            dim: self.dim,
+            labels: self.labels.clone(),
+        })
+    }
+
+    /// Why the sweep stopped before `omega_end` (an error, the point cap, an interruption);
+    /// `None` when it completed.
+    #[getter]
+    fn stopped(&self) -> Option<String> {
+        self.stopped.clone()
+    }
+
+    /// Frequencies of the points.
+    #[getter]
+    fn omega<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.column(|s| s.omega))
+    }
+
+    /// `max_t ||u(t)||` over the monitored DOFs per point.
+    #[getter]
+    fn amplitude<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.column(|s| s.dofs.norm_peak))
+    }
+
+    /// Whether each point converged.
+    #[getter]
+    fn converged<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        PyArray1::from_vec(
+            py,
+            self.points
+                .iter()
+                .map(|p| p.solution.status.converged())
+                .collect(),
+        )
+    }
+
+    /// Newton iterations per point.
+    #[getter]
+    fn iterations<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        PyArray1::from_vec(
+            py,
+            self.points
+                .iter()
+                .map(|p| p.solution.iterations as u64)
+                .collect(),
+        )
+    }
+
+    /// Peak of each monitored DOF per point, `(n_points, n_monitored)`.
+    #[getter]
+    fn dof_peaks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let nd = self.monitored().len();
+        let data: Vec<f64> = self
+            .points
+            .iter()
+            .flat_map(|p| p.solution.dofs.peak.clone())
+            .collect();
+        array2(py, data, self.points.len(), nd)
+    }
+
+    /// The monitored DOFs.
+    #[getter]
+    fn dofs(&self) -> Vec<usize> {
+        self.monitored()
+    }
+
+    /// Largest relative displacement `max_t |w_c(t)|` per point and contact.
+    #[getter]
+    fn contact_amplitude<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.per_contact(py, |s| {
+            s.contacts
+                .iter()
+                .map(|c| c.displacement_amplitude)
+                .collect()
+        })
+    }
+
+    /// Fraction of the period each contact sticks, per point, `(n_points, n_contacts)`.
+    #[getter]
+    fn stick_fraction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.per_contact(py, |s| s.stick_fractions())
+    }
+
+    /// Energy dissipated per cycle by each contact, per point, `(n_points, n_contacts)`.
+    #[getter]
+    fn dissipated_energy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.per_contact(py, |s| {
+            s.contacts.iter().map(|c| c.dissipated_energy).collect()
+        })
+    }
+
+    /// Each local maximum refined to the true maximum in frequency: dicts with `omega`,
+    /// `amplitude`, `evaluations`, `stick_fraction`.
+    #[getter]
+    fn peaks<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.peaks
+            .iter()
+            .map(|p| {
+                let d = PyDict::new(py);
+                d.set_item("omega", p.omega)?;
+                d.set_item("amplitude", p.amplitude)?;
+                d.set_item("evaluations", p.evaluations)?;
+                d.set_item("stick_fraction", p.solution.stick_fractions())?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// The curve as columns (`pandas.DataFrame(frc.table())`), named as the columns of
+    /// `ewr frc --csv` (`mu_n, omega, converged, iterations, residual, amp_norm, amp_w<c>,
+    /// peak_u<i>`), plus `stick<c>` and `energy<c>` per contact.
+    fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let n = self.points.len();
+        let mu = self
+            .mu_n
+            .or_else(|| self.model_mu_n.first().copied())
+            .unwrap_or(f64::NAN);
+        d.set_item("mu_n", PyArray1::from_vec(py, vec![mu; n]))?;
+        d.set_item("omega", self.omega(py))?;
+        d.set_item("converged", self.converged(py))?;
+        d.set_item("iterations", self.iterations(py))?;
+        d.set_item(
+            "residual",
+            PyArray1::from_vec(py, self.column(|s| s.residual)),
+        )?;
+        d.set_item("amp_norm", self.amplitude(py))?;
+        for c in 0..self.nc {
+            d.set_item(
+                format!("amp_w{c}"),
+                PyArray1::from_vec(py, self.column(|s| s.contacts[c].displacement_amplitude)),
+            )?;
+        }
+        for (i, dof) in self.monitored().into_iter().enumerate() {
+            d.set_item(
+                format!("peak_u{dof}"),
+                PyArray1::from_vec(py, self.column(|s| s.dofs.peak[i])),
+            )?;
+        }
+        for c in 0..self.nc {
+            d.set_item(
+                format!("stick{c}"),
+                PyArray1::from_vec(py, self.column(|s| s.stick_fractions()[c])),
+            )?;
+            d.set_item(
+                format!("energy{c}"),
+                PyArray1::from_vec(py, self.column(|s| s.contacts[c].dissipated_energy)),
+            )?;
+        }
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        let failed = self
+            .points
+            .iter()
+            .filter(|p| !p.solution.status.converged())
+            .count();
+        format!(
+            "<ewr.Frc {} points ({} not converged), {} peak(s){}>",
+            self.points.len(),
+            failed,
+            self.peaks.len(),
+            self.stopped
+                .as_ref()
+                .map(|s| format!(", stopped: {s}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// A time-domain simulation to the periodic steady state (the independent reference).
+#[pyclass(name = "Simulation", module = "ewr", frozen)]
+pub struct PySimulation {
+    sim: ewr_simulate::Simulation,
+}
+
+impl PySimulation {
+    pub fn new(sim: ewr_simulate::Simulation, _model: &Model) -> Self {
+        PySimulation { sim }
+    }
+
+    /// Sample-major contact data (`j * nc * dim + c * dim + k`) as `(nc, dim, ns)`.
+    fn contact<'py>(&self, py: Python<'py>, a: &[f64]) -> PyResult<Bound<'py, PyAny>> {
+        let (ns, nc, dim) = (self.sim.t.len(), self.sim.n_contacts, self.sim.dim);
+        let mut out = vec![0.0; nc * dim * ns];
+        for j in 0..ns {
+            for c in 0..nc {
+                for k in 0..dim {
+                    out[(c * dim + k) * ns + j] = self.sim.at(a, j, c, k);
+                }
+            }
+        }
+        array3(py, out, [nc, dim, ns])
+    }
+
+    /// Sample-major per-contact data (`j * nc + c`) as `(nc, ns)`.
+    fn per_contact<'py>(&self, py: Python<'py>, a: &[f64]) -> PyResult<Bound<'py, PyAny>> {
+        let (ns, nc) = (self.sim.t.len(), self.sim.n_contacts);
+        let mut out = vec![0.0; nc * ns];
+        for j in 0..ns {
+            for c in 0..nc {
+                out[c * ns + j] = a[j * nc + c];
+            }
+        }
+        array2(py, out, nc, ns)
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    /// Forcing circular frequency.
+    #[getter]
+    fn omega(&self) -> f64 {
+        self.sim.omega
+    }
+
+    /// True when the periodic steady state was reached within `tol`.
+    #[getter]
+    fn converged(&self) -> bool {
+        self.sim.converged
+    }
+
+    /// Periods integrated.
+    #[getter]
+    fn periods_run(&self) -> usize {
+        self.sim.periods_run
+    }
+
+    /// Sample times over the last period.
+    #[getter]
+    fn time<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.sim.t.clone())
+    }
+
+    /// Relative tangential displacement, `(n_contacts, dim, samples)`.
+    #[getter]
+    fn contact_displacement<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.contact(py, &self.sim.w)
+    }
+
+    /// Relative tangential velocity, `(n_contacts, dim, samples)`.
+    #[getter]
+    fn contact_velocity<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.contact(py, &self.sim.v)
+    }
+
+    /// Friction force on the structure, `(n_contacts, dim, samples)`.
+    #[getter]
+    fn friction_force<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.contact(py, &self.sim.r)
+    }
+
+    /// Stick flag per contact and sample, `(n_contacts, samples)`.
+    #[getter]
+    fn stick<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s: Vec<f64> = self
+            .sim
+            .stick
+            .iter()
+            .map(|&b| f64::from(u8::from(b)))
+            .collect();
+        let a = self.per_contact(py, &s)?;
+        a.call_method1("astype", ("bool",))
+    }
+
+    /// Normal force of 3-D contacts, `(n_contacts, samples)`; `None` for constant bounds.
+    #[getter]
+    fn normal_force<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.sim
+            .normal
+            .as_ref()
+            .map(|n| self.per_contact(py, &n.lambda))
+            .transpose()
+    }
+
+    /// The recorded DOFs.
+    #[getter]
+    fn dofs(&self) -> Vec<usize> {
+        self.sim.dofs.clone()
+    }
+
+    /// Displacements of the recorded DOFs, `(n_recorded, samples)`.
+    #[getter]
+    fn u<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (ns, nd) = (self.sim.t.len(), self.sim.dofs.len());
+        let mut out = vec![0.0; nd * ns];
+        for j in 0..ns {
+            for i in 0..nd {
+                out[i * ns + j] = self.sim.u[j * nd + i];
+            }
+        }
+        array2(py, out, nd, ns)
+    }
+
+    /// The summary of `ewr simulate --json` (energy balance, per-contact stick intervals,
+    /// dissipated energy, Coulomb check) as a dict.
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.sim.summary())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ewr.Simulation w = {}, {} periods, {}>",
+            self.sim.omega,
+            self.sim.periods_run,
+            if self.sim.converged {
+                "steady state"
+            } else {
+                "NOT at steady state"
+            }
+        )
+    }
+}

@@ -1,0 +1,296 @@
+"""Tests of the ewr Python package: models from arrays and files, results as numpy arrays,
+exceptions, callbacks and the GIL, checked against closed forms, the time-domain reference
+and the `ewr` command's own files."""
+
+import csv
+import math
+import os
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ewr
+
+ROOT = Path(__file__).resolve().parents[3]
+MODELS = ROOT / "models"
+
+
+def oscillator_from_arrays(mu_n=8.0):
+    """seed 000 sec. 3-4 (README of models/): m = 1, k = diag(1, 2), c = 0.01, 2-D friction
+    to ground, f = 10 cos(w t) on both DOFs."""
+    return ewr.Model(
+        np.eye(2),
+        sp.diags([1.0, 2.0]),
+        0.01 * np.eye(2),
+        contacts={"dim": 2, "dofs": [[0, 1]], "mu_n": mu_n},
+        forcing=[(0, 1, 10.0), (1, 1, 10.0, 0.0)],
+        dof_labels=["u1", "u2"],
+    )
+
+
+def test_model_from_arrays_equals_the_shipped_file():
+    built = oscillator_from_arrays()
+    read = ewr.Model.read(MODELS / "oscillator-2d.h5")
+    for name in ["mass", "stiffness", "damping"]:
+        a, b = getattr(built, name), getattr(read, name)
+        assert isinstance(a, sp.csc_array)
+        assert a.dtype == np.float64
+        assert abs(a - b).max() == 0.0, name
+    assert built.forcing == read.forcing
+    assert built.mu_n == read.mu_n == [8.0]
+    assert built.n_dofs == 2 and built.n_contacts == 1 and built.contact_dim == 2
+    s1, s2 = built.solve(0.17), read.solve(0.17)
+    assert s1.converged and s2.converged
+    assert np.array_equal(s1.friction_coefficients, s2.friction_coefficients)
+
+
+def test_write_read_round_trip_and_cli_reads_it(tmp_path):
+    m = ewr.Model.example("blade-damper-blade-3d")
+    path = tmp_path / "bdb3d.h5"
+    m.write(path)
+    back = ewr.Model.read(path)
+    assert back.has_normal and back.n_contacts == 2
+    assert abs(back.stiffness - m.stiffness).max() == 0.0
+    assert abs(back.contact_matrix - m.contact_matrix).max() == 0.0
+    cli = cli_binary()
+    if cli:
+        out = subprocess.run([cli, "model", "check", str(path)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+
+
+def linear_amplitudes(w):
+    """Peak |u_i| of the linear oscillator (mu N = 0): 10 / |k_i - w^2 + i c w|."""
+    return [10.0 / abs(k - w * w + 1j * 0.01 * w) for k in (1.0, 2.0)]
+
+
+def test_zero_friction_is_the_linear_frf():
+    with pytest.warns(UserWarning, match="every friction bound is 0"):
+        m = oscillator_from_arrays(mu_n=0.0)
+    for w in [0.3, 0.99, 1.2, 1.5]:
+        s = m.solve(w, harmonics="odd:9")
+        assert s.converged
+        assert np.allclose(s.dof_peaks, linear_amplitudes(w), rtol=1e-9, atol=0)
+
+
+def test_solution_arrays():
+    m = ewr.Model.example("oscillator-2d")
+    s = m.solve(0.17, harmonics="odd:59")
+    assert s.converged and s.residual < 1e-10
+    ns = s.samples
+    assert s.time.shape == (ns,) and s.time.dtype == np.float64
+    for a in [s.contact_displacement, s.contact_velocity, s.friction_force]:
+        assert a.shape == (1, 2, ns) and a.dtype == np.float64
+    nco = len(s.coefficient_names)
+    assert s.coefficient_names[:3] == ["a1", "b1", "a3"]
+    assert s.friction_coefficients.shape == (2, nco)
+    assert s.normal_force is None and s.contact_state is None
+    # Coulomb holds in the Galerkin sense: the sampled truncated series of r overshoots the
+    # bound by a few percent near stick-slip transitions (Gibbs), no more.
+    r = np.linalg.norm(s.friction_force[0], axis=0)
+    assert 7.9 < r.max() <= 8.0 * 1.03
+    assert s.contacts[0]["max_coulomb_violation"] < 0.1
+    # The paper's Fig. 9 at w = 0.17: stuck about 9.1 s of the period 36.96 s, twice.
+    assert 0.45 < s.stick_fraction[0] < 0.52
+    t, u = s.dof_history()
+    assert u.shape == (2, ns)
+    assert np.isclose(np.abs(u).max(axis=1), s.dof_peaks, rtol=1e-3).all()
+    assert s.dof_labels == ["u1", "u2"]
+    assert s.contacts[0]["dissipated_energy"] > 0
+
+
+def test_three_d_contact_results():
+    m = ewr.Model.example("single-contact-3d")
+    s = m.solve(6.0, harmonics="all:31")
+    assert s.converged
+    assert s.normal_force.shape == (1, s.samples)
+    # A compression, to the Gibbs undershoot of the truncated series where it lifts off.
+    assert s.normal_force.min() >= -0.01 * s.normal_force.max()
+    # Above w = 5.5 the mass lifts off part of the period (models/README.md).
+    assert (s.contact_state == 2).any() and (s.gap > 0).any()
+    with pytest.raises(ewr.InputError, match="use all:31"):
+        m.solve(6.0, harmonics="odd:31")
+
+
+def cli_binary():
+    env = os.environ.get("EWR_BIN")
+    if env:
+        return env
+    built = ROOT / "target" / "release" / "ewr"
+    if built.exists():
+        return str(built)
+    return shutil.which("ewr")
+
+
+def test_fig5_from_python_equals_the_cli_csv(tmp_path):
+    """Seed 000 Fig. 5 (five normal loads) from Python, against `ewr frc --csv`."""
+    cli = cli_binary()
+    if cli is None:
+        if os.environ.get("EWR_REQUIRE_CLI"):
+            pytest.fail("EWR_REQUIRE_CLI is set but no ewr binary was found")
+        pytest.skip("no ewr binary (build it with cargo build --release -p ewr-cli)")
+    loads = [0, 5, 8, 10, 12]
+    csv_path = tmp_path / "frc.csv"
+    subprocess.run(
+        [cli, "frc", str(MODELS / "oscillator-2d.h5"), "--omega-start", "0.05",
+         "--omega-end", "1.5", "--step", "0.005", "--mu-n", ",".join(map(str, loads)),
+         "--csv", str(csv_path)],
+        check=True, capture_output=True,
+    )
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    m = ewr.Model.read(MODELS / "oscillator-2d.h5")
+    seen = []
+    for mu_n in loads:
+        curve = m.frc(0.05, 1.5, 0.005, mu_n=float(mu_n))
+        assert curve.stopped is None and curve.converged.all()
+        table = curve.table()
+        assert set(rows[0].keys()) <= set(table.keys())
+        cli_rows = sorted((r for r in rows if float(r["mu_n"]) == mu_n),
+                          key=lambda r: float(r["omega"]))
+        assert len(cli_rows) == len(curve)
+        assert np.allclose([float(r["omega"]) for r in cli_rows], curve.omega, rtol=0, atol=1e-12)
+        cli_amp = np.array([float(r["amp_norm"]) for r in cli_rows])
+        assert np.allclose(cli_amp, curve.amplitude, rtol=1e-12, atol=0)
+        seen.append(curve.amplitude.max())
+    # Fig. 5: friction lowers the resonance peaks; the linear curve peaks near w = 1 and
+    # sqrt(2) at 10 / (c w) ~ 700-1000 on the DOF that resonates.
+    assert seen[0] > 500 and all(a > b for a, b in zip(seen, seen[1:]))
+
+
+def test_frc_table_peaks_and_progress():
+    m = ewr.Model.example("oscillator-2d")
+    calls = []
+    curve = m.frc(0.8, 1.2, 0.01, harmonics="odd:19",
+                  progress=lambda n, w, a: calls.append((n, w, a)))
+    assert [c[0] for c in calls] == list(range(1, len(curve) + 1))
+    assert np.allclose([c[1] for c in calls], curve.omega)
+    assert curve.dof_peaks.shape == (len(curve), 2)
+    assert curve.stick_fraction.shape == (len(curve), 1)
+    assert (curve.dissipated_energy >= 0).all()
+    assert curve.iterations.dtype == np.uint64
+    # The refined peak is at least as high as every grid point.
+    assert len(curve.peaks) >= 1
+    assert max(p["amplitude"] for p in curve.peaks) >= curve.amplitude.max() * (1 - 1e-12)
+    assert curve[-1].omega == curve.omega[-1]
+    with pytest.raises(IndexError):
+        curve[len(curve)]
+
+
+def test_a_failing_callback_raises():
+    m = ewr.Model.example("oscillator-2d")
+
+    def bad(n, w, a):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        m.frc(0.8, 1.2, 0.01, harmonics="odd:9", progress=bad)
+
+
+def test_solves_release_the_gil():
+    m = ewr.Model.example("two-mass-damper")
+    done = threading.Event()
+    result = {}
+
+    def work():
+        result["frc"] = m.frc(0.2, 1.0, 0.002, harmonics="odd:59", refine=False)
+        done.set()
+
+    ticks = 0
+    th = threading.Thread(target=work)
+    start = time.perf_counter()
+    th.start()
+    while not done.is_set():
+        ticks += 1
+        time.sleep(0.001)
+    th.join()
+    elapsed = time.perf_counter() - start
+    assert len(result["frc"]) > 100
+    # With the GIL held for the whole sweep, this thread could not tick at all.
+    if elapsed > 0.2:
+        assert ticks > 20
+
+
+def test_simulate_agrees_with_harmonic_balance():
+    m = ewr.Model.example("oscillator-2d")
+    w = 0.5
+    hb = m.solve(w, harmonics="odd:159")
+    sim = m.simulate(w)
+    assert sim.converged
+    assert sim.u.shape == (2, len(sim.time))
+    assert sim.friction_force.shape == (1, 2, len(sim.time))
+    assert sim.stick.dtype == np.bool_
+    peaks = np.abs(sim.u).max(axis=1)
+    assert np.allclose(peaks, hb.dof_peaks, rtol=1e-2)
+    summary = sim.summary()
+    assert summary["contacts"][0]["dissipated_energy"] == pytest.approx(
+        hb.dissipated_energy[0], rel=1e-2)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: ewr.Model.read("/nonexistent/model.h5"), "/nonexistent/model.h5"),
+        (lambda: ewr.Model.example("nope"), "unknown example"),
+        (lambda: ewr.Model.example("oscillator-2d").solve(0.5, harmonics="odd:4"), "harmonics"),
+        (lambda: ewr.Model.example("oscillator-2d").solve(0.5, mu_n=-1.0), "mu_n=-1"),
+        (lambda: ewr.Model.example("oscillator-2d").solve(float("nan")), "omega=NaN"),
+        (lambda: ewr.Model.example("oscillator-2d").frc(1.0, 2.0, 0.0), "step=0"),
+        (lambda: ewr.Model.example("oscillator-2d").solve(0.5, law="magic"), "law"),
+        (lambda: ewr.Model.example("oscillator-2d").solve(0.5, dofs=["nope"]), "nope"),
+        (lambda: ewr.Model(np.eye(2), np.eye(3)), "mass: shape 2 x 2, expected 3 x 3"),
+        (lambda: ewr.Model(np.eye(2), [[1.0, float("nan")], [0.0, 1.0]]), "finite"),
+        (lambda: ewr.Model(np.eye(2), np.eye(2), contacts={"dim": 1, "dofs": [5], "mu_n": 1.0}),
+         "5"),
+        (lambda: ewr.Model(np.eye(2), np.eye(2), contacts={"dim": 1, "dofs": [0], "mu_n": -1.0}),
+         "mu"),
+        (lambda: ewr.Model(np.eye(2), np.eye(2), contacts={"dofs": [0], "mu": 1.0}),
+         "unknown key"),
+    ],
+)
+def test_bad_input_raises_input_error(call, message):
+    with pytest.raises(ewr.InputError, match=message.replace("(", r"\(")) as e:
+        call()
+    assert isinstance(e.value, ValueError)
+
+
+def test_cli_and_python_messages_agree(tmp_path):
+    cli = cli_binary()
+    if cli is None:
+        pytest.skip("no ewr binary")
+    bad = tmp_path / "bad.h5"
+    bad.write_bytes(b"not an HDF5 file")
+    out = subprocess.run([cli, "model", "check", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 2
+    with pytest.raises(ewr.InputError) as e:
+        ewr.Model.read(bad)
+    first_line = str(e.value).splitlines()[0]
+    assert first_line in out.stderr
+
+
+def test_examples_listing():
+    ex = ewr.examples()
+    assert "oscillator-2d" in ex and "blade-damper-blade-3d" in ex
+    assert math.isfinite(ewr.Model.example("chain", contacts=3).n_dofs)
+
+
+def test_ctrl_c_keeps_the_points_computed():
+    import _thread
+
+    m = ewr.Model.example("two-mass-damper")
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.warns(UserWarning, match="interrupted"):
+            curve = m.frc(0.2, 3.0, 0.0005, harmonics="odd:59")
+    finally:
+        timer.cancel()
+    assert curve.stopped is not None and "interrupted" in curve.stopped
+    assert 0 < len(curve) < 5601
+    assert curve.converged.all()
+    assert curve.peaks == []
