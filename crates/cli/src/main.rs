@@ -22,6 +22,7 @@ macro_rules! say_err {
 
 mod args;
 mod import_cmd;
+mod interrupt;
 mod model_cmd;
 mod paths;
 mod peaks_cmd;

@@ -351,3 +351,78 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
         Ok(())
     })
 }
+
+/// The points of one curve of an FRC result file, as `--resume` needs them.
+pub struct StoredCurve {
+    /// Frequencies, in the order computed.
+    pub omega: Vec<f64>,
+    /// The step that led to each point.
+    pub step: Vec<f64>,
+    /// Friction coefficients of each point (hb layout).
+    pub friction: Vec<Vec<f64>>,
+}
+
+/// Reads the curves of an FRC result file written by `ewr frc -o` with the same options
+/// (harmonics, contacts, `--mu-n` values), to resume the sweep.
+pub fn read_frc(
+    path: &Path,
+    setup: &Setup,
+    mu_values: &[Option<f64>],
+) -> Result<Vec<StoredCurve>, String> {
+    use ewr_model::h5::{get_1d, get_f64, get_i64, get_str};
+    let at = |e: String| format!("--resume: {}: {e}", path.display());
+    let f = hdf5::File::open(path).map_err(|e| at(e.to_string()))?;
+    if get_str(&f, "kind").map_err(at)? != "frc" {
+        return Err(at("not an FRC result file (ewr frc -o)".into()));
+    }
+    let same = |name: &str, stored: String, now: String| {
+        if stored == now {
+            Ok(())
+        } else {
+            Err(at(format!(
+                "computed with {name} {stored}, this run has {now}: resume with the options \
+                 of the interrupted run"
+            )))
+        }
+    };
+    let set = setup.point.set.to_string();
+    same("harmonics", get_str(&f, "harmonics").map_err(at)?, set)?;
+    let nc = setup.model.contacts.len().to_string();
+    same(
+        "contacts",
+        get_i64(&f, "n_contacts").map_err(at)?.to_string(),
+        nc,
+    )?;
+    let n = get_i64(&f, "n_curves").map_err(at)?;
+    same(
+        "curves (--mu-n values)",
+        n.to_string(),
+        mu_values.len().to_string(),
+    )?;
+    mu_values
+        .iter()
+        .enumerate()
+        .map(|(i, mu)| {
+            let g = f
+                .group(&format!("curve_{i}"))
+                .map_err(|e| at(e.to_string()))?;
+            let stored = get_f64(&g, "mu_n_override").map_err(at)?;
+            let fmt = |x: Option<f64>| x.map_or("the model's".to_string(), |m| m.to_string());
+            let stored = (!stored.is_nan()).then_some(stored);
+            same("mu_n", fmt(stored), fmt(*mu))?;
+            let omega: Vec<f64> = get_1d(&g, "omega").map_err(at)?;
+            let step: Vec<f64> = get_1d(&g, "step").map_err(at)?;
+            let flat: Vec<f64> = get_1d(&g, "friction").map_err(at)?;
+            let np = omega.len();
+            if step.len() != np || (np > 0 && !flat.len().is_multiple_of(np)) {
+                return Err(at(format!("curve_{i}: inconsistent dataset sizes")));
+            }
+            let len = flat.len().checked_div(np).unwrap_or(0);
+            Ok(StoredCurve {
+                omega,
+                step,
+                friction: flat.chunks(len.max(1)).map(<[f64]>::to_vec).collect(),
+            })
+        })
+        .collect()
+}

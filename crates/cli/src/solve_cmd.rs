@@ -10,7 +10,7 @@ use ewr_hb::{HarmonicSet, default_samples};
 use ewr_model::Model;
 use ewr_solve::{
     Continuation, FrcPoint, FrcSettings, NewtonOptions, Peak, PointSettings, PointSolution, frc,
-    refine_peaks, solve_point,
+    frc_resume, refine_peaks, solve_point,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -138,6 +138,11 @@ pub struct FrcArgs {
     /// refined to the true maximum in frequency, 10-20 extra solves per peak).
     #[arg(long)]
     pub no_refine: bool,
+    /// Continue an interrupted sweep (Ctrl-C, SIGTERM, a crash) from the `-o` file of the
+    /// same command: its points are checked (re-solved from their stored coefficients) and
+    /// kept, and each curve goes on from its last point. Without that file, starts afresh.
+    #[arg(long, requires = "output")]
+    pub resume: bool,
 }
 
 /// Everything a run needs, checked and resolved from the options.
@@ -478,6 +483,44 @@ pub struct Curve {
     pub peaks: Vec<Peak>,
 }
 
+/// Resumes one curve: re-solves its stored points from their coefficients (one Newton
+/// iteration each when they still hold, so a file from other options or a damaged one is
+/// caught), hands them to `on_point` as if just computed, then continues the sweep after the
+/// last one.
+fn resume_curve(
+    rec: &Receptance,
+    params: &ContactParams,
+    setup: &Setup,
+    settings: &FrcSettings,
+    old: &results::StoredCurve,
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+) -> Result<(), ewr_solve::SolveError> {
+    let mut good: Vec<PointSolution> = Vec::new();
+    for ((&w, &step), x) in old.omega.iter().zip(&old.step).zip(&old.friction) {
+        let solution = solve_point(rec, params, w, &setup.point, Some((&setup.point.set, x)))?;
+        if solution.status.converged() {
+            good.push(solution.clone());
+        }
+        if !on_point(&FrcPoint { solution, step }) {
+            return Ok(());
+        }
+    }
+    let Some(&last) = old.omega.last() else {
+        return frc(rec, params, settings, on_point).map(drop);
+    };
+    let dir = if settings.omega_end >= settings.omega_start {
+        1.0
+    } else {
+        -1.0
+    };
+    let next = FrcSettings {
+        omega_start: last + dir * settings.step,
+        ..settings.clone()
+    };
+    let tail = good.len().saturating_sub(2);
+    frc_resume(rec, params, &next, &good[tail..], on_point).map(drop)
+}
+
 /// Most points per curve: a guard against a step far too small for the range.
 const MAX_POINTS: usize = 100_000;
 
@@ -524,6 +567,24 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
              yet: use --continuation sequential",
         ));
     }
+    let stored: Option<Vec<results::StoredCurve>> = match (&a.output, a.resume) {
+        (Some(p), true) if p.exists() => {
+            if method != Continuation::Sequential {
+                return Err(Failure::input(
+                    "--resume: only sequential sweeps can be resumed",
+                ));
+            }
+            Some(results::read_frc(p, &setups[0], &mu_values).map_err(Failure::input)?)
+        }
+        (Some(p), true) => {
+            say_err!(
+                "--resume: {} does not exist yet; starting afresh",
+                p.display()
+            );
+            None
+        }
+        _ => None,
+    };
     crate::args::prepare_outputs(
         &[named("MODEL", &a.common.model)],
         &[
@@ -532,6 +593,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             ("--plot", a.plot.as_deref(), &["png", "svg"]),
         ],
     )?;
+    crate::interrupt::install();
     let t0 = Instant::now();
     let expected = (per_curve.min(MAX_POINTS as f64) as u64) * setups.len() as u64;
     let bar = crate::progress::bar(expected, "points");
@@ -548,7 +610,8 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .par_iter()
         .zip(&recs)
         .zip(&mu_values)
-        .map(|((setup, rec), &mu_n)| {
+        .enumerate()
+        .map(|(i, ((setup, rec), &mu_n))| {
             let params = ContactParams::of(&setup.model.contacts);
             let settings = FrcSettings {
                 omega_start: a.omega_start,
@@ -563,6 +626,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             // Points are kept here as they arrive, so that a curve that stops on an error
             // still has every point it computed.
             let mut points = Vec::new();
+            let mut cut = false;
             let mut on_point = |p: &FrcPoint| {
                 bar.inc(1);
                 points.push(p.clone());
@@ -573,20 +637,32 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                         return false;
                     }
                 }
+                if crate::interrupt::requested() {
+                    cut = true;
+                    return false;
+                }
                 true
             };
-            let stopped = match frc(rec, &params, &settings, &mut on_point) {
+            let result = match stored.as_ref().map(|s| &s[i]) {
+                Some(old) => resume_curve(rec, &params, setup, &settings, old, &mut on_point),
+                None => frc(rec, &params, &settings, &mut on_point).map(drop),
+            };
+            let stopped = match result {
                 Err(e) => Some(e.to_string()),
-                Ok(_) if points.len() >= MAX_POINTS => Some(format!(
+                Ok(()) if cut => Some(format!(
+                    "interrupted at w = {}; `--resume` continues the sweep",
+                    points.last().map_or(f64::NAN, |p| p.solution.omega)
+                )),
+                Ok(()) if points.len() >= MAX_POINTS => Some(format!(
                     "stopped at the cap of {MAX_POINTS} points at w = {} before reaching {}; \
                      use a larger --step",
                     points.last().map_or(f64::NAN, |p| p.solution.omega),
                     a.omega_end
                 )),
-                Ok(_) => None,
+                Ok(()) => None,
             };
             // Refine each local maximum of what was computed, even if the sweep stopped.
-            let peaks = if a.no_refine {
+            let peaks = if a.no_refine || crate::interrupt::requested() {
                 Vec::new()
             } else {
                 match refine_peaks(rec, &params, &setup.point, &points) {
@@ -723,6 +799,16 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 );
             }
         }
+    }
+    if crate::interrupt::requested() {
+        return Err(Failure::work(format!(
+            "interrupted: the {n_points} points computed were written{}",
+            if a.output.is_some() {
+                "; rerun the same command with --resume to continue"
+            } else {
+                " (with -o FRC.h5, --resume can continue an interrupted sweep)"
+            }
+        )));
     }
     if !errors.is_empty() {
         return Err(Failure::work(format!(

@@ -85,7 +85,7 @@ pub fn frc(
         )));
     }
     match s.method {
-        Continuation::Sequential => sequential(rec, params, s, on_point),
+        Continuation::Sequential => sequential(rec, params, s, &[], on_point),
         // The bordered corrector is written for constant bounds; 3-D contacts are followed
         // point by point until it learns their residual.
         Continuation::Arclength if params.normal.is_some() => Err(SolveError::Start(
@@ -97,10 +97,35 @@ pub fn frc(
     }
 }
 
+/// Continues a sequential sweep from `omega_start` after the converged points `previous`
+/// (oldest first) of an interrupted one: its first point is predicted from their secant, as
+/// if the sweep had never stopped. Only the points computed here are returned.
+pub fn frc_resume(
+    rec: &Receptance,
+    params: &ContactParams,
+    s: &FrcSettings,
+    previous: &[PointSolution],
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+) -> Result<Vec<FrcPoint>, SolveError> {
+    if s.method != Continuation::Sequential {
+        return Err(SolveError::Start(
+            "only sequential sweeps can be resumed".into(),
+        ));
+    }
+    if !(s.step > 0.0 && s.min_step > 0.0 && s.min_step <= s.step && s.max_step >= s.step) {
+        return Err(SolveError::Start(format!(
+            "steps must satisfy 0 < min_step <= step <= max_step (got {}, {}, {})",
+            s.min_step, s.step, s.max_step
+        )));
+    }
+    sequential(rec, params, s, previous, on_point)
+}
+
 fn sequential(
     rec: &Receptance,
     params: &ContactParams,
     s: &FrcSettings,
+    previous: &[PointSolution],
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
 ) -> Result<Vec<FrcPoint>, SolveError> {
     let dir = if s.omega_end >= s.omega_start {
@@ -110,8 +135,11 @@ fn sequential(
     };
     let beyond = |w: f64| (w - s.omega_end) * dir > 1e-12 * s.omega_end.abs().max(1.0);
     let mut out = Vec::new();
-    let mut prev: Option<PointSolution> = None;
-    let mut before: Option<(f64, Vec<f64>)> = None;
+    let mut prev: Option<PointSolution> = previous.last().cloned();
+    let mut before: Option<(f64, Vec<f64>)> = previous
+        .len()
+        .checked_sub(2)
+        .map(|i| (previous[i].omega, previous[i].friction.clone()));
     let mut w = s.omega_start;
     let mut step = s.step;
     while !beyond(w) && out.len() < s.max_points {

@@ -12,7 +12,7 @@ pub mod periodic;
 pub mod post;
 pub mod unilateral;
 
-pub use continuation::{Continuation, FrcPoint, FrcSettings, frc};
+pub use continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
 pub use newton::{
     AUTO_MATRIX_FREE_MIN_UNKNOWNS, EvalError, KrylovOptions, LinearSolve, NewtonOptions,
     NewtonReport, NewtonStatus, Residual, solve,
