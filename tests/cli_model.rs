@@ -45,6 +45,49 @@ fn examples_are_written_checked_and_summarised() {
     for (a, b) in w.iter().zip([0.618, 0.874, 1.618, 2.288]) {
         assert!((a - b).abs() < 1e-3, "{w:?}");
     }
+    // Damper stuck to ground: the blade mass on k11 + k21 = 2 and k12 + k22 = 4, i.e.
+    // sqrt(2) and 2; the damper's own modes go far up (the stuck constraint).
+    let stuck: Vec<f64> = j["stuck_frequencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(
+        (stuck[0] - 2f64.sqrt()).abs() < 1e-5 * 2f64.sqrt(),
+        "{stuck:?}"
+    );
+    assert!((stuck[1] - 2.0).abs() < 1e-5 * 2.0, "{stuck:?}");
+    assert!(stuck[2] > 100.0, "{stuck:?}");
+    // With contact stiffness, stuck means the springs k_t, k_n: blade-damper-blade-3d's
+    // stuck frequencies lie above its free ones.
+    let f = dir.path().join("bdb3d.h5");
+    let o = ewr(&[
+        "model",
+        "example",
+        "blade-damper-blade-3d",
+        "-o",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let j = info_json(&f);
+    let get = |k: &str| -> Vec<f64> {
+        j[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let (free, stuck) = (get("natural_frequencies"), get("stuck_frequencies"));
+    assert_eq!(free.len(), stuck.len());
+    assert!(
+        free.iter().zip(&stuck).all(|(a, b)| b >= a),
+        "{free:?} {stuck:?}"
+    );
+    assert!(
+        stuck.iter().all(|w| *w < 1e5),
+        "finite springs, no penalty: {stuck:?}"
+    );
 }
 
 #[test]

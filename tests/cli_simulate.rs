@@ -55,7 +55,7 @@ fn simulate_writes_csv_hdf5_plot_and_json() {
     assert!(c["max_coulomb_violation"].as_f64().unwrap() < 1e-12);
     let csv = std::fs::read_to_string(&ts).unwrap();
     assert!(
-        csv.starts_with("t,w0_1,w0_2,v0_1,v0_2,r0_1,r0_2,u0,u1\n"),
+        csv.starts_with("t,w0_1,w0_2,v0_1,v0_2,r0_1,r0_2,state0,u0,u1\n"),
         "{}",
         &csv[..80]
     );

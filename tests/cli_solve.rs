@@ -66,19 +66,41 @@ fn solve_reports_the_paper_stick_phases_and_writes_every_file() {
 
     let csv = std::fs::read_to_string(&ts).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next().unwrap(), "t,w0_1,w0_2,v0_1,v0_2,r0_1,r0_2");
+    assert_eq!(
+        lines.next().unwrap(),
+        "t,w0_1,w0_2,v0_1,v0_2,r0_1,r0_2,state0,u0,u1"
+    );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
         .collect();
     assert_eq!(rows.len(), 2048);
     // The friction force never leaves the Coulomb disk by more than the Gibbs overshoot.
     assert!(rows.iter().all(|r| (r[5].hypot(r[6])) < 8.0 * 1.02));
+    // The contact is the mass itself (to ground): the DOF histories are the contact's
+    // displacement, and stuck samples (state 2) do not move.
+    assert!(
+        rows.iter()
+            .all(|r| (r[8] - r[1]).abs() < 1e-9 && (r[9] - r[2]).abs() < 1e-9)
+    );
+    let stuck: Vec<&Vec<f64>> = rows.iter().filter(|r| r[7] == 2.0).collect();
+    let fraction = stuck.len() as f64 / rows.len() as f64;
+    assert!((0.45..0.52).contains(&fraction), "stuck {fraction}");
+    let speed = rows.iter().map(|r| r[3].hypot(r[4])).fold(0.0, f64::max);
+    assert!(stuck.iter().all(|r| r[3].hypot(r[4]) < 0.05 * speed));
 
     let f = hdf5::File::open(&h5).unwrap();
     let kind: hdf5::types::VarLenUnicode = f.attr("kind").unwrap().read_scalar().unwrap();
     assert_eq!(kind.as_str(), "solve");
     assert_eq!(f.dataset("friction").unwrap().shape(), vec![2, 160]);
     assert_eq!(f.dataset("time/r").unwrap().shape(), vec![2, 2048]);
+    assert_eq!(f.dataset("time/u").unwrap().shape(), vec![2, 2048]);
+    assert_eq!(f.dataset("time/stick").unwrap().shape(), vec![1, 2048]);
+    let labels: Vec<hdf5::types::VarLenUnicode> = f
+        .dataset("monitored_dof_labels")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    assert_eq!(labels[0].as_str(), "u1");
     let svg = std::fs::read_to_string(&fig).unwrap();
     assert!(svg.starts_with("<svg") && svg.len() > 10_000);
 }
@@ -175,12 +197,21 @@ fn frc_writes_rows_as_it_goes_and_one_curve_per_bound() {
     let mut lines = text.lines();
     let header = lines.next().unwrap();
     assert!(header.starts_with("mu_n,omega,converged,iterations,residual,amp_norm,amp_w0"));
+    assert!(header.ends_with("stick0,energy0"), "{header}");
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2 * 15, "{text}");
     assert!(rows.iter().all(|r| r.split(',').nth(2) == Some("1")));
+    for r in &rows {
+        let v: Vec<f64> = r.split(',').map(|x| x.parse().unwrap()).collect();
+        let (stick, energy) = (v[v.len() - 2], v[v.len() - 1]);
+        assert!((0.0..=1.0).contains(&stick) && energy >= 0.0, "{r}");
+    }
     let f = hdf5::File::open(&h5).unwrap();
     for c in ["curve_0", "curve_1"] {
         assert_eq!(f.dataset(&format!("{c}/omega")).unwrap().shape(), vec![15]);
+        for d in ["stick_fraction", "dissipated_energy"] {
+            assert_eq!(f.dataset(&format!("{c}/{d}")).unwrap().shape(), vec![15, 1]);
+        }
     }
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }

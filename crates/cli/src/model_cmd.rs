@@ -127,6 +127,10 @@ struct Info {
     natural_frequencies: Option<Vec<f64>>,
     /// Why the natural frequencies were not computed, when they were not.
     natural_frequencies_note: Option<String>,
+    /// Undamped natural circular frequencies with every contact stuck (contact stiffnesses
+    /// as springs, rigid contacts by a penalty of `STUCK_PENALTY` x the largest `K_ii`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stuck_frequencies: Option<Vec<f64>>,
     warnings: Vec<String>,
 }
 
@@ -193,6 +197,39 @@ fn sparse_frequencies(m: &Model, n: usize) -> (Option<Vec<f64>>, Option<String>)
     }
 }
 
+/// Rigid stuck contacts as springs this many times stiffer than the stiffest DOF: the
+/// constrained frequencies come out about `1 / STUCK_PENALTY` high, 6 significant digits.
+const STUCK_PENALTY: f64 = 1e6;
+
+/// The natural frequencies of `m`: dense below the dense limit, else the lowest `n` by
+/// sparse Lanczos, `None` when not requested; the note says why not.
+fn frequencies_of(m: &Model, n_modes: Option<usize>) -> (Option<Vec<f64>>, Option<String>) {
+    let large = m.n_dofs() > DENSE_MODES_MAX_DOFS;
+    if n_modes == Some(0) {
+        (None, Some("not requested".to_string()))
+    } else if large && n_modes.is_none() {
+        (
+            None,
+            Some(format!(
+                "not computed: {} DOFs is above the dense limit of {DENSE_MODES_MAX_DOFS}; \
+                 --modes N computes the lowest N by sparse Lanczos",
+                m.n_dofs()
+            )),
+        )
+    } else if large {
+        sparse_frequencies(m, n_modes.unwrap_or(10))
+    } else {
+        let n_modes = n_modes.unwrap_or(10);
+        match natural_frequencies(m) {
+            Ok(mut w) => {
+                w.truncate(n_modes);
+                (Some(w), None)
+            }
+            Err(e) => (None, Some(format!("not computed: {e}"))),
+        }
+    }
+}
+
 fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize>) -> Info {
     let nnz = |a: &ewr_model::SparseMatrix| a.compute_nnz();
     let mut damping = Vec::new();
@@ -226,29 +263,15 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
     let mut dofs: Vec<usize> = m.forcing.iter().map(|f| f.dof).collect();
     dofs.sort_unstable();
     dofs.dedup();
-    let large = m.n_dofs() > DENSE_MODES_MAX_DOFS;
-    let (natural_frequencies, natural_frequencies_note) = if n_modes == Some(0) {
-        (None, Some("not requested".to_string()))
-    } else if large && n_modes.is_none() {
-        (
-            None,
-            Some(format!(
-                "not computed: {} DOFs is above the dense limit of {DENSE_MODES_MAX_DOFS}; \
-                 --modes N computes the lowest N by sparse Lanczos",
-                m.n_dofs()
-            )),
-        )
-    } else if large {
-        sparse_frequencies(m, n_modes.unwrap_or(10))
-    } else {
-        let n_modes = n_modes.unwrap_or(10);
-        match natural_frequencies(m) {
-            Ok(mut w) => {
-                w.truncate(n_modes);
-                (Some(w), None)
-            }
-            Err(e) => (None, Some(format!("not computed: {e}"))),
-        }
+    let (natural_frequencies, natural_frequencies_note) = frequencies_of(m, n_modes);
+    let k_max = m
+        .stiffness
+        .triplet_iter()
+        .filter(|t| t.row == t.col)
+        .fold(0.0f64, |a, t| a.max(t.val.abs()));
+    let stuck_frequencies = match m.stuck(STUCK_PENALTY * k_max.max(f64::MIN_POSITIVE)) {
+        Ok(Some(stuck)) => frequencies_of(&stuck, n_modes).0,
+        _ => None,
     };
     Info {
         file: file.display().to_string(),
@@ -283,6 +306,7 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
         },
         natural_frequencies,
         natural_frequencies_note,
+        stuck_frequencies,
         warnings: warnings.iter().map(ToString::to_string).collect(),
     }
 }
@@ -396,6 +420,17 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
         }
         (None, Some(note)) => say!("natural frequencies: {note}"),
         (None, None) => {}
+    }
+    if let Some(w) = &info.stuck_frequencies {
+        say!("natural frequencies with every contact stuck (undamped; a sweep should cover both):");
+        for (i, w) in w.iter().enumerate() {
+            say!(
+                "  {:>4}  {:>16.8e}  {:>16.8e}",
+                i + 1,
+                w,
+                w / std::f64::consts::TAU
+            );
+        }
     }
     for w in &info.warnings {
         say!("{w}");

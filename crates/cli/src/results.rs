@@ -2,7 +2,7 @@
 //! HDF5 result files documented in `docs/results-format.md`.
 
 use crate::solve_cmd::{Curve, Setup};
-use ewr_contact::{ContactHistories, ContactParams};
+use ewr_contact::ContactParams;
 use ewr_model::h5::{atomically, create_h5, h5, put_1d, put_2d, put_f64, put_i64, put_str};
 use ewr_simulate::timeseries::TimeSeries;
 use ewr_solve::{FrcPoint, PointSolution};
@@ -27,13 +27,13 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
 /// writes (columns in `docs/results-format.md`), so that `ewr compare` can read both.
 pub fn write_timeseries(
     path: &Path,
-    h: &ContactHistories,
-    omega: f64,
+    s: &PointSolution,
     params: &ContactParams,
 ) -> Result<(), String> {
     ensure_parent(path)?;
+    let h = &s.histories;
     let nt = h.n_samples;
-    let period = std::f64::consts::TAU / omega;
+    let period = std::f64::consts::TAU / s.omega;
     let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
     let mut ts = TimeSeries::from_contact_rows(
         &t,
@@ -43,22 +43,40 @@ pub fn write_timeseries(
         &h.velocity,
         &h.force,
     );
-    if let Some(nh) = &h.normal {
-        for c in 0..params.len() {
-            let [n, g, st] = ewr_simulate::timeseries::normal_column_names(c);
-            let rows = c * nt..(c + 1) * nt;
-            let state = nh.state[rows.clone()]
-                .iter()
-                .map(|s| state_code(*s) as f64)
-                .collect();
-            for (name, data) in [
-                (n, nh.force[rows.clone()].to_vec()),
-                (g, nh.gap[rows].to_vec()),
-                (st, state),
-            ] {
-                ts.push(name, data).map_err(|e| e.to_string())?;
+    match &h.normal {
+        Some(nh) => {
+            for c in 0..params.len() {
+                let [n, g, st] = ewr_simulate::timeseries::normal_column_names(c);
+                let rows = c * nt..(c + 1) * nt;
+                let state = nh.state[rows.clone()]
+                    .iter()
+                    .map(|s| state_code(*s) as f64)
+                    .collect();
+                for (name, data) in [
+                    (n, nh.force[rows.clone()].to_vec()),
+                    (g, nh.gap[rows].to_vec()),
+                    (st, state),
+                ] {
+                    ts.push(name, data).map_err(|e| e.to_string())?;
+                }
             }
         }
+        None => {
+            let stick = s.stick_flags();
+            for c in 0..params.len() {
+                let state = stick[c * nt..(c + 1) * nt]
+                    .iter()
+                    .map(|&st| if st { 2.0 } else { 1.0 })
+                    .collect();
+                ts.push(ewr_simulate::timeseries::state_column_name(c), state)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    let u = s.dof_histories(nt).map_err(|e| e.to_string())?;
+    for (i, &d) in s.dofs.dofs.iter().enumerate() {
+        ts.push(format!("u{d}"), u[i * nt..(i + 1) * nt].to_vec())
+            .map_err(|e| e.to_string())?;
     }
     ts.save(path).map_err(|e| e.to_string())
 }
@@ -73,7 +91,8 @@ pub struct FrcCsv {
 impl FrcCsv {
     /// Creates the file and writes the header: `mu_n, omega, converged, iterations, residual,
     /// amp_norm`, then `amp_w<c>` per contact (max over the period of |w_c(t)|), then
-    /// `peak_u<i>` per monitored DOF.
+    /// `peak_u<i>` per monitored DOF, then `stick<c>` (stick fraction of the period) and
+    /// `energy<c>` (energy dissipated per cycle) per contact.
     pub fn create(path: &Path, n_contacts: usize, monitor: &[usize]) -> Result<Self, String> {
         ensure_parent(path)?;
         let f = File::create(path).map_err(io_err(path))?;
@@ -91,6 +110,8 @@ impl FrcCsv {
         .collect();
         cols.extend((0..n_contacts).map(|c| format!("amp_w{c}")));
         cols.extend(monitor.iter().map(|i| format!("peak_u{i}")));
+        cols.extend((0..n_contacts).map(|c| format!("stick{c}")));
+        cols.extend((0..n_contacts).map(|c| format!("energy{c}")));
         writeln!(out, "{}", cols.join(",")).map_err(io_err(path))?;
         out.flush().map_err(io_err(path))?;
         Ok(FrcCsv {
@@ -116,6 +137,12 @@ impl FrcCsv {
                 .map(|c| format!("{}", c.displacement_amplitude)),
         );
         row.extend(s.dofs.peak.iter().map(|v| format!("{v}")));
+        row.extend(s.stick_fractions().iter().map(|v| format!("{v}")));
+        row.extend(
+            s.contacts
+                .iter()
+                .map(|c| format!("{}", c.dissipated_energy)),
+        );
         let path = self.path.clone();
         writeln!(self.out, "{}", row.join(",")).map_err(io_err(&path))?;
         self.out.flush().map_err(io_err(&path))
@@ -187,6 +214,19 @@ pub fn write_solution(
         put_2d(&g, "w", mt, nt, &h.displacement)?;
         put_2d(&g, "v", mt, nt, &h.velocity)?;
         put_2d(&g, "r", mt, nt, &h.force)?;
+        let stick: Vec<i64> = s.stick_flags().into_iter().map(i64::from).collect();
+        put_2d(&g, "stick", s.contacts.len(), nt, &stick)?;
+        put_2d(
+            &g,
+            "u",
+            s.dofs.dofs.len(),
+            nt,
+            &s.dof_histories(nt).map_err(|e| e.to_string())?,
+        )?;
+        if let Some(labels) = &setup.model.dof_labels {
+            let l: Vec<String> = s.dofs.dofs.iter().map(|&d| labels[d].clone()).collect();
+            ewr_model::h5::put_strs(f, "monitored_dof_labels", &l)?;
+        }
         if let Some(nh) = &h.normal {
             let nc = nh.force.len() / nt.max(1);
             put_2d(&g, "lambda", nc, nt, &nh.force)?;
@@ -303,6 +343,16 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                 .flat_map(|p| p.solution.contacts.iter().map(|c| c.displacement_amplitude))
                 .collect();
             put_2d(&g, "amp_w", np, nc, &amp_w)?;
+            let stick: Vec<f64> = pts
+                .iter()
+                .flat_map(|p| p.solution.stick_fractions())
+                .collect();
+            put_2d(&g, "stick_fraction", np, nc, &stick)?;
+            let energy: Vec<f64> = pts
+                .iter()
+                .flat_map(|p| p.solution.contacts.iter().map(|c| c.dissipated_energy))
+                .collect();
+            put_2d(&g, "dissipated_energy", np, nc, &energy)?;
             let nd = setup.point.monitor.len();
             let peaks: Vec<f64> = pts
                 .iter()

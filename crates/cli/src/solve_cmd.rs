@@ -366,7 +366,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     let elapsed = t0.elapsed().as_secs_f64();
     let converged = sol.status.converged();
     if let Some(p) = &a.timeseries {
-        results::write_timeseries(p, &sol.histories, sol.omega, &params).map_err(Failure::work)?;
+        results::write_timeseries(p, &sol, &params).map_err(Failure::work)?;
     }
     if let Some(p) = &a.output {
         results::write_solution(p, &a.common.model, &setup, &sol).map_err(Failure::work)?;

@@ -62,6 +62,45 @@ impl Model {
         self.dof_labels.as_ref()?.iter().position(|l| l == label)
     }
 
+    /// The linear structure with every contact stuck (and 3-D contacts closed), the other
+    /// limit of the nonlinear system beside friction removed: each contact row `w` adds
+    /// `k w w^T` to `K`, with the row's contact stiffness (`k_t`, `k_n`) or, for a rigid row,
+    /// `penalty` (a stiffness far above the structure's, approximating `w . u = 0`). The
+    /// contacts themselves are removed. `None` without contacts.
+    pub fn stuck(&self, penalty: f64) -> Result<Option<Model>, String> {
+        if self.contacts.is_empty() {
+            return Ok(None);
+        }
+        let n = self.n_dofs();
+        let w = self.contacts.contact_matrix(n)?;
+        let compliance = self
+            .contacts
+            .compliance()
+            .unwrap_or_else(|| vec![0.0; w.nrows()]);
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); w.nrows()];
+        for t in w.triplet_iter() {
+            rows[t.row].push((t.col, *t.val));
+        }
+        let mut trip: Vec<Triplet<usize, usize, f64>> = self
+            .stiffness
+            .triplet_iter()
+            .map(|t| Triplet::new(t.row, t.col, *t.val))
+            .collect();
+        for (row, &c) in rows.iter().zip(&compliance) {
+            let k = if c > 0.0 { 1.0 / c } else { penalty };
+            for &(i, a) in row {
+                for &(j, b) in row {
+                    trip.push(Triplet::new(i, j, k * a * b));
+                }
+            }
+        }
+        let mut stuck = self.clone();
+        stuck.stiffness = SparseMatrix::try_new_from_triplets(n, n, &trip)
+            .map_err(|_| format!("a contact DOF is out of range 0..{n}"))?;
+        stuck.contacts = Contacts::none();
+        Ok(Some(stuck))
+    }
+
     /// Total viscous damping `C + alpha M + beta K` as one sparse matrix.
     ///
     /// Hysteretic `eta` and modal `zeta` are not viscous and are left to the receptance.

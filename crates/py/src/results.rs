@@ -179,8 +179,8 @@ impl PySolution {
             .transpose()
     }
 
-    /// State of 3-D contacts per sample, `(n_contacts, samples)`: 0 stick, 1 slip, 2
-    /// separated; `None` for constant bounds.
+    /// State of 3-D contacts per sample, `(n_contacts, samples)`: 0 separated, 1 slip, 2
+    /// stick (the codes of the HDF5 results and `ewr simulate`); `None` for constant bounds.
     #[getter]
     fn contact_state<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let h = &self.s.histories;
@@ -191,14 +191,26 @@ impl PySolution {
                     .state
                     .iter()
                     .map(|s| match s {
-                        SampleState::Stick => 0.0,
+                        SampleState::Separated => 0.0,
                         SampleState::Slip => 1.0,
-                        SampleState::Separated => 2.0,
+                        SampleState::Stick => 2.0,
                     })
                     .collect();
                 array2(py, codes, self.nc, h.n_samples)
             })
             .transpose()
+    }
+
+    /// Whether each contact sticks at each sample, `(n_contacts, samples)` (bool).
+    #[getter]
+    fn stick<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let flags: Vec<f64> = self
+            .s
+            .stick_flags()
+            .into_iter()
+            .map(|b| f64::from(u8::from(b)))
+            .collect();
+        array2(py, flags, self.nc, self.s.histories.n_samples)?.call_method1("astype", ("bool",))
     }
 
     /// Per contact: stick intervals, dissipated energy, amplitudes, Coulomb check (dicts with
@@ -272,11 +284,9 @@ impl PySolution {
             )));
         }
         let nd = self.s.dofs.dofs.len();
-        let mut out = vec![0.0; nd * ns];
-        let mut sampler = ewr_hb::FourierSampler::new(self.s.set.clone(), ns)
-            .map_err(|e| SolveError::new_err(e.to_string()))?;
-        sampler
-            .synthesize_many(&self.s.dofs.coeffs, &mut out)
+        let out = self
+            .s
+            .dof_histories(ns)
             .map_err(|e| SolveError::new_err(e.to_string()))?;
         let period = TAU / self.s.omega;
         let t = PyArray1::from_vec(py, (0..ns).map(|j| period * j as f64 / ns as f64).collect());

@@ -381,6 +381,16 @@ impl Simulation {
                 }
             }
         }
+        if self.normal.is_none() {
+            let nc = self.n_contacts;
+            for c in 0..nc {
+                let state = (0..self.t.len())
+                    .map(|j| if self.stick[j * nc + c] { 2.0 } else { 1.0 })
+                    .collect();
+                ts.push(crate::timeseries::state_column_name(c), state)
+                    .expect("one value per sample");
+            }
+        }
         for &d in &self.dofs {
             let h = self.dof_history(d).expect("recorded DOF");
             ts.push(format!("u{d}"), h).expect("one value per sample");

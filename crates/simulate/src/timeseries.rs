@@ -9,9 +9,10 @@
 //!   (relative tangential displacement), then `v<c>_<k>` (relative velocity), then
 //!   `r<c>_<k>` (friction force on the structure); e.g. for two 2-D contacts
 //!   `t,w0_1,w0_2,v0_1,v0_2,r0_1,r0_2,w1_1,w1_2,v1_1,v1_2,r1_1,r1_2`;
-//! - for 3-D contacts only (a normal direction, model format v2), after all the contact
-//!   columns above, per contact `c`: `n<c>` (normal force, >= 0 in compression), `g<c>`
-//!   (gap, positive = open) and `state<c>` (0 separated, 1 sliding, 2 stuck);
+//! - for 3-D contacts (a normal direction, model format v2), after all the contact columns
+//!   above, per contact `c`: `n<c>` (normal force, >= 0 in compression), `g<c>` (gap,
+//!   positive = open) and `state<c>` (0 separated, 1 sliding, 2 stuck); for contacts with a
+//!   constant bound, `state<c>` alone (1 sliding, 2 stuck);
 //! - optionally `u<i>` (displacement of DOF `i`, 0-based) for recorded DOFs.
 //!
 //! Two files are compared column by column after interpolating the second onto the first's
@@ -69,9 +70,15 @@ pub fn contact_column_names(dim: usize, n_contacts: usize) -> Vec<String> {
     out
 }
 
+/// Name of the per-sample state column of contact `c` (`state<c>`: 0 separated, 1 sliding,
+/// 2 stuck); 3-D contacts have it among their normal columns.
+pub fn state_column_name(c: usize) -> String {
+    format!("state{c}")
+}
+
 /// Names of the normal columns of 3-D contact `c`: normal force, gap and state.
 pub fn normal_column_names(c: usize) -> [String; 3] {
-    [format!("n{c}"), format!("g{c}"), format!("state{c}")]
+    [format!("n{c}"), format!("g{c}"), state_column_name(c)]
 }
 
 impl TimeSeries {

@@ -396,6 +396,34 @@ pub struct PointSolution {
 }
 
 impl PointSolution {
+    /// Displacement histories of the monitored DOFs over one period at `n_samples` uniform
+    /// samples, DOF-major (`i * n_samples + j`), synthesised from their coefficients.
+    pub fn dof_histories(&self, n_samples: usize) -> Result<Vec<f64>, SolveError> {
+        let mut out = vec![0.0; self.dofs.dofs.len() * n_samples];
+        let mut sampler = ewr_hb::FourierSampler::new(self.set.clone(), n_samples)?;
+        sampler.synthesize_many(&self.dofs.coeffs, &mut out)?;
+        Ok(out)
+    }
+
+    /// Whether each contact sticks at each sample of [`Self::histories`], contact-major
+    /// (`c * n_samples + j`): inside one of its stick intervals, the classification of the
+    /// summaries.
+    pub fn stick_flags(&self) -> Vec<bool> {
+        let nt = self.histories.n_samples;
+        let period = std::f64::consts::TAU / self.omega;
+        let mut out = vec![false; self.contacts.len() * nt];
+        for (c, summary) in self.contacts.iter().enumerate() {
+            for j in 0..nt {
+                let t = period * j as f64 / nt as f64;
+                // An interval that wraps past the period ends after T: test t and t + T.
+                out[c * nt + j] = summary.stick_intervals.iter().any(|iv| {
+                    (iv[0] <= t && t <= iv[1]) || (iv[0] <= t + period && t + period <= iv[1])
+                });
+            }
+        }
+        out
+    }
+
     /// The fraction of the period each contact sticks (length of its stick intervals over
     /// the period).
     pub fn stick_fractions(&self) -> Vec<f64> {

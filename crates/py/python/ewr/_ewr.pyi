@@ -189,7 +189,9 @@ class Solution:
     normal_force: Optional[npt.NDArray[np.float64]]
     gap: Optional[npt.NDArray[np.float64]]
     contact_state: Optional[npt.NDArray[np.float64]]
-    """3-D contacts: 0 stick, 1 slip, 2 separated per sample."""
+    """3-D contacts: 0 separated, 1 slip, 2 stick per sample (as the HDF5 results)."""
+    stick: npt.NDArray[np.bool_]
+    """Whether each contact sticks at each sample, ``(n_contacts, samples)``."""
     contacts: list[dict[str, Any]]
     stick_fraction: list[float]
     dissipated_energy: list[float]
