@@ -384,3 +384,66 @@ fn bad_input_exits_2() {
     }
     refused(&["solve", &lin, "--omega", "1"], "no friction contacts");
 }
+
+/// The text elements of an SVG figure.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = t.split_once('>')?.1;
+            Some(body.split_once("</text>")?.0.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn frc_figures_of_fe_models_have_plain_tick_labels_and_units() {
+    // An SI model whose amplitudes span decades below 1: the log axis's ticks used to read
+    // "9999999e-5"; now every tick is a short number and the axes say their units.
+    let dir = tempfile::tempdir().unwrap();
+    let fig = tmp_path(&dir, "frc.svg");
+    let model_path = model("blade-ccx");
+    for hz in [false, true] {
+        let mut a = vec![
+            "frc",
+            &model_path,
+            "--omega-start",
+            "1400",
+            "--omega-end",
+            "1600",
+            "--step",
+            "20",
+            "--harmonics",
+            "odd:7",
+            "--mu-n",
+            "0,0.05",
+            "--plot",
+            &fig,
+        ];
+        if hz {
+            a.push("--hz");
+        }
+        let o = ewr(&a);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let texts = svg_texts(&std::fs::read_to_string(&fig).unwrap());
+        let numbers: Vec<&String> = texts
+            .iter()
+            .filter(|t| t.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
+            .collect();
+        assert!(numbers.len() >= 8, "{texts:?}");
+        for t in &numbers {
+            assert!(t.parse::<f64>().is_ok() && t.len() <= 7, "tick label {t:?}");
+        }
+        let axis = if hz {
+            "frequency f = w / 2 pi [Hz]"
+        } else {
+            "excitation frequency w [rad/s]"
+        };
+        assert!(texts.iter().any(|t| t == axis), "{texts:?}");
+        assert!(
+            texts.iter().any(|t| t.starts_with("units: SI")),
+            "{texts:?}"
+        );
+        assert!(texts.iter().any(|t| t.ends_with("[m]")), "{texts:?}");
+    }
+}

@@ -73,6 +73,116 @@ fn kind(path: &Path) -> Result<bool, String> {
     }
 }
 
+/// A tick label read at a glance: at most 4 significant digits, plain from 1e-3 to 1e5,
+/// else `2.5e-6`. Log-axis tick positions carry float noise (`9.999999e-5`): it rounds away.
+pub(crate) fn tick(v: &f64) -> String {
+    let v = *v;
+    if v == 0.0 || !v.is_finite() {
+        return if v == 0.0 { "0".into() } else { format!("{v}") };
+    }
+    // Rust's `{:e}` rounds with the carry (9.9999e-5 -> 1.000e-4).
+    let sci = format!("{v:.3e}");
+    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("integer exponent");
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if (-3..5).contains(&exp) {
+        let rounded: f64 = sci.parse().expect("a number");
+        let decimals = (3 - exp).max(0) as usize;
+        trim(&format!("{rounded:.decimals$}"))
+    } else {
+        format!("{}e{exp}", trim(mantissa))
+    }
+}
+
+/// [`tick`] for a linear axis spanning `span`: a position within round-off of zero (the
+/// `6.9e-18` of a mesh stepped in floats) is written `0`.
+fn linear_tick(span: f64) -> impl Fn(&f64) -> String {
+    move |v: &f64| {
+        if v.abs() <= 1e-9 * span.abs() {
+            "0".to_string()
+        } else {
+            tick(v)
+        }
+    }
+}
+
+/// The corner of the plot where a legend box of `w x h` (fractions of the plot) covers the
+/// fewest data points, given in the plot's fractions (`0..1` left to right, bottom to top).
+fn legend_corner(points: &[(f64, f64)], w: f64, h: f64) -> SeriesLabelPosition {
+    let corners = [
+        (SeriesLabelPosition::UpperRight, 1.0 - w, 1.0 - h),
+        (SeriesLabelPosition::UpperLeft, 0.0, 1.0 - h),
+        (SeriesLabelPosition::LowerRight, 1.0 - w, 0.0),
+        (SeriesLabelPosition::LowerLeft, 0.0, 0.0),
+    ];
+    let covered = |x0: f64, y0: f64| {
+        points
+            .iter()
+            .filter(|p| p.0 >= x0 && p.0 <= x0 + w && p.1 >= y0 && p.1 <= y0 + h)
+            .count()
+    };
+    corners
+        .into_iter()
+        .min_by_key(|&(_, x0, y0)| covered(x0, y0))
+        .map(|c| c.0)
+        .expect("four corners")
+}
+
+/// How frequencies are labelled: `w` in rad per time unit, or `f = w / 2 pi` (`--hz`), with
+/// the unit when the model's unit statement gives the time unit.
+#[derive(Clone, Debug, Default)]
+pub struct FrequencyAxis {
+    /// Draw `f = w / 2 pi` instead of `w`.
+    pub hz: bool,
+    /// The model's unit statement (`/units`), shown under the title.
+    pub units: Option<String>,
+}
+
+impl FrequencyAxis {
+    /// Whether the model's units put time in seconds (SI, or an explicit `s`).
+    fn seconds(&self) -> bool {
+        self.units.as_deref().is_some_and(|u| {
+            u.contains("SI")
+                || u.split(|c: char| !c.is_alphanumeric())
+                    .any(|w| w == "s" || w == "sec" || w == "seconds")
+        })
+    }
+
+    /// The x value drawn for `w`.
+    fn x(&self, w: f64) -> f64 {
+        if self.hz {
+            w / std::f64::consts::TAU
+        } else {
+            w
+        }
+    }
+
+    /// The x axis title.
+    fn label(&self) -> String {
+        match (self.hz, self.seconds()) {
+            (true, true) => "frequency f = w / 2 pi [Hz]".into(),
+            (true, false) => "frequency f = w / 2 pi [cycles per time unit]".into(),
+            (false, true) => "excitation frequency w [rad/s]".into(),
+            (false, false) => "excitation frequency w [rad per time unit]".into(),
+        }
+    }
+
+    /// The amplitude axis title (SI models are in metres).
+    fn amplitude_label(&self, what: &str) -> String {
+        if self.seconds() && self.units.as_deref().is_some_and(|u| u.contains("SI")) {
+            format!("{what} [m]")
+        } else {
+            what.to_string()
+        }
+    }
+}
+
 /// One frequency response curve to draw: legend label and `(w, amplitude, converged)` per
 /// point, in the order computed.
 pub struct FrcLine {
@@ -83,10 +193,23 @@ pub struct FrcLine {
     /// Refined peaks `(w, amplitude)`, marked with a circle; the highest peak of each curve
     /// is joined to the next curve's by a dashed line (the backbone of the peaks).
     pub peaks: Vec<(f64, f64)>,
+    /// The parameter value of the curve: with more curves than legend entries, curves are
+    /// coloured by it on a colour bar instead of listed.
+    pub value: Option<f64>,
+}
+
+/// What the curves of an FRC figure are and how its axes read.
+pub struct FrcStyle<'a> {
+    /// Figure title.
+    pub title: &'a str,
+    /// Frequency axis.
+    pub axis: FrequencyAxis,
+    /// Name of the parameter of [`FrcLine::value`] (the colour bar's title).
+    pub parameter: Option<&'a str>,
 }
 
 /// Frequency response curves: peak total amplitude of the monitored DOFs against `w`.
-pub fn frc(path: &Path, curves: &[Curve]) -> Res {
+pub fn frc(path: &Path, curves: &[Curve], axis: FrequencyAxis) -> Res {
     let lines: Vec<FrcLine> = curves
         .iter()
         .map(|c| FrcLine {
@@ -103,19 +226,24 @@ pub fn frc(path: &Path, curves: &[Curve]) -> Res {
                 })
                 .collect(),
             peaks: c.peaks.iter().map(|p| (p.omega, p.amplitude)).collect(),
+            value: c.mu_n,
         })
         .collect();
     frc_lines(
         path,
-        "Frequency response (peak of the monitored DOFs)",
+        &FrcStyle {
+            title: "Frequency response (peak of the monitored DOFs)",
+            axis,
+            parameter: Some("mu N"),
+        },
         &lines,
     )
 }
 
 /// Frequency response curves given as plain lines (e.g. read back from a study), overlaid;
-/// the legend lists at most 12 of them.
-pub fn frc_lines(path: &Path, title: &str, lines: &[FrcLine]) -> Res {
-    render!(path, (1000, 650), |root| draw_frc(root, title, lines))
+/// up to 12 are listed in a legend, more are coloured by their value on a colour bar.
+pub fn frc_lines(path: &Path, style: &FrcStyle<'_>, lines: &[FrcLine]) -> Res {
+    render!(path, (1000, 650), |root| draw_frc(root, style, lines))
 }
 
 fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -159,39 +287,71 @@ const MAX_LEGEND: usize = 12;
 
 fn draw_frc<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    title: &str,
+    style: &FrcStyle<'_>,
     lines: &[FrcLine],
 ) -> Res
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(e("fill"))?;
+    let axis = &style.axis;
+    let root = match &axis.units {
+        Some(u) => root
+            .titled(style.title, ("sans-serif", 22))
+            .map_err(e("title"))?
+            .titled(&format!("units: {u}"), ("sans-serif", 14))
+            .map_err(e("title"))?,
+        None => root
+            .titled(style.title, ("sans-serif", 22))
+            .map_err(e("title"))?,
+    };
+    // Many curves with values: a colour scale by value and a colour bar, not a legend.
+    let values: Vec<f64> = lines.iter().filter_map(|c| c.value).collect();
+    let by_value = lines.len() > MAX_LEGEND && values.len() == lines.len();
+    let (v0, v1) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let (main, bar) = if by_value {
+        root.split_horizontally(880)
+    } else {
+        (root.clone(), root.clone())
+    };
+    let color_of = |i: usize| -> RGBColor {
+        match lines[i].value {
+            Some(v) if by_value => scale_color(if v1 > v0 { (v - v0) / (v1 - v0) } else { 0.5 }),
+            _ => COLORS[i % COLORS.len()],
+        }
+    };
     let pts = lines.iter().flat_map(|c| &c.points);
-    let (w0, w1) = bounds(pts.clone().map(|p| p.0));
+    let (w0, w1) = bounds(pts.clone().map(|p| axis.x(p.0)));
     // Logarithmic amplitude: friction changes peaks by orders of magnitude (paper Fig. 5).
     let peak_amps = lines.iter().flat_map(|c| c.peaks.iter().map(|p| p.1));
-    let (a0, a1) = log_bounds(pts.map(|p| p.1).chain(peak_amps));
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+    let (a0, a1) = log_bounds(pts.clone().map(|p| p.1).chain(peak_amps));
+    let mut chart = ChartBuilder::on(&main)
         .margin(15)
         .x_label_area_size(45)
-        .y_label_area_size(70)
+        .y_label_area_size(85)
         .build_cartesian_2d(w0..w1, (a0..a1).log_scale())
         .map_err(e("axes"))?;
     chart
         .configure_mesh()
-        .x_desc("excitation frequency w")
-        .y_desc("max_t ||u(t)||")
+        .x_desc(axis.label())
+        .y_desc(axis.amplitude_label("max_t ||u(t)||"))
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
         .label_style(("sans-serif", 15))
         .draw()
         .map_err(e("mesh"))?;
+    let mut entries = 0;
     for (i, c) in lines.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+        let color = color_of(i);
         let mut ok: Vec<(f64, f64)> = c
             .points
             .iter()
             .filter(|p| p.2)
-            .map(|p| (p.0, p.1.max(a0)))
+            .map(|p| (axis.x(p.0), p.1.max(a0)))
             .collect();
         // Sequential curves are in w order already; arclength ones in curve order: keep it.
         if c.points.windows(2).all(|w| w[0].0 <= w[1].0) {
@@ -200,11 +360,13 @@ where
         let series = chart
             .draw_series(LineSeries::new(ok, color.stroke_width(2)))
             .map_err(e("curve"))?;
-        if i < MAX_LEGEND {
+        if !by_value && i < MAX_LEGEND {
+            entries += 1;
             series.label(c.label.clone()).legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
-        } else if i == MAX_LEGEND {
+        } else if !by_value && i == MAX_LEGEND {
+            entries += 1;
             series
                 .label(format!("... {} curves in all", lines.len()))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], WHITE));
@@ -213,19 +375,21 @@ where
             .points
             .iter()
             .filter(|p| !p.2)
-            .map(|p| Cross::new((p.0, p.1.max(a0)), 5, RED));
+            .map(|p| Cross::new((axis.x(p.0), p.1.max(a0)), 5, RED));
         chart.draw_series(bad).map_err(e("failed points"))?;
         let marks = c
             .peaks
             .iter()
-            .map(|&(w, a)| Circle::new((w, a), 5, color.stroke_width(2)));
+            .map(|&(w, a)| Circle::new((axis.x(w), a), 5, color.stroke_width(2)));
         chart.draw_series(marks).map_err(e("peaks"))?;
     }
     let backbone: Vec<(f64, f64)> = lines
         .iter()
         .filter_map(|c| c.peaks.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1)))
+        .map(|(w, a)| (axis.x(w), a))
         .collect();
     if backbone.len() > 1 {
+        entries += 1;
         chart
             .draw_series(DashedLineSeries::new(
                 backbone,
@@ -237,13 +401,71 @@ where
             .label("highest peak of each curve")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.6)));
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .label_font(("sans-serif", 15))
+    if entries > 0 {
+        // The legend goes where it hides the fewest points.
+        let (la0, la1) = (a0.ln(), a1.ln());
+        let frac: Vec<(f64, f64)> = pts
+            .filter(|p| p.1 > 0.0)
+            .map(|p| {
+                (
+                    (axis.x(p.0) - w0) / (w1 - w0),
+                    (p.1.max(a0).ln() - la0) / (la1 - la0),
+                )
+            })
+            .collect();
+        let h = (entries as f64 * 22.0 + 12.0) / 540.0;
+        chart
+            .configure_series_labels()
+            .position(legend_corner(&frac, 0.3, h))
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.85))
+            .label_font(("sans-serif", 15))
+            .draw()
+            .map_err(e("legend"))?;
+    }
+    if by_value {
+        colour_bar(&bar, style.parameter.unwrap_or("value"), v0, v1)?;
+    }
+    Ok(())
+}
+
+/// A vertical colour bar of [`scale_color`] from `v0` (bottom) to `v1`, titled `name`.
+fn colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    name: &str,
+    v0: f64,
+    v1: f64,
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    let v1 = if v1 > v0 { v1 } else { v0 + 1.0 };
+    let mut cb = ChartBuilder::on(area)
+        .margin(15)
+        .margin_left(5)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .caption(name, ("sans-serif", 14))
+        .build_cartesian_2d(0.0..1.0, v0..v1)
+        .map_err(e("colour bar"))?;
+    cb.configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_label_formatter(&tick)
+        .label_style(("sans-serif", 12))
         .draw()
-        .map_err(e("legend"))
+        .map_err(e("colour bar"))?;
+    let n = 100;
+    cb.draw_series((0..n).map(|k| {
+        let a = v0 + (v1 - v0) * k as f64 / n as f64;
+        let b = v0 + (v1 - v0) * (k + 1) as f64 / n as f64;
+        Rectangle::new(
+            [(0.0, a), (1.0, b)],
+            scale_color((k as f64 + 0.5) / n as f64).filled(),
+        )
+    }))
+    .map_err(e("colour bar"))?;
+    Ok(())
 }
 
 /// One period at one contact, whatever computed it: time histories per direction, stick
@@ -320,6 +542,8 @@ where
         .map_err(e("axes"))?;
     ch.configure_mesh()
         .x_desc("t")
+        .x_label_formatter(&linear_tick(fig.period))
+        .y_label_formatter(&linear_tick(y1 - y0))
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(e("mesh"))?;
@@ -391,6 +615,8 @@ where
             .map_err(e("axes"))?;
         ch.configure_mesh()
             .x_desc("t")
+            .x_label_formatter(&linear_tick(fig.period))
+            .y_label_formatter(&linear_tick(y1 - y0))
             .label_style(("sans-serif", 13))
             .draw()
             .map_err(e("mesh"))?;
@@ -473,6 +699,8 @@ where
         ch.configure_mesh()
             .x_desc(labels[0])
             .y_desc(labels[1])
+            .x_label_formatter(&linear_tick(x1 - x0))
+            .y_label_formatter(&linear_tick(y1 - y0))
             .label_style(("sans-serif", 13))
             .draw()
             .map_err(e("mesh"))?;
@@ -531,6 +759,17 @@ where
         let pts = panel.series.iter().flat_map(|s| &s.1);
         let (x0, x1) = bounds(pts.clone().map(|p| p.0));
         let (a0, a1) = log_bounds(pts.map(|p| p.1));
+        // More than a few series: their legend goes in a strip under the chart, where it
+        // hides nothing.
+        let strip = panel.series.len() > 3 && panel.series.len() <= MAX_LEGEND;
+        let (area, below) = if strip {
+            let rows = panel.series.len().div_ceil(3) as u32;
+            let h = area.dim_in_pixel().1;
+            area.split_vertically(h.saturating_sub(22 * rows + 10))
+        } else {
+            (area.clone(), area.clone())
+        };
+        let area = &area;
         let mut ch = ChartBuilder::on(area)
             .caption(
                 format!("peak against {}", panel.parameter),
@@ -544,15 +783,51 @@ where
         ch.configure_mesh()
             .x_desc(panel.parameter.as_str())
             .y_desc("peak max_t ||u(t)||")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
             .label_style(("sans-serif", 13))
             .draw()
             .map_err(e("mesh"))?;
+        // The optimum's parameter value, marked on the axis where a designer reads it.
+        let (ox, oy) = panel.optimum;
+        ch.draw_series(DashedLineSeries::new(
+            [(ox, a0), (ox, a1)],
+            5,
+            4,
+            RED.mix(0.7).stroke_width(1),
+        ))
+        .map_err(e("optimum"))?;
+        ch.draw_series([Text::new(
+            tick(&ox),
+            (ox, a0 * (a1 / a0).powf(0.03)),
+            ("sans-serif", 14).into_font().color(&RED),
+        )])
+        .map_err(e("optimum"))?;
+        let many = panel.series.len() > MAX_LEGEND;
         for (i, (label, xy)) in panel.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
+            let color = if panel.series.len() > COLORS.len() {
+                scale_color(i as f64 / (panel.series.len() - 1) as f64)
+            } else {
+                COLORS[i % COLORS.len()]
+            };
             let s = ch
                 .draw_series(LineSeries::new(xy.iter().copied(), color.stroke_width(2)))
                 .map_err(e("curve"))?;
-            if panel.series.len() > 1 && i < MAX_LEGEND {
+            if strip {
+                let cols = 3;
+                let (w, _) = below.dim_in_pixel();
+                let x = 70 + (i % cols) as i32 * ((w as i32 - 80) / cols as i32);
+                let y = 4 + (i / cols) as i32 * 22;
+                below
+                    .draw(&PathElement::new(
+                        vec![(x, y + 8), (x + 24, y + 8)],
+                        color.stroke_width(3),
+                    ))
+                    .map_err(e("legend"))?;
+                below
+                    .draw(&Text::new(label.clone(), (x + 30, y), ("sans-serif", 13)))
+                    .map_err(e("legend"))?;
+            } else if panel.series.len() > 1 && !many {
                 s.label(label.clone()).legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
                 });
@@ -560,15 +835,42 @@ where
             ch.draw_series(xy.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(e("points"))?;
         }
-        let (ox, oy) = panel.optimum;
         ch.draw_series([Circle::new((ox, oy), 9, RED.stroke_width(3))])
             .map_err(e("optimum"))?
             .label(format!(
-                "optimum: {} = {ox}, peak {oy:.4e}",
-                panel.parameter
+                "optimum: {} = {}, peak {}",
+                panel.parameter,
+                tick(&ox),
+                tick(&oy)
             ))
             .legend(|(x, y)| Circle::new((x + 10, y), 6, RED.stroke_width(3)));
+        let (la0, la1) = (a0.ln(), a1.ln());
+        // The lines between the few points matter too: sample each segment.
+        let norm = |p: &(f64, f64)| ((p.0 - x0) / (x1 - x0), (p.1.ln() - la0) / (la1 - la0));
+        let frac: Vec<(f64, f64)> = panel
+            .series
+            .iter()
+            .flat_map(|s| s.1.windows(2))
+            .filter(|w| w[0].1 > 0.0 && w[1].1 > 0.0)
+            .flat_map(|w| {
+                let (a, b) = (norm(&w[0]), norm(&w[1]));
+                (0..=20).map(move |k| {
+                    let t = k as f64 / 20.0;
+                    (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1))
+                })
+            })
+            .collect();
+        let entries = 1 + if panel.series.len() > 1 && !many && !strip {
+            panel.series.len()
+        } else {
+            0
+        };
         ch.configure_series_labels()
+            .position(legend_corner(
+                &frac,
+                0.5,
+                (entries as f64 * 20.0 + 12.0) / 480.0,
+            ))
             .border_style(BLACK)
             .background_style(WHITE.mix(0.8))
             .label_font(("sans-serif", 13))
@@ -720,6 +1022,26 @@ mod tests {
     use super::*;
     use plotters::drawing::DrawingAreaErrorKind;
     use plotters_backend::DrawingErrorKind;
+
+    #[test]
+    fn tick_labels_are_short_plain_numbers() {
+        for (v, want) in [
+            (0.0, "0"),
+            (9.999_999_9e-5, "1e-4"),
+            (1e-4, "1e-4"),
+            (2.5e-6, "2.5e-6"),
+            (0.001, "0.001"),
+            (0.300_000_000_000_000_04, "0.3"),
+            (-0.015, "-0.015"),
+            (1500.0, "1500"),
+            (123_456.0, "1.235e5"),
+            (99_999.999, "1e5"),
+        ] {
+            assert_eq!(tick(&v), want, "{v}");
+        }
+        assert_eq!(linear_tick(0.1)(&6.9e-18), "0");
+        assert_eq!(linear_tick(1e-9)(&6.9e-18), "6.9e-18");
+    }
 
     #[test]
     fn drawing_errors_read_as_sentences() {

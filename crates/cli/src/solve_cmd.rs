@@ -143,6 +143,10 @@ pub struct FrcArgs {
     /// kept, and each curve goes on from its last point. Without that file, starts afresh.
     #[arg(long, requires = "output")]
     pub resume: bool,
+    /// Draw the figure against f = w / 2 pi (Hz when the model's time unit is the second)
+    /// instead of w; the CSV and HDF5 files keep w.
+    #[arg(long)]
+    pub hz: bool,
 }
 
 /// Everything a run needs, checked and resolved from the options.
@@ -700,7 +704,11 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         results::write_frc(p, &a.common.model, &setups[0], &done).map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        crate::plot::frc(p, &done).map_err(Failure::work)?;
+        let axis = crate::plot::FrequencyAxis {
+            hz: a.hz,
+            units: setups[0].model.units.clone(),
+        };
+        crate::plot::frc(p, &done, axis).map_err(Failure::work)?;
     }
     let n_points: usize = done.iter().map(|c| c.points.len()).sum();
     let n_failed: usize = done

@@ -301,6 +301,8 @@ fn outputs(
     } else {
         info.title.clone()
     };
+    // Many curves are coloured by the first numeric parameter (a colour bar, not a legend).
+    let colour_by = info.parameters.iter().position(|k| k.numeric());
     let lines: Vec<FrcLine> = results
         .iter()
         .filter(|r| !r.omega.is_empty())
@@ -310,13 +312,19 @@ fn outputs(
                 .map(|i| (r.omega[i], r.amp_norm[i], r.converged[i]))
                 .collect(),
             peaks: Vec::new(),
+            value: colour_by.map(|p| r.values[p].num()),
         })
         .collect();
     let mut written = Vec::new();
     if !lines.is_empty() {
         let p = sibling(output, ".frc.png");
-        plot::frc_lines(&p, &format!("{title}: frequency response per case"), &lines)
-            .map_err(Failure::work)?;
+        let title = format!("{title}: frequency response per case");
+        let style = plot::FrcStyle {
+            title: &title,
+            axis: plot::FrequencyAxis::default(),
+            parameter: colour_by.map(|p| info.parameters[p].name()),
+        };
+        plot::frc_lines(&p, &style, &lines).map_err(Failure::work)?;
         written.push(p);
     }
     let panels = design_panels(info, results);
