@@ -199,6 +199,8 @@ pub enum HarmonicKind {
     Odd,
     /// All harmonics `{0, 1, ..., H}` (static preload, even-harmonic forcing, asymmetric laws).
     All,
+    /// An explicit list, e.g. `1,3,5,7` or `0,1,2,5` (see [`HarmonicSet::list`]).
+    List,
 }
 
 /// A set of harmonics on which every periodic unknown is expanded; see the module
@@ -239,11 +241,56 @@ impl HarmonicSet {
         })
     }
 
-    /// Builds a set of the given kind (dispatches to [`HarmonicSet::odd`] or [`HarmonicSet::all`]).
+    /// An explicit list of harmonics, in any order (sorted, duplicates dropped). A list that
+    /// is `odd:H` or `all:H` becomes that set, so that `1,3,5` and `odd:5` are one set.
+    pub fn list(harmonics: &[usize]) -> Result<Self, FourierError> {
+        let mut h = harmonics.to_vec();
+        h.sort_unstable();
+        h.dedup();
+        let Some(&h_max) = h.last() else {
+            return Err(FourierError::ParseHarmonicSet {
+                input: String::new(),
+                reason: "the list of harmonics is empty".into(),
+            });
+        };
+        if h_max > MAX_HARMONIC {
+            return Err(FourierError::TooManyHarmonics(h_max));
+        }
+        if h.iter().copied().eq(0..=h_max) {
+            return Self::all(h_max);
+        }
+        if h_max % 2 == 1 && h.iter().copied().eq((1..=h_max).step_by(2)) {
+            return Self::odd(h_max);
+        }
+        Ok(Self {
+            kind: HarmonicKind::List,
+            h_max,
+            harmonics: h,
+        })
+    }
+
+    /// Builds a set of the given kind (dispatches to [`HarmonicSet::odd`] or
+    /// [`HarmonicSet::all`]); a list needs its harmonics ([`HarmonicSet::list`]).
     pub fn new(kind: HarmonicKind, h_max: usize) -> Result<Self, FourierError> {
         match kind {
             HarmonicKind::Odd => Self::odd(h_max),
             HarmonicKind::All => Self::all(h_max),
+            HarmonicKind::List => Err(FourierError::ParseHarmonicSet {
+                input: format!("list up to {h_max}"),
+                reason: "a list of harmonics is built from its harmonics".into(),
+            }),
+        }
+    }
+
+    /// The subset of harmonics up to `h` (`None` when it is empty): the stages of a ramp.
+    pub fn up_to(&self, h: usize) -> Option<Self> {
+        match self.kind {
+            HarmonicKind::Odd => Self::odd(h.min(self.h_max) | 1).ok(),
+            HarmonicKind::All => Self::all(h.min(self.h_max)).ok(),
+            HarmonicKind::List => {
+                let sub: Vec<usize> = self.harmonics.iter().copied().filter(|&x| x <= h).collect();
+                Self::list(&sub).ok()
+            }
         }
     }
 
@@ -283,7 +330,12 @@ impl HarmonicSet {
 
     /// Whether the constant (`h = 0`) term is in the set.
     pub fn contains_zero(&self) -> bool {
-        self.kind == HarmonicKind::All
+        self.harmonics.first() == Some(&0)
+    }
+
+    /// Whether every harmonic of the set is odd (half-wave symmetric signals).
+    pub fn all_odd(&self) -> bool {
+        self.harmonics.iter().all(|h| h % 2 == 1)
     }
 
     /// Whether harmonic `h` is in the set.
@@ -292,7 +344,7 @@ impl HarmonicSet {
     }
 
     /// Position of `a_h` in the coefficient vector (`b_h` follows it when `h > 0`), or `None`
-    /// when `h` is not in the set. O(1).
+    /// when `h` is not in the set. O(1) for `odd`/`all`, a binary search for a list.
     pub fn coeff_index(&self, h: usize) -> Option<usize> {
         if h > self.h_max {
             return None;
@@ -300,21 +352,22 @@ impl HarmonicSet {
         match self.kind {
             HarmonicKind::Odd => (h % 2 == 1).then(|| h - 1),
             HarmonicKind::All => Some(if h == 0 { 0 } else { 2 * h - 1 }),
+            HarmonicKind::List => self
+                .harmonics
+                .binary_search(&h)
+                .ok()
+                .map(|k| self.offset_of(k)),
         }
     }
 
-    /// Position of `a_h` for the `k`-th harmonic of the set (`k` indexes [`Self::harmonics`]).
+    /// Position of `a_h` for the `k`-th harmonic of the set (`k` indexes [`Self::harmonics`]):
+    /// `a_0` takes one slot, every other harmonic two.
     #[inline]
     pub(crate) fn offset_of(&self, k: usize) -> usize {
-        match self.kind {
-            HarmonicKind::Odd => 2 * k,
-            HarmonicKind::All => {
-                if k == 0 {
-                    0
-                } else {
-                    2 * k - 1
-                }
-            }
+        if self.contains_zero() && k > 0 {
+            2 * k - 1
+        } else {
+            2 * k
         }
     }
 
@@ -414,6 +467,10 @@ impl fmt::Display for HarmonicSet {
         let kind = match self.kind {
             HarmonicKind::Odd => "odd",
             HarmonicKind::All => "all",
+            HarmonicKind::List => {
+                let l: Vec<String> = self.harmonics.iter().map(usize::to_string).collect();
+                return f.write_str(&l.join(","));
+            }
         };
         write!(f, "{kind}:{}", self.h_max)
     }
@@ -422,15 +479,28 @@ impl fmt::Display for HarmonicSet {
 impl FromStr for HarmonicSet {
     type Err = FourierError;
 
-    /// Parses `odd:H` (H odd) or `all:H` (H >= 0), e.g. `odd:59`, `all:20`.
+    /// Parses `odd:H` (H odd), `all:H` (H >= 0) or a comma-separated list, e.g. `odd:59`,
+    /// `all:20`, `1,3,5,7`, `0,1,2,5`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = |reason: String| FourierError::ParseHarmonicSet {
             input: s.to_string(),
             reason,
         };
+        if !s.contains(':') && s.contains(',') {
+            let list = s
+                .split(',')
+                .map(|x| {
+                    x.trim()
+                        .parse::<usize>()
+                        .map_err(|_| err(format!("'{}' is not a non-negative integer", x.trim())))
+                })
+                .collect::<Result<Vec<usize>, _>>()?;
+            return HarmonicSet::list(&list).map_err(|e| err(e.to_string()));
+        }
         let Some((kind, h)) = s.trim().split_once(':') else {
             return Err(err(
-                "expected '<kind>:<h_max>' such as 'odd:59' or 'all:20'".to_string(),
+                "expected '<kind>:<h_max>' such as 'odd:59' or 'all:20', or a list such as '1,3,5'"
+                    .to_string(),
             ));
         };
         let kind = match kind.trim() {
@@ -954,6 +1024,53 @@ pub(crate) mod tests {
             );
             assert!(msg.contains(needle), "{input}: message '{msg}'");
             assert!(msg.contains(input.trim()), "{input}: message '{msg}'");
+        }
+    }
+
+    #[test]
+    fn harmonic_lists() {
+        // Lists that are odd:H or all:H are those sets.
+        assert_eq!(
+            "7,5,3,1".parse::<HarmonicSet>().unwrap(),
+            HarmonicSet::odd(7).unwrap()
+        );
+        assert_eq!(
+            "0,1,2,3".parse::<HarmonicSet>().unwrap(),
+            HarmonicSet::all(3).unwrap()
+        );
+        let s: HarmonicSet = "5, 0,2,2".parse().unwrap();
+        assert_eq!(s.kind(), HarmonicKind::List);
+        assert_eq!(s.to_string(), "0,2,5");
+        assert_eq!(s.to_string().parse::<HarmonicSet>().unwrap(), s);
+        assert_eq!(s.harmonics(), &[0, 2, 5]);
+        assert_eq!(s.n_coeffs(), 5);
+        let idx: Vec<Option<usize>> = (0..7).map(|h| s.coeff_index(h)).collect();
+        assert_eq!(idx, [Some(0), None, Some(1), None, None, Some(3), None]);
+        assert!(s.contains_zero() && !s.all_odd());
+        assert_eq!(s.up_to(3).unwrap().to_string(), "0,2");
+        assert_eq!(s.up_to(1).unwrap().to_string(), "all:0");
+        // Synthesis and analysis are inverse on the list's harmonics.
+        let c = [0.5, 1.0, -2.0, 0.25, 3.0];
+        let mut sampler = FourierSampler::new(s.clone(), 64).unwrap();
+        let mut x = vec![0.0; 64];
+        sampler.synthesize(&c, &mut x).unwrap();
+        for (j, xj) in x.iter().enumerate() {
+            let t = std::f64::consts::TAU * j as f64 / 64.0;
+            let want = 0.5 + (2.0 * t).cos() - 2.0 * (2.0 * t).sin()
+                + 0.25 * (5.0 * t).cos()
+                + 3.0 * (5.0 * t).sin();
+            assert!((xj - want).abs() < 1e-12);
+        }
+        let mut back = [0.0; 5];
+        sampler.project(&x, &mut back).unwrap();
+        assert!(back.iter().zip(&c).all(|(a, b)| (a - b).abs() < 1e-12));
+        // Prolongation from odd:5 keeps the common harmonics.
+        let odd = HarmonicSet::odd(5).unwrap();
+        let p = s.prolong(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &odd).unwrap();
+        assert_eq!(p, [0.0, 0.0, 0.0, 5.0, 6.0]);
+        for (input, needle) in [("1,x", "'x' is not"), ("1,99999999", "exceeds")] {
+            let msg = input.parse::<HarmonicSet>().unwrap_err().to_string();
+            assert!(msg.contains(needle), "{input}: {msg}");
         }
     }
 

@@ -37,7 +37,7 @@ use faer::prelude::ReborrowMut;
 use faer::{Mat, MatMut, MatRef};
 use realfft::num_complex::Complex;
 
-use crate::fourier::{FourierError, FourierSampler, HarmonicKind, HarmonicSet, check_len};
+use crate::fourier::{FourierError, FourierSampler, HarmonicSet, check_len};
 
 impl FourierSampler {
     /// Galerkin matrix `G = P diag(a) S` of the sampled coefficient `a_samples` (`N_t` values),
@@ -111,10 +111,7 @@ fn check_shape(set: &HarmonicSet, out: &MatMut<'_, f64>) -> Result<(), FourierEr
 /// Spacing of the sums the Galerkin entries read: `p - q` and `p + q` are even for two odd
 /// harmonics, so odd sets only need `C_m`, `S_m` at even `m` (stored at `m / 2`).
 fn sum_stride(set: &HarmonicSet) -> usize {
-    match set.kind() {
-        HarmonicKind::Odd => 2,
-        HarmonicKind::All => 1,
-    }
+    if set.all_odd() { 2 } else { 1 }
 }
 
 /// `cos_sums[m / stride] = C_m / N`, `sin_sums[m / stride] = S_m / N` for

@@ -297,3 +297,37 @@ def test_ctrl_c_keeps_the_points_computed():
     assert 0 < len(curve) < 5601
     assert curve.converged.all()
     assert curve.peaks == []
+
+
+def test_harmonic_lists():
+    m = ewr.Model.example("oscillator-2d")
+    # A list that is an odd or all set is that set.
+    assert m.solve(0.5, harmonics="1,3,5,7").harmonics == "odd:7"
+    assert m.solve(0.5, harmonics="0,1,2,3").harmonics == "all:3"
+    # 1..15 without the static term: odd forcing and a symmetric law leave the even
+    # harmonics at zero, and the odd ones are those of odd:15.
+    full = m.solve(0.5, harmonics=",".join(str(h) for h in range(1, 16)))
+    odd = m.solve(0.5, harmonics="odd:15")
+    assert full.converged and odd.converged
+    assert full.harmonics == "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15"
+    names = full.coefficient_names
+    assert names[:4] == ["a1", "b1", "a2", "b2"]
+    fc = full.friction_coefficients
+    for col, name in enumerate(names):
+        h = int(name[1:])
+        if h % 2 == 0:
+            assert np.abs(fc[:, col]).max() < 1e-8, name
+        else:
+            j = odd.coefficient_names.index(name)
+            assert np.allclose(fc[:, col], odd.friction_coefficients[:, j], atol=1e-8), name
+    # Linear limit with forcing on harmonics 1 and 2 only, on the list 1,2: the closed-form
+    # response of each harmonic.
+    with pytest.warns(UserWarning):
+        lin = ewr.Model(np.eye(1), [[1.0]], [[0.01]], contacts={"dofs": [0], "mu_n": 0.0},
+                        forcing=[(0, 1, 10.0), (0, 2, 5.0)])
+    w = 0.7
+    s = lin.solve(w, harmonics="1,2")
+    a1, b1, a2, b2 = s.dof_coefficients[0]
+    for h, f, (a, b) in [(1, 10.0, (a1, b1)), (2, 5.0, (a2, b2))]:
+        x = f / (1.0 - (h * w) ** 2 + 1j * 0.01 * h * w)
+        assert abs(a - x.real) < 1e-9 and abs(b + x.imag) < 1e-9

@@ -5,7 +5,7 @@ use crate::newton::{self, EvalError, NewtonOptions, NewtonReport, NewtonStatus, 
 use crate::post::{ContactSummary, summarise};
 use ewr_contact::{ContactHistories, ContactParams, EwrResidual, FrictionLaw, ResidualError};
 use ewr_hb::receptance::{Receptance, ReceptanceError};
-use ewr_hb::{FourierError, HarmonicKind, HarmonicSet};
+use ewr_hb::{FourierError, HarmonicSet};
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, c64};
@@ -535,11 +535,9 @@ pub fn ramp_sets(target: &HarmonicSet) -> Vec<HarmonicSet> {
     // force, and each doubling then starts close to its answer.
     let mut h = 1usize;
     while h < h_max {
-        let set = match target.kind() {
-            HarmonicKind::Odd => HarmonicSet::odd(h | 1),
-            HarmonicKind::All => HarmonicSet::all(h),
-        };
-        if let Ok(s) = set {
+        if let Some(s) = target.up_to(h)
+            && out.last() != Some(&s)
+        {
             out.push(s);
         }
         h = 2 * h + 1;
