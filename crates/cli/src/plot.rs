@@ -606,6 +606,14 @@ where
     for (p, (name, a)) in panels.iter().zip(histories) {
         let series: Vec<Vec<f64>> = a.iter().map(|s| pick(s)).collect();
         let (y0, y1) = bounds(series.iter().flatten().copied());
+        let frac: Vec<(f64, f64)> = series
+            .iter()
+            .flat_map(|y| {
+                t.iter()
+                    .zip(y)
+                    .map(|(t, y)| (t / fig.period, (y - y0) / (y1 - y0)))
+            })
+            .collect();
         let mut ch = ChartBuilder::on(p)
             .caption(name, ("sans-serif", 17))
             .margin(8)
@@ -640,6 +648,7 @@ where
         }
         if dim > 1 {
             ch.configure_series_labels()
+                .position(legend_corner(&frac, 0.35, 0.2))
                 .border_style(BLACK)
                 .background_style(WHITE.mix(0.8))
                 .label_font(("sans-serif", 13))
