@@ -6,12 +6,15 @@ use std::path::Path;
 mod common;
 use common::{ewr, text, workspace};
 
-const EXAMPLES: [&str; 5] = [
+const EXAMPLES: [&str; 8] = [
     "oscillator-2d",
     "two-mass-damper",
     "two-dof-1d",
     "chain",
     "blade-damper-blade",
+    "blade-damper-blade-3d",
+    "single-contact-3d",
+    "wedge-damper-3d",
 ];
 
 fn info_json(file: &Path) -> serde_json::Value {

@@ -26,13 +26,16 @@ pub enum Example {
     BladeDamperBlade3d,
     /// One point mass on a 3-D contact (2 tangential directions + normal) to ground.
     SingleContact3d,
+    /// The wedge damper of `BladeDamperBlade3d` with an axial direction: 2 tangential
+    /// directions per face, varying normal load and lift-off.
+    WedgeDamper3d,
     /// Generated bladed-disk-like sector (hexahedral FE mesh, under-platform contacts).
     Sector,
 }
 
 impl Example {
     /// Every example, in the order `ewr model example --list` prints them.
-    pub const ALL: [Example; 8] = [
+    pub const ALL: [Example; 9] = [
         Example::Oscillator2d,
         Example::TwoMassDamper,
         Example::TwoDof1d,
@@ -40,6 +43,7 @@ impl Example {
         Example::BladeDamperBlade,
         Example::BladeDamperBlade3d,
         Example::SingleContact3d,
+        Example::WedgeDamper3d,
         Example::Sector,
     ];
 
@@ -53,6 +57,7 @@ impl Example {
             Example::BladeDamperBlade => "blade-damper-blade",
             Example::BladeDamperBlade3d => "blade-damper-blade-3d",
             Example::SingleContact3d => "single-contact-3d",
+            Example::WedgeDamper3d => "wedge-damper-3d",
             Example::Sector => "sector",
         }
     }
@@ -76,6 +81,9 @@ impl Example {
             Example::BladeDamperBlade3d => {
                 "blade-damper-blade with 2-D contact elements: k_t=k_n=1e5, mu=0.3, preload N0=50 N, f=40cos(wt), lifts off (seed 004)"
             }
+            Example::WedgeDamper3d => {
+                "blade-damper-blade-3d with axial DOFs: 2 tangential directions per face (Coulomb disc mu lambda), axial push 20 sin(wt), lifts off"
+            }
             Example::SingleContact3d => {
                 "one mass, 3-D contact to ground (2 tangential + normal, k_n=100), mu=0.4, static load 20, lifts off above w=5.5"
             }
@@ -95,6 +103,7 @@ impl Example {
             Example::BladeDamperBlade => blade_damper_blade(&BladeDamperBlade::default()),
             Example::BladeDamperBlade3d => blade_damper_blade_3d(&BladeDamperBlade3d::default()),
             Example::SingleContact3d => single_contact_3d(),
+            Example::WedgeDamper3d => wedge_damper_3d(),
             Example::Sector => sector(&Sector {
                 refine: opts.refine.unwrap_or(1),
                 contacts: opts.contacts.unwrap_or(Sector::default().contacts),
@@ -487,6 +496,84 @@ pub fn blade_damper_blade_3d(p: &BladeDamperBlade3d) -> Model {
         "x6 platform R",
         "y7 platform R",
         "x8 blade R",
+    ];
+    built(b.dof_labels(labels).contacts(contacts))
+}
+
+/// The wedge damper of [`blade_damper_blade_3d`] (its default parameters) moving out of
+/// plane as well: the platforms and the damper also move along the blade axis (DOFs `z2`,
+/// `z4`, `z6`: platform axial springs `k_blade`, damper axial spring `k_damper.1`, masses as
+/// in plane), each face has two tangential directions, its in-plane tangent and the axis,
+/// with the Coulomb disc of radius `mu lambda(t)`, and the left platform is also pushed
+/// axially by `F/2 sin(w t)`. The faces slide along elliptical paths, so the friction force
+/// turns (2-D friction) while the normal load varies and lifts off.
+pub fn wedge_damper_3d() -> Model {
+    let p = BladeDamperBlade3d::default();
+    let b0 = &p.base;
+    let (x2, y3, x4, y5, x6, y7) = (1, 2, 3, 4, 5, 6);
+    let (z2, z4, z6) = (8, 9, 10);
+    let (_, m2, md) = b0.masses;
+    let (kb, kzd) = (b0.k_blade, b0.k_damper.1);
+    let c = |k: f64| b0.beta * k;
+    let b = blade_damper_blade_structure(
+        b0,
+        11,
+        "wedge-damper-3d: lumped wedge damper between two blade platforms, in plane and axial (2 tangential directions per face), normal load varies and lifts off",
+    )
+    .mass(z2, m2)
+    .mass(z6, m2)
+    .mass(z4, md)
+    .spring_to_ground(z2, kb)
+    .damper_to_ground(z2, c(kb))
+    .spring_to_ground(z6, kb)
+    .damper_to_ground(z6, c(kb))
+    .spring_to_ground(z4, kzd)
+    .damper_to_ground(z4, c(kzd))
+    .force(z2, 1, 0.0, 0.5 * b0.force);
+    let (a1, a2) = b0.angles;
+    let faces = [
+        (x2, y3, z2, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),
+        (x6, y7, z6, (-a2.cos(), a2.sin()), (-a2.sin(), -a2.cos())),
+    ];
+    let row = |px: usize, py: usize, d: (f64, f64), s: f64| {
+        vec![(px, s * d.0), (py, s * d.1), (x4, -s * d.0), (y5, -s * d.1)]
+    };
+    // Per face: its in-plane tangent, then the axis, both as platform - damper.
+    let w_t = rows_matrix(
+        &faces
+            .iter()
+            .flat_map(|f| [row(f.0, f.1, f.3, 1.0), vec![(f.2, 1.0), (z4, -1.0)]])
+            .collect::<Vec<_>>(),
+        11,
+    );
+    let w_n = rows_matrix(
+        &faces
+            .iter()
+            .map(|f| row(f.0, f.1, f.4, -1.0))
+            .collect::<Vec<_>>(),
+        11,
+    );
+    let (k_t, k_n) = (b0.k_contact.0.unwrap_or(f64::INFINITY), b0.k_contact.1);
+    let mut contacts = Contacts::from_matrix(2, w_t, vec![0.0; 2]);
+    contacts.k_t = Some(vec![k_t; 2]);
+    contacts.normal = Some(NormalContacts {
+        kinematics: Kinematics::Matrix(w_n),
+        g0: vec![-p.preload / k_n; 2],
+        mu: vec![p.mu; 2],
+        k_n: Some(vec![k_n; 2]),
+    });
+    let labels = [
+        "x1 blade L",
+        "x2 platform L",
+        "y3 platform L",
+        "x4 damper",
+        "y5 damper",
+        "x6 platform R",
+        "y7 platform R",
+        "x8 blade R",
+        "z2 platform L axial",
+        "z4 damper axial",
+        "z6 platform R axial",
     ];
     built(b.dof_labels(labels).contacts(contacts))
 }
