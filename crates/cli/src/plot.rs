@@ -999,30 +999,7 @@ where
     )])
     .map_err(e("optimum"))?;
     // Colour bar: log10 of the peak.
-    let mut cb = ChartBuilder::on(&bar)
-        .margin(15)
-        .margin_left(5)
-        .x_label_area_size(45)
-        .y_label_area_size(55)
-        .caption("log10 peak", ("sans-serif", 13))
-        .build_cartesian_2d(0.0..1.0, l0..l1)
-        .map_err(e("colour bar"))?;
-    cb.configure_mesh()
-        .disable_mesh()
-        .disable_x_axis()
-        .label_style(("sans-serif", 12))
-        .draw()
-        .map_err(e("colour bar"))?;
-    let n = 100;
-    cb.draw_series((0..n).map(|k| {
-        let a = l0 + (l1 - l0) * k as f64 / n as f64;
-        let b = l0 + (l1 - l0) * (k + 1) as f64 / n as f64;
-        Rectangle::new(
-            [(0.0, a), (1.0, b)],
-            scale_color((k as f64 + 0.5) / n as f64).filled(),
-        )
-    }))
-    .map_err(e("colour bar"))?;
+    colour_bar(&bar, "log10 peak", l0, l1)?;
     Ok(())
 }
 

@@ -227,33 +227,13 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         .parse()
         .map_err(|e| Failure::input(format!("--law: {e}")))?;
     let n_samples = c.samples.unwrap_or_else(|| default_samples(&set));
-    if n_samples <= 2 * set.h_max() || n_samples > ewr_hb::MAX_SAMPLES {
-        return Err(Failure::input(format!(
-            "--samples {n_samples}: must exceed 2 x the highest harmonic ({}) and be at most {}",
-            2 * set.h_max(),
-            ewr_hb::MAX_SAMPLES
-        )));
+    if let Some(why) = ewr_solve::samples_problem(&set, n_samples) {
+        return Err(Failure::input(format!("--samples {n_samples}: {why}")));
     }
-    // A static load dropped silently changes the operating point (a preload): refuse it.
-    if let Some(f) = model
-        .forcing
-        .iter()
-        .find(|f| f.harmonic == 0 && !set.contains(0))
-    {
+    if let Some(why) = ewr_solve::harmonic_set_problem(&model, &set) {
         return Err(Failure::input(format!(
-            "--harmonics {}: the model has a static load (DOF {}, harmonic 0), which this set \
-             cannot carry; use all:{}",
-            c.harmonics,
-            f.dof,
-            set.h_max()
-        )));
-    }
-    if model.contacts.has_normal() && !set.contains(0) {
-        return Err(Failure::input(format!(
-            "--harmonics {}: 3-D contacts (normal direction) carry their preload and mean \
-             forces in the static term h = 0; use all:{}",
-            c.harmonics,
-            set.h_max()
+            "--harmonics {}: {why}",
+            c.harmonics
         )));
     }
     if let Some(f) = model.forcing.iter().find(|f| !set.contains(f.harmonic)) {

@@ -321,6 +321,48 @@ fn rows_matrix(rows: &[Vec<(usize, f64)>], n: usize) -> crate::SparseMatrix {
         .expect("contact rows use DOFs of the model")
 }
 
+/// DOF labels of the blade-damper-blade structure.
+const BDB_LABELS: [&str; 8] = [
+    "x1 blade L",
+    "x2 platform L",
+    "y3 platform L",
+    "x4 damper",
+    "y5 damper",
+    "x6 platform R",
+    "y7 platform R",
+    "x8 blade R",
+];
+
+/// A damper face: platform x DOF, platform y DOF, tangent, normal.
+type Face = (usize, usize, (f64, f64), (f64, f64));
+
+/// The damper faces as `(platform x, platform y, tangent, normal)`, left then right: the left
+/// face has tangent `(cos a1, sin a1)` and normal `(sin a1, -cos a1)`, the right one is its
+/// mirror image.
+fn wedge_faces((a1, a2): (f64, f64)) -> [Face; 2] {
+    [
+        (1, 2, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),
+        (5, 6, (-a2.cos(), a2.sin()), (-a2.sin(), -a2.cos())),
+    ]
+}
+
+/// The row `s d . (platform - damper)` of a face (damper DOFs `x4`, `y5`).
+fn face_row(px: usize, py: usize, d: (f64, f64), s: f64) -> Vec<(usize, f64)> {
+    vec![(px, s * d.0), (py, s * d.1), (3, -s * d.0), (4, -s * d.1)]
+}
+
+/// The unilateral side of the wedge damper's 2-D contact elements: normal rows `w_n`, the
+/// interference `-N0 / k_n` that preloads each face, `mu`, `k_n`.
+fn wedge_normal(p: &BladeDamperBlade3d, w_n: crate::SparseMatrix) -> NormalContacts {
+    let k_n = p.base.k_contact.1;
+    NormalContacts {
+        kinematics: Kinematics::Matrix(w_n),
+        g0: vec![-p.preload / k_n; 2],
+        mu: vec![p.mu; 2],
+        k_n: Some(vec![k_n; 2]),
+    }
+}
+
 /// The structure shared by [`blade_damper_blade`] and [`blade_damper_blade_3d`]: masses,
 /// springs and dampers of DOFs `x1 x2 y3 x4 y5 x6 y7 x8`, and the forcing on `x2`, in a model
 /// of `n` DOFs.
@@ -369,7 +411,6 @@ fn blade_damper_blade_structure(p: &BladeDamperBlade, n: usize, title: &str) -> 
 /// its mirror image, tangent `(-cos a2, sin a2)`, normal `(-sin a2, -cos a2)`. The normal
 /// contact springs stay closed (constant normal load, so separation is not modelled).
 pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
-    let (x2, y3, x4, y5, x6, y7) = (1, 2, 3, 4, 5, 6);
     let jenkins = p.k_contact.0.is_some();
     let n = if jenkins { 10 } else { 8 };
     let mut b = blade_damper_blade_structure(
@@ -377,16 +418,9 @@ pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
         n,
         "blade-damper-blade: lumped wedge-damper model (Wen, Qi & Wen, Table 2), constant normal load",
     );
-    let (a1, a2) = p.angles;
-    // (platform x, platform y, tangent, normal) for the left and right faces.
-    let faces = [
-        (x2, y3, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),
-        (x6, y7, (-a2.cos(), a2.sin()), (-a2.sin(), -a2.cos())),
-    ];
-    let rel =
-        |px: usize, py: usize, d: (f64, f64)| vec![(px, d.0), (py, d.1), (x4, -d.0), (y5, -d.1)];
+    let rel = |px: usize, py: usize, d: (f64, f64)| face_row(px, py, d, 1.0);
     let mut w_rows = Vec::new();
-    for (i, &(px, py, t, nrm)) in faces.iter().enumerate() {
+    for (i, &(px, py, t, nrm)) in wedge_faces(p.angles).iter().enumerate() {
         b = b.spring_along(&rel(px, py, nrm), p.k_contact.1);
         match p.k_contact.0 {
             Some(kt) => {
@@ -397,16 +431,7 @@ pub fn blade_damper_blade(p: &BladeDamperBlade) -> Model {
             None => w_rows.push(rel(px, py, t)),
         }
     }
-    let mut labels = vec![
-        "x1 blade L",
-        "x2 platform L",
-        "y3 platform L",
-        "x4 damper",
-        "y5 damper",
-        "x6 platform R",
-        "y7 platform R",
-        "x8 blade R",
-    ];
+    let mut labels = BDB_LABELS.to_vec();
     let contacts = if jenkins {
         labels.extend(["slider L", "slider R"]);
         Contacts::to_ground(1, vec![8, 9], vec![p.mu_n; 2])
@@ -457,47 +482,28 @@ impl Default for BladeDamperBlade3d {
 /// when the damper moves up into the platforms (the centrifugal direction) and the normal
 /// force pushes the damper down and the platforms up.
 pub fn blade_damper_blade_3d(p: &BladeDamperBlade3d) -> Model {
-    let (x2, y3, x4, y5, x6, y7) = (1, 2, 3, 4, 5, 6);
     let b0 = &p.base;
     let b = blade_damper_blade_structure(
         b0,
         8,
         "blade-damper-blade-3d: lumped wedge-damper model with 2-D contact elements (Wen, Qi & Wen, Table 2), normal load varies and lifts off",
     );
-    let (a1, a2) = b0.angles;
-    let faces = [
-        (x2, y3, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),
-        (x6, y7, (-a2.cos(), a2.sin()), (-a2.sin(), -a2.cos())),
-    ];
+    let faces = wedge_faces(b0.angles);
     // d . (platform - damper) for the tangent, n . (damper - platform) for the normal.
-    let row = |px: usize, py: usize, d: (f64, f64), s: f64| {
-        vec![(px, s * d.0), (py, s * d.1), (x4, -s * d.0), (y5, -s * d.1)]
-    };
     let matrix = |rows: Vec<Vec<(usize, f64)>>| rows_matrix(&rows, 8);
-    let w_t = matrix(faces.iter().map(|f| row(f.0, f.1, f.2, 1.0)).collect());
-    let w_n = matrix(faces.iter().map(|f| row(f.0, f.1, f.3, -1.0)).collect());
-    let (k_t, k_n) = (b0.k_contact.0.unwrap_or(f64::INFINITY), b0.k_contact.1);
+    let w_t = matrix(faces.iter().map(|f| face_row(f.0, f.1, f.2, 1.0)).collect());
+    let w_n = matrix(
+        faces
+            .iter()
+            .map(|f| face_row(f.0, f.1, f.3, -1.0))
+            .collect(),
+    );
     let mut contacts = Contacts::from_matrix(1, w_t, vec![0.0; 2]);
-    if k_t.is_finite() {
+    if let Some(k_t) = b0.k_contact.0 {
         contacts.k_t = Some(vec![k_t; 2]);
     }
-    contacts.normal = Some(NormalContacts {
-        kinematics: Kinematics::Matrix(w_n),
-        g0: vec![-p.preload / k_n; 2],
-        mu: vec![p.mu; 2],
-        k_n: Some(vec![k_n; 2]),
-    });
-    let labels = [
-        "x1 blade L",
-        "x2 platform L",
-        "y3 platform L",
-        "x4 damper",
-        "y5 damper",
-        "x6 platform R",
-        "y7 platform R",
-        "x8 blade R",
-    ];
-    built(b.dof_labels(labels).contacts(contacts))
+    contacts.normal = Some(wedge_normal(p, w_n));
+    built(b.dof_labels(BDB_LABELS).contacts(contacts))
 }
 
 /// The wedge damper of [`blade_damper_blade_3d`] (its default parameters) moving out of
@@ -510,7 +516,6 @@ pub fn blade_damper_blade_3d(p: &BladeDamperBlade3d) -> Model {
 pub fn wedge_damper_3d() -> Model {
     let p = BladeDamperBlade3d::default();
     let b0 = &p.base;
-    let (x2, y3, x4, y5, x6, y7) = (1, 2, 3, 4, 5, 6);
     let (z2, z4, z6) = (8, 9, 10);
     let (_, m2, md) = b0.masses;
     let (kb, kzd) = (b0.k_blade, b0.k_damper.1);
@@ -530,51 +535,34 @@ pub fn wedge_damper_3d() -> Model {
     .spring_to_ground(z4, kzd)
     .damper_to_ground(z4, c(kzd))
     .force(z2, 1, 0.0, 0.5 * b0.force);
-    let (a1, a2) = b0.angles;
-    let faces = [
-        (x2, y3, z2, (a1.cos(), a1.sin()), (a1.sin(), -a1.cos())),
-        (x6, y7, z6, (-a2.cos(), a2.sin()), (-a2.sin(), -a2.cos())),
-    ];
-    let row = |px: usize, py: usize, d: (f64, f64), s: f64| {
-        vec![(px, s * d.0), (py, s * d.1), (x4, -s * d.0), (y5, -s * d.1)]
-    };
+    let faces = wedge_faces(b0.angles);
+    let axial = [z2, z6];
     // Per face: its in-plane tangent, then the axis, both as platform - damper.
     let w_t = rows_matrix(
         &faces
             .iter()
-            .flat_map(|f| [row(f.0, f.1, f.3, 1.0), vec![(f.2, 1.0), (z4, -1.0)]])
+            .zip(axial)
+            .flat_map(|(f, z)| [face_row(f.0, f.1, f.2, 1.0), vec![(z, 1.0), (z4, -1.0)]])
             .collect::<Vec<_>>(),
         11,
     );
     let w_n = rows_matrix(
         &faces
             .iter()
-            .map(|f| row(f.0, f.1, f.4, -1.0))
+            .map(|f| face_row(f.0, f.1, f.3, -1.0))
             .collect::<Vec<_>>(),
         11,
     );
-    let (k_t, k_n) = (b0.k_contact.0.unwrap_or(f64::INFINITY), b0.k_contact.1);
+    let k_t = b0.k_contact.0.unwrap_or(f64::INFINITY);
     let mut contacts = Contacts::from_matrix(2, w_t, vec![0.0; 2]);
     contacts.k_t = Some(vec![k_t; 2]);
-    contacts.normal = Some(NormalContacts {
-        kinematics: Kinematics::Matrix(w_n),
-        g0: vec![-p.preload / k_n; 2],
-        mu: vec![p.mu; 2],
-        k_n: Some(vec![k_n; 2]),
-    });
-    let labels = [
-        "x1 blade L",
-        "x2 platform L",
-        "y3 platform L",
-        "x4 damper",
-        "y5 damper",
-        "x6 platform R",
-        "y7 platform R",
-        "x8 blade R",
+    contacts.normal = Some(wedge_normal(&p, w_n));
+    let mut labels = BDB_LABELS.to_vec();
+    labels.extend([
         "z2 platform L axial",
         "z4 damper axial",
         "z6 platform R axial",
-    ];
+    ]);
     built(b.dof_labels(labels).contacts(contacts))
 }
 

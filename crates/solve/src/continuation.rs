@@ -78,12 +78,7 @@ pub fn frc(
     s: &FrcSettings,
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
 ) -> Result<Vec<FrcPoint>, SolveError> {
-    if !(s.step > 0.0 && s.min_step > 0.0 && s.min_step <= s.step && s.max_step >= s.step) {
-        return Err(SolveError::Start(format!(
-            "steps must satisfy 0 < min_step <= step <= max_step (got {}, {}, {})",
-            s.min_step, s.step, s.max_step
-        )));
-    }
+    check_steps(s)?;
     match s.method {
         Continuation::Sequential => sequential(rec, params, s, &[], on_point),
         // The bordered corrector is written for constant bounds; 3-D contacts are followed
@@ -94,6 +89,17 @@ pub fn frc(
                 .into(),
         )),
         Continuation::Arclength => arclength(rec, params, s, on_point),
+    }
+}
+
+fn check_steps(s: &FrcSettings) -> Result<(), SolveError> {
+    if s.step > 0.0 && s.min_step > 0.0 && s.min_step <= s.step && s.max_step >= s.step {
+        Ok(())
+    } else {
+        Err(SolveError::Start(format!(
+            "steps must satisfy 0 < min_step <= step <= max_step (got {}, {}, {})",
+            s.min_step, s.step, s.max_step
+        )))
     }
 }
 
@@ -112,12 +118,7 @@ pub fn frc_resume(
             "only sequential sweeps can be resumed".into(),
         ));
     }
-    if !(s.step > 0.0 && s.min_step > 0.0 && s.min_step <= s.step && s.max_step >= s.step) {
-        return Err(SolveError::Start(format!(
-            "steps must satisfy 0 < min_step <= step <= max_step (got {}, {}, {})",
-            s.min_step, s.step, s.max_step
-        )));
-    }
+    check_steps(s)?;
     sequential(rec, params, s, previous, on_point)
 }
 

@@ -19,6 +19,7 @@ pub use newton::{
 };
 pub use peaks::{Peak, maximise, peak_near, refine_peaks};
 pub use periodic::{
-    DofResponse, PointSettings, PointSolution, Preconditioner, SolveError, solve_point,
+    DofResponse, PointSettings, PointSolution, Preconditioner, SolveError, harmonic_set_problem,
+    samples_problem, solve_point,
 };
 pub use post::ContactSummary;

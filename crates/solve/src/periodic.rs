@@ -55,6 +55,47 @@ impl From<FourierError> for SolveError {
     }
 }
 
+/// Why `set` cannot carry `model`'s periodic solution, if it cannot: a static load or 3-D
+/// contacts (preload and mean forces) need the static term `h = 0`, which a silently dropped
+/// term would change the operating point by. Front ends prefix the option's name.
+pub fn harmonic_set_problem(model: &ewr_model::Model, set: &HarmonicSet) -> Option<String> {
+    let with_zero = || match set.kind() {
+        ewr_hb::HarmonicKind::List => format!("0,{set}"),
+        _ => format!("all:{}", set.h_max()),
+    };
+    if let Some(f) = model
+        .forcing
+        .iter()
+        .find(|f| f.harmonic == 0 && !set.contains(0))
+    {
+        return Some(format!(
+            "the model has a static load (DOF {}, harmonic 0), which this set cannot carry; \
+             use {}",
+            f.dof,
+            with_zero()
+        ));
+    }
+    if model.contacts.has_normal() && !set.contains(0) {
+        return Some(format!(
+            "3-D contacts (normal direction) carry their preload and mean forces in the \
+             static term h = 0; use {}",
+            with_zero()
+        ));
+    }
+    None
+}
+
+/// Why `n_samples` cannot sample `set`, if it cannot.
+pub fn samples_problem(set: &HarmonicSet, n_samples: usize) -> Option<String> {
+    (n_samples <= 2 * set.h_max() || n_samples > ewr_hb::MAX_SAMPLES).then(|| {
+        format!(
+            "must exceed 2 x the highest harmonic ({}) and be at most {}",
+            2 * set.h_max(),
+            ewr_hb::MAX_SAMPLES
+        )
+    })
+}
+
 /// How to compute one periodic solution.
 #[derive(Clone, Debug)]
 pub struct PointSettings {
