@@ -181,3 +181,88 @@ fn without_friction_the_peak_is_the_linear_resonance() {
         "{a}"
     );
 }
+
+/// `(omega, amplitude)` points.
+type Points = Vec<(f64, f64)>;
+
+/// `(omega, amplitude)` of the first curve's refined peaks and phase resonances.
+fn peaks_and_phase(j: &serde_json::Value) -> (Points, Points) {
+    let get = |key: &str| -> Points {
+        j[key][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["omega"].as_f64().unwrap(),
+                    p["amplitude"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    (get("peaks"), get("phase_resonances"))
+}
+
+#[test]
+fn phase_resonance_is_the_linear_natural_frequency_and_parts_from_the_peak_with_friction() {
+    // Linear limit (mu N = 0), u1 alone: phase resonance exactly at w_n = 1, amplitude peak at
+    // w_n sqrt(1 - 2 zeta^2) with zeta = c / (2 sqrt(k m)) = 0.005.
+    let osc = shipped_model("oscillator-2d");
+    let j = json(&[
+        "frc",
+        osc.to_str().unwrap(),
+        "--mu-n",
+        "0",
+        "--omega-start",
+        "0.953",
+        "--omega-end",
+        "1.05",
+        "--step",
+        "0.01",
+        "--harmonics",
+        "odd:1",
+        "--dofs",
+        "u1",
+        "--json",
+    ]);
+    let (peaks, phase) = peaks_and_phase(&j);
+    assert_eq!(phase.len(), 1, "{j}");
+    assert!((phase[0].0 - 1.0).abs() < 1e-8, "{phase:?}");
+    let zeta: f64 = 0.005;
+    assert!(
+        (peaks[0].0 - (1.0 - 2.0 * zeta * zeta).sqrt()).abs() < 1e-6,
+        "{peaks:?}"
+    );
+    // Seed 004: on blade-damper-blade the two criteria agree while friction damps little
+    // (mu N = 2) and part where it damps strongly (mu N = 15).
+    let bdb = shipped_model("blade-damper-blade");
+    let run = |mu: &str| {
+        let j = json(&[
+            "frc",
+            bdb.to_str().unwrap(),
+            "--mu-n",
+            mu,
+            "--omega-start",
+            "1100",
+            "--omega-end",
+            "1400",
+            "--step",
+            "5",
+            "--harmonics",
+            "odd:15",
+            "--dofs",
+            "1",
+            "--json",
+        ]);
+        let (peaks, phase) = peaks_and_phase(&j);
+        (peaks[0], phase[0])
+    };
+    let (pk, pr) = run("2");
+    assert!((pk.0 - pr.0).abs() < 1e-4 * pk.0, "mu N = 2: {pk:?} {pr:?}");
+    let (pk, pr) = run("15");
+    assert!(
+        (pk.0 - pr.0).abs() > 1e-3 * pk.0,
+        "mu N = 15: {pk:?} {pr:?}"
+    );
+    assert!(pr.1 < pk.1, "the peak is the maximum: {pk:?} {pr:?}");
+}

@@ -466,6 +466,8 @@ pub struct Curve {
     pub stopped: Option<String>,
     /// The local maxima of the amplitude, refined to the true maximum in frequency.
     pub peaks: Vec<Peak>,
+    /// Phase resonances of the forced DOF (its first harmonic in quadrature with its force).
+    pub phase: Vec<ewr_solve::PhaseResonance>,
 }
 
 /// Resumes one curve: re-solves its stored points from their coefficients (one Newton
@@ -590,6 +592,14 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         None => None,
     };
     let recs: Vec<Receptance> = setups.iter().map(receptance).collect::<Result<_, _>>()?;
+    // The phase-resonance criterion follows the largest first-harmonic force on a monitored DOF.
+    let forced = setups[0]
+        .model
+        .forcing
+        .iter()
+        .filter(|f| f.harmonic == 1 && setups[0].point.monitor.contains(&f.dof))
+        .max_by(|x, y| x.cos.hypot(x.sin).total_cmp(&y.cos.hypot(y.sin)))
+        .map(|f| (f.dof, (f.cos, f.sin)));
     let failed_write = Mutex::new(None::<String>);
     let curves: Vec<Curve> = setups
         .par_iter()
@@ -658,11 +668,22 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     }
                 }
             };
+            let phase = match forced {
+                Some((dof, force)) if !a.no_refine && !crate::interrupt::requested() => {
+                    ewr_solve::phase_resonances(rec, &params, &setup.point, &points, dof, force)
+                        .unwrap_or_else(|e| {
+                            bar.suspend(|| say_err!("warning: phase resonance failed: {e}"));
+                            Vec::new()
+                        })
+                }
+                _ => Vec::new(),
+            };
             Curve {
                 mu_n,
                 points,
                 stopped,
                 peaks,
+                phase,
             }
         })
         .collect();
@@ -734,6 +755,23 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                         .collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>(),
+            "phase_resonances": done
+                .iter()
+                .map(|c| {
+                    c.phase
+                        .iter()
+                        .map(|p| {
+                            serde_json::json!({
+                                "mu_n": c.mu_n,
+                                "dof": forced.map(|f| f.0),
+                                "omega": p.omega,
+                                "amplitude": p.amplitude,
+                                "evaluations": p.evaluations,
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>(),
         });
         say!("{s:#}");
     } else {
@@ -785,6 +823,15 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     pk.omega,
                     pk.evaluations,
                     stick.join(", ")
+                );
+            }
+            for pr in &c.phase {
+                say!(
+                    "  {label}phase resonance (DOF {} lags its force by 90 deg) at w = {:.6}, \
+                     amplitude {:.6e}",
+                    forced.map_or(0, |f| f.0),
+                    pr.omega,
+                    pr.amplitude
                 );
             }
         }

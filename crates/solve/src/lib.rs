@@ -10,6 +10,7 @@ pub mod newton;
 pub mod peaks;
 pub mod periodic;
 pub mod post;
+pub mod quadrature;
 pub mod unilateral;
 
 pub use continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
@@ -23,3 +24,4 @@ pub use periodic::{
     samples_problem, solve_point,
 };
 pub use post::ContactSummary;
+pub use quadrature::{PhaseResonance, phase_resonances};
