@@ -172,3 +172,43 @@ fn peaks_tracks_the_friction_coefficient() {
     assert_eq!(amp.len(), 3);
     assert!(amp[0] > 2.0 * amp[1], "{amp:?}");
 }
+
+#[test]
+fn a_contact_stuck_all_period_is_flagged() {
+    // blade-damper-blade-3d at 1500 rad/s: the right face sticks the whole period, the left
+    // one slides part of it.
+    let m = shipped_model("blade-damper-blade-3d");
+    let m = m.to_str().unwrap();
+    let o = ewr(&[
+        "solve",
+        m,
+        "--omega",
+        "1500",
+        "--harmonics",
+        "all:15",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        j["fully_stuck"],
+        serde_json::json!([1]),
+        "{}",
+        j["fully_stuck"]
+    );
+    let o = ewr(&["solve", m, "--omega", "1500", "--harmonics", "all:15"]);
+    let out = text(&o).0;
+    assert_eq!(out.matches("sticks the whole period").count(), 1, "{out}");
+    // Further from the peak than the contact's stick-slip range: not flagged at 1400.
+    let o = ewr(&[
+        "solve",
+        m,
+        "--omega",
+        "1400",
+        "--harmonics",
+        "all:15",
+        "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["fully_stuck"], serde_json::json!([]));
+}

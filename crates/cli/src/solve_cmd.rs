@@ -307,6 +307,9 @@ struct SolveSummary<'a> {
     /// Peak resident memory of the process (Linux), MB.
     peak_memory_mb: Option<f64>,
     contacts: &'a [ewr_solve::ContactSummary],
+    /// Contacts stuck the whole period with the static term in the set: their mean friction
+    /// force is not determined by the periodic problem (docs/contact-3d.md, pitfall 3).
+    fully_stuck: Vec<usize>,
     dofs: Vec<DofPeak>,
 }
 
@@ -373,6 +376,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         elapsed_s: elapsed,
         peak_memory_mb: crate::progress::peak_memory_mb(),
         contacts: &sol.contacts,
+        fully_stuck: fully_stuck(&sol),
         dofs: dof_peaks(&setup.model, &sol),
     };
     if a.json {
@@ -391,6 +395,16 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
             a.omega, sol.status, sol.residual
         )))
     }
+}
+
+/// The contacts of `s` stuck the whole period when the set has the static term, whose mean
+/// friction force then depends on the path to the solution, not on the periodic equations.
+pub fn fully_stuck(s: &PointSolution) -> Vec<usize> {
+    if !s.set.contains_zero() {
+        return Vec::new();
+    }
+    let f = s.stick_fractions();
+    (0..f.len()).filter(|&c| f[c] >= 0.999).collect()
 }
 
 fn print_solution(s: &SolveSummary<'_>) {
@@ -421,7 +435,7 @@ fn print_solution(s: &SolveSummary<'_>) {
             .collect();
         say!(
             "contact {c}: |w| max {:.6e}, |r| max {:.6e}, dissipated/cycle {:.6e}, Coulomb \
-             violation {:.2e}",
+             violation on the samples of the truncated series {:.2e}",
             cs.displacement_amplitude,
             cs.force_amplitude,
             cs.dissipated_energy,
@@ -444,6 +458,12 @@ fn print_solution(s: &SolveSummary<'_>) {
             say!("  slides all the time");
         } else {
             say!("  sticks on {}", stick.join(" "));
+        }
+        if s.fully_stuck.contains(&c) {
+            say!(
+                "  sticks the whole period: its mean friction force is not determined by the \
+                 periodic problem and depends on the start (docs/contact-3d.md, pitfall 3)"
+            );
         }
     }
     for d in &s.dofs {
@@ -835,6 +855,17 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 );
             }
         }
+    }
+    let stuck_points = done
+        .iter()
+        .flat_map(|c| &c.points)
+        .filter(|p| !fully_stuck(&p.solution).is_empty())
+        .count();
+    if stuck_points > 0 && !a.json {
+        say!(
+            "note: at {stuck_points} point(s) a contact sticks the whole period; its mean \
+             friction force there depends on the sweep's path (docs/contact-3d.md, pitfall 3)"
+        );
     }
     if crate::interrupt::requested() {
         return Err(Failure::work(format!(
