@@ -438,6 +438,34 @@ impl PyModel {
             .collect()
     }
 
+    /// Undamped natural circular frequencies (ascending) with the friction removed, or with
+    /// every contact stuck (`stuck=True`: contact stiffnesses as springs, rigid contacts by a
+    /// penalty 1e6 times the stiffest DOF), as `ewr model info` lists them: a sweep should
+    /// cover both. Dense eigensolver, up to 3000 DOFs.
+    #[pyo3(signature = (*, stuck=false))]
+    fn natural_frequencies(&self, py: Python<'_>, stuck: bool) -> PyResult<Vec<f64>> {
+        py.detach(|| -> Result<Vec<f64>, Fail> {
+            let model = if stuck {
+                let k_max = self
+                    .model
+                    .stiffness
+                    .triplet_iter()
+                    .filter(|t| t.row == t.col)
+                    .fold(0.0f64, |a, t| a.max(t.val.abs()));
+                match self.model.stuck(1e6 * k_max.max(f64::MIN_POSITIVE)) {
+                    Ok(Some(m)) => m,
+                    Ok(None) => self.model.clone(),
+                    Err(e) => return Err(Fail::Input(e)),
+                }
+            } else {
+                self.model.clone()
+            };
+            ewr_hb::modes::natural_frequencies(&model)
+                .map_err(|e| Fail::Input(format!("natural frequencies: {e}")))
+        })
+        .map_err(PyErr::from)
+    }
+
     /// The same model with every contact's friction bound set to `mu_n`.
     fn with_mu_n(&self, py: Python<'_>, mu_n: f64) -> PyResult<Self> {
         if self.model.contacts.has_normal() {

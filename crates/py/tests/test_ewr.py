@@ -331,3 +331,12 @@ def test_harmonic_lists():
     for h, f, (a, b) in [(1, 10.0, (a1, b1)), (2, 5.0, (a2, b2))]:
         x = f / (1.0 - (h * w) ** 2 + 1j * 0.01 * h * w)
         assert abs(a - x.real) < 1e-9 and abs(b + x.imag) < 1e-9
+
+
+def test_natural_frequencies_free_and_stuck():
+    m = ewr.Model.example("two-mass-damper")
+    # Seed 000 sec. 5: 0.618, 0.874, 1.618, 2.288 free; the blade alone on k11 + k21 = 2 and
+    # k12 + k22 = 4 with the damper stuck: sqrt(2) and 2.
+    assert np.allclose(m.natural_frequencies(), [0.618, 0.874, 1.618, 2.288], atol=1e-3)
+    stuck = m.natural_frequencies(stuck=True)
+    assert np.allclose(stuck[:2], [2 ** 0.5, 2.0], rtol=1e-5)

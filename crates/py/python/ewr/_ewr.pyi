@@ -107,6 +107,9 @@ class Model:
         """Tangential rows ``W``, then the normal rows of 3-D contacts."""
     @property
     def forcing(self) -> list[tuple[int, int, float, float]]: ...
+    def natural_frequencies(self, *, stuck: bool = False) -> list[float]:
+        """Undamped natural circular frequencies, friction removed or (``stuck=True``) every
+        contact stuck, as ``ewr model info``: a sweep should cover both. Up to 3000 DOFs."""
     def with_mu_n(self, mu_n: float) -> "Model":
         """The same model with every contact's friction bound set to ``mu_n``."""
     def solve(
