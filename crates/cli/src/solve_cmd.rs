@@ -200,19 +200,10 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         )));
     }
     if let Some(x) = mu_n {
-        if model.contacts.has_normal() {
-            return Err(Failure::input(format!(
-                "--mu-n {x}: the contacts of {} are 3-D (normal direction): their friction \
-                 bound is mu times the normal force, set by the model's mu and preload",
-                c.model.display()
-            )));
-        }
-        if !x.is_finite() || x < 0.0 {
-            return Err(Failure::input(format!(
-                "--mu-n {x}: the friction bound must be finite and >= 0"
-            )));
-        }
-        model.contacts.mu_n.iter_mut().for_each(|m| *m = x);
+        model
+            .contacts
+            .set_mu_n(x)
+            .map_err(|e| Failure::input(format!("--mu-n {x}: {e}")))?;
     }
     if let Some(r) = c.rho {
         finite_positive("--rho", r)?;

@@ -233,6 +233,24 @@ impl Contacts {
         }
     }
 
+    /// Sets every contact's friction bound to `x` (a `--mu-n` override); refused for 3-D
+    /// contacts, whose bound is `mu` times the normal force, and for a negative or non-finite
+    /// `x`. The message is a sentence the front ends prefix with their option's name.
+    pub fn set_mu_n(&mut self, x: f64) -> Result<(), String> {
+        if self.has_normal() {
+            return Err(
+                "the contacts are 3-D (normal direction): their friction bound is mu \
+                        times the normal force, set by the model's mu and preload"
+                    .into(),
+            );
+        }
+        if !x.is_finite() || x < 0.0 {
+            return Err("the friction bound must be finite and >= 0".into());
+        }
+        self.mu_n.iter_mut().for_each(|m| *m = x);
+        Ok(())
+    }
+
     /// Number of contacts `nc`.
     pub fn len(&self) -> usize {
         self.mu_n.len()

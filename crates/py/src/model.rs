@@ -468,13 +468,11 @@ impl PyModel {
 
     /// The same model with every contact's friction bound set to `mu_n`.
     fn with_mu_n(&self, py: Python<'_>, mu_n: f64) -> PyResult<Self> {
-        if self.model.contacts.has_normal() {
-            return Err(InputError::new_err(
-                "mu_n: the contacts are 3-D; their bound is mu times the normal force",
-            ));
-        }
         let mut model = self.model.clone();
-        model.contacts.mu_n.iter_mut().for_each(|m| *m = mu_n);
+        model
+            .contacts
+            .set_mu_n(mu_n)
+            .map_err(|e| InputError::new_err(format!("mu_n={mu_n}: {e}")))?;
         checked(py, model)
     }
 
@@ -698,17 +696,10 @@ impl PyModel {
         }
         let mut model = self.model.clone();
         if let Some(x) = mu_n {
-            if model.contacts.has_normal() {
-                return Err(InputError::new_err(
-                    "mu_n: the contacts are 3-D; their bound is mu times the normal force",
-                ));
-            }
-            if !(x.is_finite() && x >= 0.0) {
-                return Err(InputError::new_err(format!(
-                    "mu_n={x}: the friction bound must be finite and >= 0"
-                )));
-            }
-            model.contacts.mu_n.iter_mut().for_each(|m| *m = x);
+            model
+                .contacts
+                .set_mu_n(x)
+                .map_err(|e| InputError::new_err(format!("mu_n={x}: {e}")))?;
         }
         let mut opts = ewr_simulate::Options::new(omega);
         opts.dt = dt;

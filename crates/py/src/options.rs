@@ -92,18 +92,10 @@ pub fn resolve(model: &Model, o: &SolveOptions<'_>) -> PyResult<Resolved> {
         ));
     }
     if let Some(x) = o.mu_n {
-        if model.contacts.has_normal() {
-            return Err(InputError::new_err(format!(
-                "mu_n={x}: the contacts are 3-D (normal direction): their friction bound is mu \
-                 times the normal force, set by the model's mu and preload"
-            )));
-        }
-        if !x.is_finite() || x < 0.0 {
-            return Err(InputError::new_err(format!(
-                "mu_n={x}: the friction bound must be finite and >= 0"
-            )));
-        }
-        model.contacts.mu_n.iter_mut().for_each(|m| *m = x);
+        model
+            .contacts
+            .set_mu_n(x)
+            .map_err(|e| InputError::new_err(format!("mu_n={x}: {e}")))?;
     }
     if let Some(r) = o.rho {
         positive("rho", r)?;
