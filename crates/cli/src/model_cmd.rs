@@ -46,7 +46,7 @@ pub struct InfoArgs {
 #[derive(Args)]
 pub struct ExampleArgs {
     /// Example name (see --list): oscillator-2d, two-mass-damper, two-dof-1d, chain,
-    /// blade-damper-blade, sector.
+    /// blade-damper-blade, sector, bladed-disk, ...
     #[arg(required_unless_present = "list")]
     name: Option<String>,
     /// Output model file.
@@ -73,6 +73,12 @@ pub struct ExampleArgs {
     /// an interference preload of mu_n / mu per contact.
     #[arg(long = "contact-3d")]
     contact_3d: bool,
+    /// Number of sectors of `bladed-disk` (default 12).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    sectors: Option<usize>,
+    /// Engine order of `bladed-disk` (default 3; negative: the wave travels the other way).
+    #[arg(long, value_name = "EO", allow_negative_numbers = true)]
+    engine_order: Option<i64>,
 }
 
 /// Runs one `ewr model` subcommand.
@@ -501,6 +507,14 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
             )));
         }
     }
+    if (a.sectors.is_some() || a.engine_order.is_some()) && ex != Example::BladedDisk {
+        return Err(Failure::input(
+            "--sectors and --engine-order apply to the bladed-disk example only",
+        ));
+    }
+    if a.sectors.is_some_and(|s| s < 2) {
+        return Err(Failure::input("--sectors: a disk needs at least 2 sectors"));
+    }
     if a.damper_mass.is_some() && ex != Example::TwoMassDamper {
         return Err(Failure::input(
             "--damper-mass applies to the two-mass-damper example only",
@@ -512,6 +526,8 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
         contacts: a.contacts,
         refine: a.refine,
         damper_mass: a.damper_mass,
+        sectors: a.sectors,
+        engine_order: a.engine_order,
     };
     let model = ex.build(&opts);
     ewr_model::write(output, &model).map_err(|e| Failure::work(e.to_string()))?;

@@ -335,6 +335,19 @@ impl<'a> EwrResidual<'a> {
         velocity: bool,
         out: &mut [f64],
     ) -> Result<(), ResidualError> {
+        self.structure_with(x, add, velocity, false, out)
+    }
+
+    /// [`structure`](Self::structure) with `G_h^T` in place of `G_h` when `transpose` (they
+    /// differ only on a cyclic sector).
+    fn structure_with(
+        &mut self,
+        x: &[f64],
+        add: Option<&[f64]>,
+        velocity: bool,
+        transpose: bool,
+        out: &mut [f64],
+    ) -> Result<(), ResidualError> {
         let nco = self.set.n_coeffs();
         let m = self.params.dim * self.params.len();
         match add {
@@ -351,9 +364,13 @@ impl<'a> EwrResidual<'a> {
                 let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
                 self.cx[(s, 0)] = c64::new(a, -b);
             }
-            self.rec
-                .apply(h, self.cx.as_ref(), self.cy.as_mut())
-                .map_err(ResidualError::Receptance)?;
+            if transpose {
+                self.rec
+                    .apply_transpose(h, self.cx.as_ref(), self.cy.as_mut())
+            } else {
+                self.rec.apply(h, self.cx.as_ref(), self.cy.as_mut())
+            }
+            .map_err(ResidualError::Receptance)?;
             let hw = h as f64 * self.omega;
             for s in 0..m {
                 let y = self.cy[(s, 0)];
@@ -567,10 +584,11 @@ impl<'a> EwrResidual<'a> {
 
     /// `y = J^T x` at the point of the last evaluation with derivatives, without forming `J`.
     ///
-    /// With `P = diag(w) S^T` (projection weights `w`) and `G_h` complex symmetric, the
-    /// transpose of `J = P D_r S + P D_v S T` is
+    /// With `P = diag(w) S^T` (projection weights `w`), the transpose of
+    /// `J = P D_r S + P D_v S T` is
     /// `J^T = diag(1/w) P D_r^T S diag(w) + T^T diag(1/w) P D_v^T S diag(w)`, where
-    /// `T^T = C T C` and `C` flips the sign of every sine coefficient: the same FFTs and
+    /// `T^T = C T' C`, `C` flips the sign of every sine coefficient and `T'` is `T` with
+    /// `G_h^T` for `G_h` (the same on all but cyclic sectors): the same FFTs and
     /// receptance products as [`jacobian_product`](Self::jacobian_product). Needed for the
     /// steepest-descent (Cauchy) part of a matrix-free trust-region step.
     pub fn jacobian_transpose_product(
@@ -617,7 +635,7 @@ impl<'a> EwrResidual<'a> {
             }
         }
         let mut tv = std::mem::take(&mut self.v_coeffs);
-        let res = self.structure(&t, None, true, &mut tv);
+        let res = self.structure_with(&t, None, true, true, &mut tv);
         self.v_coeffs = tv;
         res?;
         for (i, v) in y.iter_mut().enumerate() {

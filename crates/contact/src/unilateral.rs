@@ -305,10 +305,9 @@ impl UnilateralResidual {
         }
     }
 
-    /// `out = T^T x` (no forced part). `G_h` is complex symmetric and the real `2 x 2` block
-    /// of a complex entry `a` is `R(a) = [[Re a, Im a], [-Im a, Re a]]` with
-    /// `R(a)^T = R(conj a)`, so per harmonic, in complex form,
-    /// `(T^T X)_s = conj( sum_t G_st D_t conj(X_t) )` with `D_t = i h w` on friction rows
+    /// `out = T^T x` (no forced part). The real `2 x 2` block of a complex entry `a` is
+    /// `R(a) = [[Re a, Im a], [-Im a, Re a]]` with `R(a)^T = R(conj a)`, so per harmonic, in
+    /// complex form, `(T^T X)_s = conj( sum_t G_ts D_t conj(X_t) )` with `D_t = i h w` on friction rows
     /// and 1 on normal rows.
     fn structure_transpose(&self, x: &[f64], out: &mut [f64]) {
         let nco = self.set.n_coeffs();
@@ -327,7 +326,8 @@ impl UnilateralResidual {
                 let cx = c64::new(x[t * nco + p], b);
                 if t < mt { c64::new(0.0, hw) * cx } else { cx }
             });
-            let gw = g * &w;
+            // G_h^T: equal to G_h except on a cyclic sector.
+            let gw = g.transpose() * &w;
             for s in 0..m {
                 let y = gw[(s, 0)];
                 // conj(y) = Re y - i Im y, i.e. (a, b) = (Re y, Im y).

@@ -200,3 +200,17 @@ fn averaged_harmonic_jacobians_are_exact_in_full_stick() {
     let e = averaged_vs_dense(&tmd, 0.303, HarmonicSet::all(4).unwrap(), 1e-3);
     assert!(e > 1e-3, "slip should break the averaged form: {e:e}");
 }
+
+#[test]
+fn cyclic_sector_travelling_wave() {
+    // G_h of a travelling wave is not symmetric: J^T x must use G_h^T (issue 16).
+    for eo in [3, 7] {
+        let m = examples::bladed_disk(&examples::BladedDisk {
+            sectors: 12,
+            engine_order: eo,
+        });
+        for kind in [ReceptanceKind::Dense, ReceptanceKind::Sparse] {
+            check(&m, kind, 0.62, HarmonicSet::odd(5).unwrap(), 7);
+        }
+    }
+}

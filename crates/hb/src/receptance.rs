@@ -181,6 +181,32 @@ pub(crate) struct Structure {
     /// Series compliance `1/k` per contact row, added to the diagonal of every `G_h`
     /// (contact stiffness; empty when every contact is rigid).
     pub compliance: Vec<f64>,
+    /// Cyclic symmetry of a sector model: harmonic `h` is condensed on nodal diameter
+    /// `(h EO) mod N` (see [`CyclicMap`]).
+    pub cyclic: Option<CyclicMap>,
+}
+
+/// The sector's right DOFs eliminated through `u_R = c_h u_L`, `c_h = exp(i 2 pi k_h / N)`:
+/// `u = T_h q` with `q` the `nr` independent DOFs, so that `Z_h` becomes `T_h^H Z_h T_h`,
+/// `W` becomes `W T_h` and a load `b` becomes `T_h^H b` (docs/cyclic.md).
+pub(crate) struct CyclicMap {
+    pub cyclic: ewr_model::Cyclic,
+    /// Independent index of each DOF (a right DOF's is its left partner's).
+    pub red: Vec<usize>,
+    /// Whether each DOF is a right DOF (factor `c_h` in `T_h`).
+    pub right: Vec<bool>,
+    /// Number of independent DOFs.
+    pub nr: usize,
+}
+
+impl CyclicMap {
+    /// Independent index of DOF `i` and its factor in `T_h` for the phase `c`.
+    pub fn of(&self, i: usize, c: c64) -> (usize, c64) {
+        (
+            self.red[i],
+            if self.right[i] { c } else { c64::new(1.0, 0.0) },
+        )
+    }
 }
 
 impl Structure {
@@ -235,7 +261,80 @@ impl Structure {
             modal_zeta: d.modal_zeta.clone(),
             forcing,
             compliance: model.contacts.compliance().unwrap_or_default(),
+            cyclic: match &model.cyclic {
+                None => None,
+                Some(cy) => {
+                    if let Some(p) = cy.problems(n).first() {
+                        return Err(ReceptanceError::BadInput(format!("cyclic: {p}")));
+                    }
+                    let (red, right) = cy.reduction(n);
+                    Some(CyclicMap {
+                        cyclic: cy.clone(),
+                        red,
+                        right,
+                        nr: n - cy.right.len(),
+                    })
+                }
+            },
         })
+    }
+
+    /// Number of independent DOFs: `n`, less the right DOFs of a cyclic sector.
+    pub fn n_independent(&self) -> usize {
+        self.cyclic.as_ref().map_or(self.n, |c| c.nr)
+    }
+
+    /// The inter-sector phase `c_h` of harmonic `h` (1 without cyclic symmetry).
+    pub fn phase(&self, h: usize) -> c64 {
+        self.cyclic
+            .as_ref()
+            .map_or(c64::new(1.0, 0.0), |c| c.cyclic.phase(h))
+    }
+
+    /// `T_h^H b` for an `n`-row `b` (`b` itself without cyclic symmetry).
+    pub fn reduce(&self, h: usize, b: Mat<c64>) -> Mat<c64> {
+        let Some(cm) = &self.cyclic else {
+            return b;
+        };
+        let c = self.phase(h);
+        let mut out = Mat::zeros(cm.nr, b.ncols());
+        for i in 0..self.n {
+            let (r, f) = cm.of(i, c);
+            for j in 0..b.ncols() {
+                out[(r, j)] += f.conj() * b[(i, j)];
+            }
+        }
+        out
+    }
+
+    /// `T_h q` for an `nr`-row `q` (`q` itself without cyclic symmetry).
+    pub fn expand(&self, h: usize, q: Mat<c64>) -> Mat<c64> {
+        let Some(cm) = &self.cyclic else {
+            return q;
+        };
+        let c = self.phase(h);
+        Mat::from_fn(self.n, q.ncols(), |i, j| {
+            let (r, f) = cm.of(i, c);
+            f * q[(r, j)]
+        })
+    }
+
+    /// `W T_h` (`m x nr`, complex); `None` without cyclic symmetry (then it is `w_c`).
+    pub fn w_cyclic(&self, h: usize) -> Option<SparseColMat<usize, c64>> {
+        let cm = self.cyclic.as_ref()?;
+        let c = self.phase(h);
+        let trip: Vec<_> = self
+            .w
+            .triplet_iter()
+            .map(|t| {
+                let (r, f) = cm.of(t.col, c);
+                Triplet::new(t.row, r, f * *t.val)
+            })
+            .collect();
+        Some(
+            SparseColMat::try_new_from_triplets(self.m, cm.nr, &trip)
+                .expect("indices come from a valid W"),
+        )
     }
 
     /// Hysteretic loss factor used at harmonic `h` (none in the static term).
@@ -261,6 +360,21 @@ impl Structure {
             for (i, v) in w.row_idx_of_col(j).zip(w.val_of_col(j)) {
                 b[(j, 0)] += r[i] * *v;
             }
+        }
+        b
+    }
+
+    /// `(W T_h)^H = T_h^H W^T` as a dense complex `nr x m` matrix followed by `extra` zero
+    /// columns (`W^T` without cyclic symmetry).
+    pub fn wt_dense_h(&self, h: usize, extra: usize) -> Mat<c64> {
+        let Some(cm) = &self.cyclic else {
+            return self.wt_dense(extra);
+        };
+        let c = self.phase(h);
+        let mut b = Mat::zeros(cm.nr, self.m + extra);
+        for t in self.w.triplet_iter() {
+            let (r, f) = cm.of(t.col, c);
+            b[(r, t.row)] += f.conj() * *t.val;
         }
         b
     }
@@ -303,6 +417,20 @@ impl Receptance {
         let s = Structure::new(model)?;
         let zeta = s.modal_zeta.as_ref().map(Vec::len);
         let kind = match kind {
+            ReceptanceKind::Auto if s.cyclic.is_some() => {
+                if s.n <= AUTO_DENSE_MAX_DOFS {
+                    ReceptanceKind::Dense
+                } else {
+                    ReceptanceKind::Sparse
+                }
+            }
+            ReceptanceKind::Modal { .. } if s.cyclic.is_some() => {
+                return Err(ReceptanceError::BadInput(
+                    "a cyclic sector needs the dense or sparse receptance (its modes depend on \
+                     the nodal diameter)"
+                        .into(),
+                ));
+            }
             ReceptanceKind::Auto => match zeta {
                 Some(nz) if nz > 0 => ReceptanceKind::Modal { modes: nz },
                 _ if s.n <= AUTO_DENSE_MAX_DOFS => ReceptanceKind::Dense,
@@ -438,6 +566,12 @@ impl<'a> ReceptanceAt<'a> {
         self.w
     }
 
+    /// True when every `G_h` is complex symmetric (`G_h^T = G_h`), i.e. except on a cyclic
+    /// sector.
+    pub fn is_symmetric(&self) -> bool {
+        self.rec.s.cyclic.is_none()
+    }
+
     /// The prepared harmonics, in the order given (duplicates removed).
     pub fn harmonics(&self) -> &[usize] {
         &self.harmonics
@@ -553,6 +687,39 @@ impl<'a> ReceptanceAt<'a> {
         Ok(())
     }
 
+    /// `out = G_h^T x`, for the transposed Jacobian products of matrix-free Newton. Equal to
+    /// [`apply`](Self::apply) except on a cyclic sector, whose `G_h` is not symmetric
+    /// (`G_h^T` is the receptance of the wave travelling the other way).
+    pub fn apply_transpose(
+        &self,
+        h: usize,
+        x: MatRef<'_, c64>,
+        out: MatMut<'_, c64>,
+    ) -> Result<(), ReceptanceError> {
+        match self.get(h)? {
+            HarmonicData::Direct(d) if self.rec.s.cyclic.is_some() => {
+                let m = self.rec.s.m;
+                if x.nrows() != m || out.nrows() != m || out.ncols() != x.ncols() {
+                    return Err(ReceptanceError::BadSize {
+                        what: "rows of x and out in apply_transpose",
+                        expected: m,
+                        got: x.nrows(),
+                    });
+                }
+                faer::linalg::matmul::matmul(
+                    out,
+                    faer::Accum::Replace,
+                    d.g.as_ref().transpose(),
+                    x,
+                    c64::new(1.0, 0.0),
+                    par(),
+                );
+                Ok(())
+            }
+            _ => self.apply(h, x, out),
+        }
+    }
+
     /// `y = G_h x` for one vector (convenience form of [`apply`](Self::apply)).
     pub fn apply_vec(&self, h: usize, x: &[c64]) -> Result<Vec<c64>, ReceptanceError> {
         let m = self.rec.s.m;
@@ -609,7 +776,7 @@ impl<'a> ReceptanceAt<'a> {
             return Ok(d.recover_at(self.modal(), s, &b, dofs));
         }
         let u = match data {
-            HarmonicData::Direct(d) => d.solve(b),
+            HarmonicData::Direct(d) => s.expand(h, d.solve(s.reduce(h, b))),
             HarmonicData::Modal(d) => d.recover(self.modal(), s, b),
         };
         Ok(match dofs {

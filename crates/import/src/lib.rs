@@ -231,6 +231,7 @@ pub fn build_model(
         contacts,
         forcing,
         dof_labels: fe.dofs.as_ref().map(DofMap::labels),
+        cyclic: None,
     };
     let problems = validate(&model);
     if problems.iter().any(|p| p.severity == Severity::Error) {

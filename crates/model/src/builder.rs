@@ -20,6 +20,7 @@ pub struct ModelBuilder {
     title: Option<String>,
     units: Option<String>,
     labels: Option<Vec<String>>,
+    cyclic: Option<crate::cyclic::Cyclic>,
     out_of_range: Vec<Problem>,
 }
 
@@ -37,6 +38,7 @@ impl ModelBuilder {
             title: None,
             units: None,
             labels: None,
+            cyclic: None,
             out_of_range: Vec::new(),
         }
     }
@@ -162,6 +164,12 @@ impl ModelBuilder {
         self
     }
 
+    /// Makes the model one sector of a tuned disk (see [`crate::Cyclic`]).
+    pub fn cyclic(mut self, cyclic: crate::cyclic::Cyclic) -> Self {
+        self.cyclic = Some(cyclic);
+        self
+    }
+
     /// Assembles and validates the model; on failure returns every error found.
     pub fn build(self) -> Result<Model, Vec<Problem>> {
         if !self.out_of_range.is_empty() {
@@ -181,6 +189,7 @@ impl ModelBuilder {
             contacts: self.contacts.unwrap_or_else(Contacts::none),
             forcing: self.forcing,
             dof_labels: self.labels,
+            cyclic: self.cyclic,
         };
         let problems = validate(&model);
         if has_errors(&problems) {

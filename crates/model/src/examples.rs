@@ -31,11 +31,14 @@ pub enum Example {
     WedgeDamper3d,
     /// Generated bladed-disk-like sector (hexahedral FE mesh, under-platform contacts).
     Sector,
+    /// One sector of a lumped tuned bladed disk with shroud contacts between neighbouring
+    /// blades (cyclic symmetry, engine-order excitation).
+    BladedDisk,
 }
 
 impl Example {
     /// Every example, in the order `ewr model example --list` prints them.
-    pub const ALL: [Example; 9] = [
+    pub const ALL: [Example; 10] = [
         Example::Oscillator2d,
         Example::TwoMassDamper,
         Example::TwoDof1d,
@@ -45,6 +48,7 @@ impl Example {
         Example::SingleContact3d,
         Example::WedgeDamper3d,
         Example::Sector,
+        Example::BladedDisk,
     ];
 
     /// The CLI name, also the file stem in `models/`.
@@ -59,6 +63,7 @@ impl Example {
             Example::SingleContact3d => "single-contact-3d",
             Example::WedgeDamper3d => "wedge-damper-3d",
             Example::Sector => "sector",
+            Example::BladedDisk => "bladed-disk",
         }
     }
 
@@ -90,6 +95,9 @@ impl Example {
             Example::Sector => {
                 "generated steel bladed-disk sector (hex8), N 2-D under-platform contacts, --refine R"
             }
+            Example::BladedDisk => {
+                "one sector of a lumped tuned bladed disk (N=12, EO 3): 2-D shroud contact to the next blade and a platform contact, cyclic symmetry"
+            }
         }
     }
 
@@ -104,6 +112,12 @@ impl Example {
             Example::BladeDamperBlade3d => blade_damper_blade_3d(&BladeDamperBlade3d::default()),
             Example::SingleContact3d => single_contact_3d(),
             Example::WedgeDamper3d => wedge_damper_3d(),
+            Example::BladedDisk => bladed_disk(&BladedDisk {
+                sectors: opts.sectors.unwrap_or(BladedDisk::default().sectors),
+                engine_order: opts
+                    .engine_order
+                    .unwrap_or(BladedDisk::default().engine_order),
+            }),
             Example::Sector => sector(&Sector {
                 refine: opts.refine.unwrap_or(1),
                 contacts: opts.contacts.unwrap_or(Sector::default().contacts),
@@ -154,6 +168,86 @@ pub struct ExampleOptions {
     pub contact_3d: bool,
     /// Damper mass of `two-mass-damper` (default 1; 0 gives the massless damper of Fig. 23).
     pub damper_mass: Option<f64>,
+    /// Number of sectors of `bladed-disk` (default 12).
+    pub sectors: Option<usize>,
+    /// Engine order of `bladed-disk` (default 3).
+    pub engine_order: Option<i64>,
+}
+
+/// Parameters of [`bladed_disk`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct BladedDisk {
+    /// Number of sectors `N`.
+    pub sectors: usize,
+    /// Engine order of the excitation.
+    pub engine_order: i64,
+}
+
+impl Default for BladedDisk {
+    fn default() -> Self {
+        BladedDisk {
+            sectors: 12,
+            engine_order: 3,
+        }
+    }
+}
+
+/// One sector of a lumped tuned bladed disk, the cyclic-symmetry example: a disk mass
+/// (`m = 2`, circumferential `x` and axial `y`) on ground springs (4, 6) coupled to the next
+/// sector's disk (2, 1), a blade mass (`m = 1`) on the disk (1, 1.5), Rayleigh damping
+/// `0.005 K`. Two 2-D friction contacts: the shroud, blade against the next sector's blade
+/// (`muN = 0.5`), and the platform, blade against its own disk (`muN = 0.3`). Forcing
+/// `cos(w t)` circumferential and `0.5 sin(w t)` axial on the blade, engine order `EO`.
+///
+/// DOFs 4..8 are the next sector's disk and blade (the right boundary, matched with
+/// DOFs 0..4): the next disk carries the coupling springs, the next blade only the shroud
+/// contact. Built for this project (no published source); small enough to compare with its
+/// full annulus (`Model::annulus`).
+pub fn bladed_disk(p: &BladedDisk) -> Model {
+    let labels = [
+        "disk_x",
+        "disk_y",
+        "blade_x",
+        "blade_y",
+        "next_disk_x",
+        "next_disk_y",
+        "next_blade_x",
+        "next_blade_y",
+    ];
+    built(
+        ModelBuilder::new(8)
+            .title(format!(
+                "bladed-disk: one sector of a lumped tuned bladed disk, N = {}, EO {}",
+                p.sectors, p.engine_order
+            ))
+            .units("consistent, non-dimensional")
+            .dof_labels(labels)
+            .mass(0, 2.0)
+            .mass(1, 2.0)
+            .mass(2, 1.0)
+            .mass(3, 1.0)
+            .spring_to_ground(0, 4.0)
+            .spring_to_ground(1, 6.0)
+            .spring(0, 4, 2.0)
+            .spring(1, 5, 1.0)
+            .spring(0, 2, 1.0)
+            .spring(1, 3, 1.5)
+            .rayleigh(0.0, 0.005)
+            .contacts(Contacts::between(
+                2,
+                vec![2, 3, 2, 3],
+                vec![Some(6), Some(7), Some(0), Some(1)],
+                vec![0.5, 0.3],
+            ))
+            .force(2, 1, 1.0, 0.0)
+            .force(3, 1, 0.0, 0.5)
+            .cyclic(crate::Cyclic {
+                sectors: p.sectors,
+                engine_order: p.engine_order,
+                left: vec![0, 1, 2, 3],
+                right: vec![4, 5, 6, 7],
+            }),
+    )
 }
 
 fn built(b: ModelBuilder) -> Model {
@@ -948,6 +1042,7 @@ pub fn sector(p: &Sector) -> Model {
             sin: 0.0,
         }],
         dof_labels: Some(labels),
+        cyclic: None,
     };
     let problems = crate::validate::validate(&model);
     assert!(

@@ -19,7 +19,7 @@ pub const FORMAT_NAME: &str = "ewr-model";
 /// The newest model-file version this build reads and writes: 2 (3-D contacts and contact
 /// stiffness). Version 1 files are read unchanged, and a model without the version-2
 /// features is written as version 1.
-pub const FORMAT_VERSION: i64 = 2;
+pub const FORMAT_VERSION: i64 = 3;
 
 /// Why a model file could not be read or written.
 #[derive(Debug)]
@@ -119,6 +119,7 @@ pub fn read(path: impl AsRef<Path>) -> Result<ReadModel, ModelError> {
         contacts: parts.contacts.as_ref(),
         forcing: parts.forcing.as_deref(),
         dof_labels: parts.dof_labels.as_deref(),
+        cyclic: parts.cyclic.as_ref().and_then(Option::as_ref),
     }));
     match parts.into_model() {
         Some(model) if !has_errors(&problems) => Ok(ReadModel {
@@ -141,6 +142,7 @@ struct ReadParts {
     contacts: Option<Contacts>,
     forcing: Option<Vec<ForcingTerm>>,
     dof_labels: Option<Vec<String>>,
+    cyclic: Option<Option<crate::cyclic::Cyclic>>,
     /// False when `/dof_labels` exists but could not be read.
     labels_ok: bool,
 }
@@ -160,6 +162,7 @@ impl ReadParts {
             contacts: self.contacts?,
             forcing: self.forcing?,
             dof_labels: self.dof_labels,
+            cyclic: self.cyclic?,
         })
     }
 }
@@ -267,6 +270,7 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<ReadParts> {
     let damping = read_damping(file, out);
     let contacts = read_contacts(file, n, out);
     let forcing = read_forcing(file, out);
+    let cyclic = read_cyclic(file, out);
     let mut labels_ok = true;
     let dof_labels = if file.link_exists("dof_labels") {
         match file
@@ -294,8 +298,89 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<ReadParts> {
         contacts,
         forcing,
         dof_labels,
+        cyclic,
         labels_ok,
     })
+}
+
+/// Reads `/cyclic` (format v3): `sectors`, `engine_order` (scalar datasets or attributes)
+/// and the matched `left` / `right` DOF lists; ranges are checked by validation.
+fn read_cyclic(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<Option<crate::cyclic::Cyclic>> {
+    const PATH: &str = "/cyclic";
+    if !file.link_exists("cyclic") {
+        return Some(None);
+    }
+    let g = match file.group("cyclic") {
+        Ok(g) => g,
+        Err(e) => {
+            out.push(Problem::error(PATH, format!("must be a group ({e})")));
+            return None;
+        }
+    };
+    let mut int = |name: &str| -> Option<i64> {
+        let r = if g.link_exists(name) {
+            g.dataset(name)
+                .map_err(|e| e.to_string())
+                .and_then(|d| ints(&d).map(|x| Some(x.0)))
+        } else {
+            attr_ints(&g, name)
+        };
+        match r {
+            Ok(Some(v)) if v.len() == 1 => Some(v[0]),
+            Ok(Some(v)) => {
+                out.push(Problem::error(
+                    format!("{PATH}/{name}"),
+                    format!("expected one integer, found {}", v.len()),
+                ));
+                None
+            }
+            Ok(None) => {
+                out.push(Problem::error(
+                    format!("{PATH}/{name}"),
+                    "missing (an integer)",
+                ));
+                None
+            }
+            Err(e) => {
+                out.push(Problem::error(format!("{PATH}/{name}"), e));
+                None
+            }
+        }
+    };
+    let sectors = int("sectors");
+    let engine_order = int("engine_order");
+    let mut list = |name: &str| -> Option<Vec<usize>> {
+        let v = dataset(&g, PATH, name, out, |c| ints(c).map(|x| x.0))?;
+        match v.iter().map(|&d| usize::try_from(d)).collect() {
+            Ok(v) => Some(v),
+            Err(_) => {
+                out.push(Problem::error(
+                    format!("{PATH}/{name}"),
+                    "DOF indices must be >= 0",
+                ));
+                None
+            }
+        }
+    };
+    let left = list("left");
+    let right = list("right");
+    let sectors = match sectors.map(usize::try_from) {
+        Some(Ok(s)) => s,
+        Some(Err(_)) => {
+            out.push(Problem::error(
+                format!("{PATH}/sectors"),
+                "must be a positive integer",
+            ));
+            return None;
+        }
+        None => return None,
+    };
+    Some(Some(crate::cyclic::Cyclic {
+        sectors,
+        engine_order: engine_order?,
+        left: left?,
+        right: right?,
+    }))
 }
 
 fn optional_string(
@@ -1230,9 +1315,16 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
     let f = hdf5::File::create(path)?;
     put_str_attr(&f, "format", FORMAT_NAME)?;
     let v2 = model.contacts.k_t.is_some() || model.contacts.has_normal();
+    let version = if model.cyclic.is_some() {
+        3
+    } else if v2 {
+        2
+    } else {
+        1
+    };
     f.new_attr::<i64>()
         .create("version")?
-        .write_scalar(&if v2 { FORMAT_VERSION } else { 1 })?;
+        .write_scalar(&version)?;
     if let Some(t) = &model.title {
         put_str_attr(&f, "title", t)?;
     }
@@ -1310,6 +1402,19 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
         g.new_dataset_builder().with_data(&h).create("harmonic")?;
         g.new_dataset_builder().with_data(&cs).create("cos")?;
         g.new_dataset_builder().with_data(&sn).create("sin")?;
+    }
+    if let Some(cy) = &model.cyclic {
+        let g = f.create_group("cyclic")?;
+        g.new_dataset::<i64>()
+            .create("sectors")?
+            .write_scalar(&(cy.sectors as i64))?;
+        g.new_dataset::<i64>()
+            .create("engine_order")?
+            .write_scalar(&cy.engine_order)?;
+        for (name, v) in [("left", &cy.left), ("right", &cy.right)] {
+            let v: Vec<i64> = v.iter().map(|&d| d as i64).collect();
+            g.new_dataset_builder().with_data(&v).create(name)?;
+        }
     }
     if let Some(labels) = &model.dof_labels {
         let v = labels

@@ -6,6 +6,7 @@
 //! solvers; `ewr-hb` condenses a [`Model`] onto its contacts.
 
 mod builder;
+mod cyclic;
 pub mod examples;
 pub mod h5;
 mod io;
@@ -14,6 +15,7 @@ mod model;
 mod validate;
 
 pub use builder::ModelBuilder;
+pub use cyclic::Cyclic;
 pub use examples::{Example, ExampleOptions};
 pub use io::{FORMAT_NAME, FORMAT_VERSION, ModelError, ReadModel, read, write};
 pub use model::{Contacts, Damping, ForcingTerm, Kinematics, Model, NormalContacts, SparseMatrix};

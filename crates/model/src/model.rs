@@ -32,6 +32,8 @@ pub struct Model {
     pub forcing: Vec<ForcingTerm>,
     /// Optional human-readable name per DOF (`/dof_labels`).
     pub dof_labels: Option<Vec<String>>,
+    /// Cyclic symmetry: the model is one sector of a tuned disk (`/cyclic`, format v3).
+    pub cyclic: Option<crate::cyclic::Cyclic>,
 }
 
 impl Model {
@@ -332,7 +334,7 @@ impl Contacts {
 }
 
 /// The sparse map of `rows` contact directions, from either form of [`Kinematics`].
-fn kinematic_matrix(
+pub(crate) fn kinematic_matrix(
     kinematics: &Kinematics,
     rows: usize,
     n_dofs: usize,

@@ -79,6 +79,7 @@ pub fn validate(model: &Model) -> Vec<Problem> {
         contacts: Some(&model.contacts),
         forcing: Some(&model.forcing),
         dof_labels: model.dof_labels.as_deref(),
+        cyclic: model.cyclic.as_ref(),
     })
 }
 
@@ -93,6 +94,7 @@ pub(crate) struct Parts<'a> {
     pub contacts: Option<&'a Contacts>,
     pub forcing: Option<&'a [ForcingTerm]>,
     pub dof_labels: Option<&'a [String]>,
+    pub cyclic: Option<&'a crate::cyclic::Cyclic>,
 }
 
 /// [`validate`] on the parts at hand.
@@ -114,7 +116,8 @@ pub(crate) fn validate_parts(p: &Parts<'_>) -> Vec<Problem> {
     if let Some(k) = p.stiffness.filter(|_| stiffness_ok) {
         check_definite(&mut out, k);
         if let Some(m) = p.mass.filter(|_| mass_ok) {
-            check_every_dof_has_inertia_or_stiffness(&mut out, m, k);
+            let right = p.cyclic.map_or(&[][..], |c| &c.right[..]);
+            check_every_dof_has_inertia_or_stiffness(&mut out, m, k, right);
         }
     }
     if let Some(d) = p.damping {
@@ -125,6 +128,18 @@ pub(crate) fn validate_parts(p: &Parts<'_>) -> Vec<Problem> {
     }
     if let Some(f) = p.forcing {
         check_forcing(&mut out, f, n);
+    }
+    if let (Some(c), Some(n)) = (p.cyclic, n) {
+        for e in c.problems(n) {
+            out.push(Problem::error("/cyclic", e));
+        }
+        if p.damping.is_some_and(|d| d.modal_zeta.is_some()) {
+            out.push(Problem::error(
+                "/damping/zeta",
+                "modal damping ratios are not supported for cyclic sectors (their modes \
+                 depend on the nodal diameter): use Rayleigh, eta or /C",
+            ));
+        }
     }
     if let (Some(labels), Some(n)) = (p.dof_labels, n)
         && labels.len() != n
@@ -143,11 +158,13 @@ fn check_every_dof_has_inertia_or_stiffness(
     out: &mut Vec<Problem>,
     m: &SparseMatrix,
     k: &SparseMatrix,
+    right: &[usize],
 ) {
-    // Both are symmetric (checked before), so columns stand for rows.
+    // Both are symmetric (checked before), so columns stand for rows. A cyclic sector's
+    // right DOFs are the next sector's: their inertia is that of their left partners.
     let empty = |a: &SparseMatrix, j: usize| a.val_of_col(j).iter().all(|&v| v == 0.0);
     let lonely: Vec<usize> = (0..k.ncols())
-        .filter(|&j| empty(m, j) && empty(k, j))
+        .filter(|&j| empty(m, j) && empty(k, j) && !right.contains(&j))
         .collect();
     // A warning, not an error: damping or a contact may still hold such a DOF, and the
     // solvers report a singular matrix with its frequency if nothing does.

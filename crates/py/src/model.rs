@@ -312,6 +312,7 @@ impl PyModel {
                 None => Vec::new(),
             },
             dof_labels,
+            cyclic: None,
         };
         checked(py, model)
     }
@@ -344,6 +345,7 @@ impl PyModel {
             refine,
             contact_3d,
             damper_mass,
+            ..Default::default()
         });
         Ok(PyModel { model })
     }

@@ -154,6 +154,7 @@ fn jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> {
         },
         forcing: model.forcing.clone(),
         dof_labels: labels,
+        cyclic: None,
     };
     let problems = ewr_model::validate(&out);
     if ewr_model::has_errors(&problems) {

@@ -47,8 +47,10 @@ impl DirectHarmonic {
         solver: Solver,
     ) -> Result<Self, ReceptanceError> {
         let force = s.force(h);
-        let mut b = s.wt_dense(usize::from(force.is_some()));
-        if let Some(f) = &force {
+        let forced = force.is_some();
+        let mut b = s.wt_dense_h(h, usize::from(forced));
+        if let Some(f) = force {
+            let f = s.reduce(h, f);
             b.col_mut(s.m).copy_from(f.col(0));
         }
         let b_norms: Vec<f64> = (0..b.ncols()).map(|j| b.col(j).norm_l1()).collect();
@@ -70,20 +72,27 @@ impl DirectHarmonic {
             }
         }
         let mut wx = Mat::zeros(s.m, x.ncols());
+        let w_cyclic = s.w_cyclic(h);
         sparse_dense_matmul(
             wx.as_mut(),
             Accum::Replace,
-            s.w_c.as_ref(),
+            w_cyclic.as_ref().unwrap_or(&s.w_c).as_ref(),
             x.as_ref(),
             c64::new(1.0, 0.0),
             super::par(),
         );
         let half = c64::new(0.5, 0.0);
-        this.g = Mat::from_fn(s.m, s.m, |i, j| (wx[(i, j)] + wx[(j, i)]) * half);
+        // Z_h is complex symmetric, so G_h is: symmetrising removes rounding. Not on a cyclic
+        // sector, whose T_h^H Z_h T_h is not.
+        this.g = if s.cyclic.is_some() {
+            wx.as_ref().submatrix(0, 0, s.m, s.m).to_owned()
+        } else {
+            Mat::from_fn(s.m, s.m, |i, j| (wx[(i, j)] + wx[(j, i)]) * half)
+        };
         for (i, c) in s.compliance.iter().enumerate() {
             this.g[(i, i)] += c64::new(*c, 0.0);
         }
-        if force.is_some() {
+        if forced {
             this.forced = (0..s.m).map(|i| wx[(i, s.m)]).collect();
         }
         Ok(this)
@@ -118,11 +127,32 @@ impl DenseBackend {
         h: usize,
     ) -> Result<DirectHarmonic, ReceptanceError> {
         let (om, eta) = omega_eta(s, w, h);
-        let z = Mat::from_fn(s.n, s.n, |i, j| {
+        let entry = |i: usize, j: usize| {
             let k = self.k[(i, j)];
             c64::new(k - om * om * self.m[(i, j)], eta * k + om * self.c[(i, j)])
-        });
-        let z_norm1 = (0..s.n).map(|j| z.col(j).norm_l1()).fold(0.0, f64::max);
+        };
+        let z = match &s.cyclic {
+            None => Mat::from_fn(s.n, s.n, entry),
+            Some(cm) => {
+                // T_h^H Z_h T_h: right DOFs fold onto their left partners with c_h.
+                let c = s.phase(h);
+                let mut z = Mat::<c64>::zeros(cm.nr, cm.nr);
+                for j in 0..s.n {
+                    let (rj, fj) = cm.of(j, c);
+                    for i in 0..s.n {
+                        let v = entry(i, j);
+                        if v != c64::new(0.0, 0.0) {
+                            let (ri, fi) = cm.of(i, c);
+                            z[(ri, rj)] += fi.conj() * v * fj;
+                        }
+                    }
+                }
+                z
+            }
+        };
+        let z_norm1 = (0..z.ncols())
+            .map(|j| z.col(j).norm_l1())
+            .fold(0.0, f64::max);
         DirectHarmonic::build(s, w, h, z_norm1, Solver::Dense(z.partial_piv_lu()))
     }
 }
@@ -142,15 +172,26 @@ pub(crate) struct SparseBackend {
     sym_lu: SymbolicLu<usize>,
     /// One entry per triplet of `K`, `M`, `C`, in the order of the argsort.
     src: Vec<Src>,
+    /// Per entry, the power of `c_h` it takes on a cyclic sector (`T_h^H Z T_h`: +1 for a
+    /// right column, -1 for a right row); empty otherwise.
+    phase_power: Vec<i8>,
 }
 
 impl SparseBackend {
     pub fn new(s: &Structure) -> Result<Self, ReceptanceError> {
         let mut pairs = Vec::new();
         let mut src = Vec::new();
+        let mut phase_power = Vec::new();
+        let nr = s.n_independent();
         for (a, tag) in [(&s.k, 0), (&s.mass, 1), (&s.c, 2)] {
             for t in a.triplet_iter() {
-                pairs.push(Pair::new(t.row, t.col));
+                match &s.cyclic {
+                    None => pairs.push(Pair::new(t.row, t.col)),
+                    Some(cm) => {
+                        pairs.push(Pair::new(cm.red[t.row], cm.red[t.col]));
+                        phase_power.push(i8::from(cm.right[t.col]) - i8::from(cm.right[t.row]));
+                    }
+                }
                 src.push(match tag {
                     0 => Src::K(*t.val),
                     1 => Src::M(*t.val),
@@ -160,12 +201,15 @@ impl SparseBackend {
         }
         // Diagonal entries even where all three matrices are empty, so that a DOF with no
         // entry at all is reported singular numerically rather than failing the analysis.
-        for i in 0..s.n {
+        for i in 0..nr {
             pairs.push(Pair::new(i, i));
             src.push(Src::K(0.0));
+            if s.cyclic.is_some() {
+                phase_power.push(0);
+            }
         }
         let (sym, argsort) =
-            SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs).map_err(|e| {
+            SymbolicSparseColMat::try_new_from_indices(nr, nr, &pairs).map_err(|e| {
                 ReceptanceError::BadInput(format!("sparsity pattern: {}", e.sentence()))
             })?;
         let sym_lu = SymbolicLu::try_new(sym.as_ref()).map_err(|e| {
@@ -176,6 +220,7 @@ impl SparseBackend {
             argsort,
             sym_lu,
             src,
+            phase_power,
         })
     }
 
@@ -186,7 +231,7 @@ impl SparseBackend {
         h: usize,
     ) -> Result<DirectHarmonic, ReceptanceError> {
         let (om, eta) = omega_eta(s, w, h);
-        let vals: Vec<c64> = self
+        let mut vals: Vec<c64> = self
             .src
             .iter()
             .map(|v| match *v {
@@ -195,9 +240,19 @@ impl SparseBackend {
                 Src::C(c) => c64::new(0.0, om * c),
             })
             .collect();
+        if !self.phase_power.is_empty() {
+            let c = s.phase(h);
+            for (v, &p) in vals.iter_mut().zip(&self.phase_power) {
+                match p {
+                    1 => *v *= c,
+                    -1 => *v *= c.conj(),
+                    _ => {}
+                }
+            }
+        }
         let z = SparseColMat::new_from_argsort(self.sym.clone(), &self.argsort, &vals)
             .map_err(|e| ReceptanceError::Factorization(e.sentence()))?;
-        let z_norm1 = (0..s.n)
+        let z_norm1 = (0..z.ncols())
             .map(|j| z.val_of_col(j).iter().map(|v| v.norm()).sum::<f64>())
             .fold(0.0, f64::max);
         let lu =

@@ -1,0 +1,284 @@
+//! Cyclic symmetry (issue 16): one sector of a tuned bladed disk under engine-order excitation
+//! against the same disk computed whole (`Model::annulus`, an ordinary model solved without
+//! any cyclic code), and against the linear cyclic FRF written by hand.
+
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_hb::{HarmonicSet, default_samples};
+use ewr_model::Model;
+use ewr_model::examples::{BladedDisk, bladed_disk};
+use ewr_solve::{LinearSolve, NewtonOptions, PointSettings, PointSolution, solve_point};
+use faer::c64;
+use std::f64::consts::PI;
+
+const N: usize = 12;
+
+fn disk(eo: i64) -> Model {
+    bladed_disk(&BladedDisk {
+        sectors: N,
+        engine_order: eo,
+    })
+}
+
+fn zero(m: usize) -> Vec<c64> {
+    vec![c64::new(0.0, 0.0); m]
+}
+
+fn rel(a: &[c64], b: &[c64]) -> f64 {
+    let d: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).norm())
+        .fold(0.0, f64::max);
+    let s: f64 = b.iter().map(|y| y.norm()).fold(0.0, f64::max);
+    // Both zero (a shroud column at nodal diameter 0) is agreement.
+    if d == 0.0 { 0.0 } else { d / s }
+}
+
+/// Phase of sector `j` at harmonic `h` relative to sector 0.
+fn sector_phase(eo: i64, h: usize, j: usize) -> c64 {
+    let a = 2.0 * PI * (h as f64) * (eo as f64) * (j as f64) / N as f64;
+    c64::new(a.cos(), a.sin())
+}
+
+/// The linear response of the four sector DOFs of the lumped disk, by hand: nodal diameter
+/// `k` adds `2 k_c (1 - cos(2 pi k / N))` to each disk direction (its two coupling springs),
+/// Rayleigh `0.005 K`.
+fn by_hand(eo: i64, h: usize, w: f64) -> Vec<c64> {
+    let theta = 2.0 * PI * (h as f64) * (eo as f64) / N as f64;
+    let om = h as f64 * w;
+    let mut u = Vec::new();
+    // (ground, coupling, blade) springs and the blade's force per direction.
+    for (kg, kc, kb, f) in [
+        (4.0, 2.0, 1.0, c64::new(1.0, 0.0)),
+        (6.0, 1.0, 1.5, c64::new(0.0, -0.5)),
+    ] {
+        let k = [[kg + 2.0 * kc * (1.0 - theta.cos()) + kb, -kb], [-kb, kb]];
+        let m = [2.0, 1.0];
+        let z = |i: usize, j: usize| {
+            let mass = if i == j { m[i] } else { 0.0 };
+            c64::new(k[i][j] - om * om * mass, om * 0.005 * k[i][j])
+        };
+        let det = z(0, 0) * z(1, 1) - z(0, 1) * z(1, 0);
+        // Forced blade only: u = Z^{-1} (0, f).
+        u.push(-z(0, 1) * f / det);
+        u.push(z(0, 0) * f / det);
+    }
+    // Sector DOF order: disk x, disk y, blade x, blade y.
+    vec![u[0], u[2], u[1], u[3]]
+}
+
+#[test]
+fn linear_sector_equals_hand_cyclic_frf_and_the_annulus() {
+    for eo in [0i64, 3, 6, 7, -2] {
+        let sector = disk(eo);
+        let annulus = sector.annulus().unwrap();
+        assert_eq!(annulus.n_dofs(), N * 4);
+        for kind in [ReceptanceKind::Dense, ReceptanceKind::Sparse] {
+            let rs = Receptance::new(&sector, kind).unwrap();
+            let ra = Receptance::new(&annulus, ReceptanceKind::Dense).unwrap();
+            for w in [0.35, 0.62, 1.3, 1.81] {
+                let at = rs.prepare(w, &[1, 3]).unwrap();
+                let aa = ra.prepare(w, &[1, 3]).unwrap();
+                // No friction force: the linear forced response.
+                let us = at.recover(1, &zero(rs.n_contact_rows()), None).unwrap();
+                let hand = by_hand(eo, 1, w);
+                assert!(
+                    rel(&us[..4], &hand) < 1e-10,
+                    "EO {eo} w {w}: {us:?} {hand:?}"
+                );
+                // The right DOFs are the next sector's.
+                let c = sector_phase(eo, 1, 1);
+                let next: Vec<c64> = us[..4].iter().map(|u| u * c).collect();
+                assert!(rel(&us[4..], &next) < 1e-12);
+                let ua = aa.recover(1, &zero(ra.n_contact_rows()), None).unwrap();
+                for j in 0..N {
+                    let shifted: Vec<c64> =
+                        us[..4].iter().map(|u| u * sector_phase(eo, 1, j)).collect();
+                    assert!(rel(&ua[4 * j..4 * j + 4], &shifted) < 1e-10, "sector {j}");
+                }
+                // Contact receptance: a unit shroud force of sector 0 (all sectors in
+                // travelling-wave phase) moves the contacts as in the annulus.
+                for h in [1, 3] {
+                    let gs = at.contact_receptance(h).unwrap();
+                    let ga = aa.contact_receptance(h).unwrap();
+                    let m = rs.n_contact_rows();
+                    for col in 0..m {
+                        let mut x = zero(ra.n_contact_rows());
+                        for j in 0..N {
+                            x[j * m + col] = sector_phase(eo, h, j);
+                        }
+                        let ya = aa.apply_vec(h, &x).unwrap();
+                        let ys: Vec<c64> = (0..m).map(|row| gs[(row, col)]).collect();
+                        let scale = (0..ga.ncols())
+                            .flat_map(|j| (0..ga.nrows()).map(move |i| (i, j)))
+                            .map(|(i, j)| ga[(i, j)].norm())
+                            .fold(0.0, f64::max);
+                        let d = ys
+                            .iter()
+                            .zip(&ya)
+                            .map(|(a, b)| (a - b).norm())
+                            .fold(0.0, f64::max);
+                        assert!(d < 1e-10 * scale, "EO {eo} h {h} col {col}: {d:e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn settings(set: HarmonicSet, linear: LinearSolve) -> PointSettings {
+    // The annulus is invariant under the shift by one sector (sector j + 1's samples are
+    // sector j's, shifted by 2 pi h EO / N) only when that shift is a whole number of
+    // samples: N_t a multiple of N. Otherwise the annulus's sampled Galerkin integrals
+    // alias differently on each sector and its solution departs from a travelling wave by
+    // the aliasing error (1e-3 at EO 7, N_t = 64); the sector's is exact for any N_t.
+    let n_samples = default_samples(&set).div_ceil(N) * N;
+    PointSettings {
+        n_samples,
+        set,
+        law: FrictionLaw::Exact,
+        newton: NewtonOptions {
+            linear,
+            tol_residual: 1e-13,
+            ..NewtonOptions::default()
+        },
+        ramp: true,
+        monitor: vec![0, 1, 2, 3],
+        retry_rho: true,
+        preconditioner: Default::default(),
+    }
+}
+
+fn solve(model: &Model, w: f64, set: &HarmonicSet, linear: LinearSolve) -> PointSolution {
+    let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+    let p = ContactParams::of(&model.contacts);
+    let s = solve_point(&rec, &p, w, &settings(set.clone(), linear), None).unwrap();
+    assert!(s.status.converged(), "w {w}: {:?}", s.status);
+    s
+}
+
+/// Complex amplitude of harmonic `h` of signal `s` in hb block layout (`cos - i sin`).
+fn harmonic(set: &HarmonicSet, x: &[f64], s: usize, h: usize) -> c64 {
+    let nco = set.n_coeffs();
+    let p = set.coeff_index(h).unwrap();
+    c64::new(x[s * nco + p], -x[s * nco + p + 1])
+}
+
+#[test]
+fn friction_sector_equals_the_full_annulus() {
+    let set = HarmonicSet::odd(7).unwrap();
+    // EO 3 (ND 3), EO 7 > N/2 (ND 7 = ND 5 backwards, aliasing), EO 6 (ND N/2: standing,
+    // real phase -1), EO -2 (the other direction); w at the first resonance, between, and
+    // above. At EO 6 neighbours are forced in opposition and a stuck shroud holds every
+    // blade still with r = F / 2, exactly the bound muN = 0.5: a lower bound lets it slip.
+    // A shroud stuck all period would leave the annulus's forces undetermined (a constant
+    // force around the ring, nodal diameter 0, can be added), so every case has slip.
+    for (eo, w, shroud) in [
+        (3, 0.62, 0.5),
+        (3, 1.81, 0.5),
+        (7, 0.8, 0.5),
+        (6, 1.3, 0.3),
+        (-2, 0.6, 0.5),
+    ] {
+        let mut sector = disk(eo);
+        sector.contacts.mu_n[0] = shroud;
+        let annulus = sector.annulus().unwrap();
+        let ss = solve(&sector, w, &set, LinearSolve::Dense);
+        let sa = solve(&annulus, w, &set, LinearSolve::Dense);
+        let stick = ss.stick_fractions();
+        assert!(stick[0] < 0.95, "EO {eo} w {w}: shroud stuck {stick:?}");
+        let stick_a = sa.stick_fractions();
+        for (j, s) in stick_a.iter().enumerate() {
+            assert!(
+                (s - stick[j % 2]).abs() < 1e-9,
+                "stick fractions {stick_a:?}"
+            );
+        }
+        let nc = sector.contacts.len();
+        let d = sector.contacts.dim;
+        let mut worst: f64 = 0.0;
+        let mut biggest: f64 = 0.0;
+        for j in 0..N {
+            for s in 0..nc * d {
+                for &h in set.harmonics() {
+                    let r = harmonic(&set, &ss.friction, s, h) * sector_phase(eo, h, j);
+                    let ra = harmonic(&set, &sa.friction, j * nc * d + s, h);
+                    worst = worst.max((r - ra).norm());
+                    biggest = biggest.max(ra.norm());
+                }
+            }
+        }
+        assert!(
+            worst < 1e-6 * biggest,
+            "EO {eo} w {w}: friction differs by {worst:e} (max {biggest:e})"
+        );
+        // Displacements of sector 0's DOFs.
+        let rel_u = ss
+            .dofs
+            .coeffs
+            .iter()
+            .zip(&sa.dofs.coeffs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+            / sa.dofs.coeffs.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!(rel_u < 1e-6, "EO {eo} w {w}: displacement {rel_u:e}");
+        // Both contacts slip during part of the period somewhere in this set of cases.
+        assert!(
+            biggest > 0.1,
+            "friction too small to test anything: {biggest}"
+        );
+    }
+}
+
+#[test]
+fn engine_order_zero_matches_the_annulus_displacements() {
+    // All sectors in phase: the shroud never moves and its force, which cancels on each
+    // blade, is undetermined (any force inside the disc); it is given no friction here so
+    // that both computations are well posed. The platform contact carries the friction.
+    let set = HarmonicSet::odd(5).unwrap();
+    let mut sector = disk(0);
+    sector.contacts.mu_n[0] = 0.0;
+    let annulus = sector.annulus().unwrap();
+    for w in [0.5, 1.0] {
+        let ss = solve(&sector, w, &set, LinearSolve::Dense);
+        let sa = solve(&annulus, w, &set, LinearSolve::Dense);
+        let d = ss
+            .dofs
+            .coeffs
+            .iter()
+            .zip(&sa.dofs.coeffs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        let s = sa.dofs.coeffs.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!(d < 1e-6 * s, "w {w}: {d:e} of {s:e}");
+        // The platform friction force equals the annulus's on sector 0.
+        for c in 2..4 {
+            for &h in set.harmonics() {
+                let a = harmonic(&set, &ss.friction, c, h);
+                let b = harmonic(&set, &sa.friction, c, h);
+                assert!((a - b).norm() < 1e-6, "w {w} signal {c} h {h}: {a} {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn matrix_free_newton_on_a_sector_uses_the_transposed_receptance() {
+    // G_h of a travelling wave is not symmetric: the matrix-free path's J^T products (its
+    // Cauchy steps) must use G_h^T. The dense and matrix-free solutions agree.
+    let set = HarmonicSet::odd(7).unwrap();
+    for (eo, w) in [(3, 0.62), (7, 0.8)] {
+        let sector = disk(eo);
+        let dense = solve(&sector, w, &set, LinearSolve::Dense);
+        let mf = solve(&sector, w, &set, LinearSolve::MatrixFree);
+        assert!(mf.krylov_iterations > 0);
+        let d = dense
+            .friction
+            .iter()
+            .zip(&mf.friction)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(d < 1e-7, "EO {eo}: {d:e}");
+    }
+}
