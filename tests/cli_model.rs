@@ -6,7 +6,7 @@ use std::path::Path;
 mod common;
 use common::{ewr, text, workspace};
 
-const EXAMPLES: [&str; 8] = [
+const EXAMPLES: [&str; 9] = [
     "oscillator-2d",
     "two-mass-damper",
     "two-dof-1d",
@@ -15,6 +15,7 @@ const EXAMPLES: [&str; 8] = [
     "blade-damper-blade-3d",
     "single-contact-3d",
     "wedge-damper-3d",
+    "bladed-disk",
 ];
 
 fn info_json(file: &Path) -> serde_json::Value {
@@ -261,4 +262,80 @@ fn large_models_get_natural_frequencies_by_sparse_lanczos_on_request() {
             k + 1
         );
     }
+}
+
+/// Cyclic sectors (issue 16): `model info` lists nodal diameters and their frequencies,
+/// `model annulus` expands the disk, and what cannot take a sector says so.
+#[test]
+fn cyclic_sector_info_annulus_and_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let sector = workspace().join("models").join("bladed-disk.h5");
+    let j = info_json(&sector);
+    let cy = &j["cyclic"];
+    assert_eq!(cy["sectors"], 12);
+    assert_eq!(cy["engine_order"], 3);
+    let nd: Vec<u64> = cy["harmonic_nodal_diameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(&nd[..6], &[0, 3, 6, 9, 0, 3]);
+    // Seven nodal diameters (0..=6); ND 3's lowest is the hand value sqrt((5.5 - sqrt(14.25)) / 2).
+    let table = cy["nodal_diameter_frequencies"].as_array().unwrap();
+    assert_eq!(table.len(), 7);
+    let w3 = table[3][0].as_f64().unwrap();
+    let expect = ((5.5 - 14.25f64.sqrt()) / 2.0).sqrt();
+    assert!((w3 - expect).abs() < 1e-9 * expect, "{w3} vs {expect}");
+    let disk = dir.path().join("disk.h5");
+    let o = ewr(&[
+        "model",
+        "annulus",
+        sector.to_str().unwrap(),
+        "-o",
+        disk.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let d = info_json(&disk);
+    assert_eq!(d["n_dofs"], 48);
+    assert_eq!(d["contacts"]["count"], 24);
+    assert!(d.get("cyclic").is_none());
+    // The annulus's spectrum contains ND 3's frequency (twice: ND 3 and ND 9).
+    let w: Vec<f64> = d["natural_frequencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(
+        w.iter().filter(|x| (*x - expect).abs() < 1e-9).count() == 2,
+        "{w:?}"
+    );
+    let plain = workspace().join("models").join("oscillator-2d.h5");
+    refused(
+        &[
+            "model",
+            "annulus",
+            plain.to_str().unwrap(),
+            "-o",
+            dir.path().join("x.h5").to_str().unwrap(),
+        ],
+        "not a cyclic sector",
+    );
+    refused(
+        &["simulate", sector.to_str().unwrap(), "--omega", "1"],
+        "ewr model annulus",
+    );
+    refused(
+        &[
+            "model",
+            "example",
+            "oscillator-2d",
+            "--sectors",
+            "4",
+            "-o",
+            dir.path().join("y.h5").to_str().unwrap(),
+        ],
+        "bladed-disk example only",
+    );
 }

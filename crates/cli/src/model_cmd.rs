@@ -25,6 +25,23 @@ pub enum ModelCommand {
                       gives their sources and parameters."
     )]
     Example(ExampleArgs),
+    /// Expand a cyclic sector model into its full annulus (N sectors, phase-shifted forcing).
+    #[command(
+        long_about = "Expand a cyclic sector model into the full annulus: N copies of the \
+                      sector joined at their boundaries, the contacts repeated per sector and \
+                      the forcing of sector j phase-shifted by exp(i 2 pi j h EO / N). The \
+                      result is an ordinary model that every command, including `ewr \
+                      simulate`, takes: the reference for checking a sector computation. DOF \
+                      i of sector j is labelled `s<j>:<label>`; contact c of sector j becomes \
+                      contact j * nc + c."
+    )]
+    Annulus {
+        /// The cyclic sector model (HDF5, with `/cyclic`).
+        sector: PathBuf,
+        /// Output model file of the full annulus.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
 }
 
 /// Arguments of `ewr model info`.
@@ -87,6 +104,7 @@ pub fn run(cmd: ModelCommand) -> Result<(), Failure> {
         ModelCommand::Info(a) => info(&a),
         ModelCommand::Check { file } => check(&file),
         ModelCommand::Example(a) => example(&a),
+        ModelCommand::Annulus { sector, output } => annulus(&sector, &output),
     }
 }
 
@@ -96,6 +114,34 @@ fn load(file: &Path) -> Result<ewr_model::ReadModel, Failure> {
         ModelError::Write { .. } => Failure::work(e.to_string()),
         _ => Failure::input(e.to_string()),
     })
+}
+
+fn annulus(sector: &Path, output: &Path) -> Result<(), Failure> {
+    crate::args::prepare_outputs(
+        &[crate::paths::named("SECTOR", sector)],
+        &[("--output", Some(output), &[])],
+    )?;
+    let read = load(sector)?;
+    let m = &read.model;
+    let Some(cy) = &m.cyclic else {
+        return Err(Failure::input(format!(
+            "{}: not a cyclic sector model (no /cyclic group)",
+            sector.display()
+        )));
+    };
+    let full = m
+        .annulus()
+        .map_err(|e| Failure::input(format!("{}: {e}", sector.display())))?;
+    ewr_model::write(output, &full).map_err(|e| Failure::work(e.to_string()))?;
+    say!(
+        "wrote {} (full annulus of {} sectors, engine order {}: {} DOFs, {} contacts)",
+        output.display(),
+        cy.sectors,
+        cy.engine_order,
+        full.n_dofs(),
+        full.contacts.len()
+    );
+    Ok(())
 }
 
 fn check(file: &Path) -> Result<(), Failure> {
@@ -137,7 +183,27 @@ struct Info {
     /// as springs, rigid contacts by a penalty of `STUCK_PENALTY` x the largest `K_ii`).
     #[serde(skip_serializing_if = "Option::is_none")]
     stuck_frequencies: Option<Vec<f64>>,
+    /// Cyclic symmetry of a sector model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cyclic: Option<CyclicInfo>,
     warnings: Vec<String>,
+}
+
+/// The cyclic part of `model info`.
+#[derive(Serialize)]
+struct CyclicInfo {
+    sectors: usize,
+    engine_order: i64,
+    boundary_pairs: usize,
+    /// Nodal diameter of harmonics 0, 1, 2, ... up to 10.
+    harmonic_nodal_diameters: Vec<usize>,
+    /// Per nodal diameter 0 ..= N/2, the lowest natural circular frequencies (friction
+    /// removed, undamped); `None` where they could not be computed.
+    nodal_diameter_frequencies: Vec<Option<Vec<f64>>>,
+    /// The same with every contact stuck.
+    nodal_diameter_stuck_frequencies: Vec<Option<Vec<f64>>>,
+    /// Why they are missing, when they are.
+    frequencies_note: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -269,15 +335,28 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
     let mut dofs: Vec<usize> = m.forcing.iter().map(|f| f.dof).collect();
     dofs.sort_unstable();
     dofs.dedup();
-    let (natural_frequencies, natural_frequencies_note) = frequencies_of(m, n_modes);
     let k_max = m
         .stiffness
         .triplet_iter()
         .filter(|t| t.row == t.col)
         .fold(0.0f64, |a, t| a.max(t.val.abs()));
-    let stuck_frequencies = match m.stuck(STUCK_PENALTY * k_max.max(f64::MIN_POSITIVE)) {
-        Ok(Some(stuck)) => frequencies_of(&stuck, n_modes).0,
-        _ => None,
+    let stuck = m
+        .stuck(STUCK_PENALTY * k_max.max(f64::MIN_POSITIVE))
+        .ok()
+        .flatten();
+    let (natural_frequencies, natural_frequencies_note, stuck_frequencies, cyclic) = match &m.cyclic
+    {
+        None => {
+            let (w, note) = frequencies_of(m, n_modes);
+            let stuck = stuck.and_then(|s| frequencies_of(&s, n_modes).0);
+            (w, note, stuck, None)
+        }
+        Some(cy) => (
+            None,
+            Some("cyclic sector: listed per nodal diameter".to_string()),
+            None,
+            Some(cyclic_info(m, cy, stuck.as_ref(), n_modes)),
+        ),
     };
     Info {
         file: file.display().to_string(),
@@ -313,7 +392,56 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
         natural_frequencies,
         natural_frequencies_note,
         stuck_frequencies,
+        cyclic,
         warnings: warnings.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// Nodal diameters and their natural frequencies (dense, small sectors only).
+fn cyclic_info(
+    m: &Model,
+    cy: &ewr_model::Cyclic,
+    stuck: Option<&Model>,
+    n_modes: Option<usize>,
+) -> CyclicInfo {
+    let n_modes = n_modes.unwrap_or(10);
+    let nds = cy.sectors / 2 + 1;
+    let small = 2 * m.n_dofs() <= DENSE_MODES_MAX_DOFS;
+    let per_nd = |model: &Model| -> Vec<Option<Vec<f64>>> {
+        (0..nds)
+            .map(|k| {
+                ewr_hb::modes::cyclic_natural_frequencies(model, k)
+                    .ok()
+                    .map(|mut w| {
+                        w.truncate(n_modes);
+                        w
+                    })
+            })
+            .collect()
+    };
+    let (free, stuck, note) = if !small {
+        (
+            Vec::new(),
+            Vec::new(),
+            Some(format!(
+                "not computed: a sector of {} DOFs is above the dense limit of {}",
+                m.n_dofs(),
+                DENSE_MODES_MAX_DOFS / 2
+            )),
+        )
+    } else if n_modes == 0 {
+        (Vec::new(), Vec::new(), Some("not requested".to_string()))
+    } else {
+        (per_nd(m), stuck.map(per_nd).unwrap_or_default(), None)
+    };
+    CyclicInfo {
+        sectors: cy.sectors,
+        engine_order: cy.engine_order,
+        boundary_pairs: cy.left.len(),
+        harmonic_nodal_diameters: (0..=10).map(|h| cy.nodal_diameter(h)).collect(),
+        nodal_diameter_frequencies: free,
+        nodal_diameter_stuck_frequencies: stuck,
+        frequencies_note: note,
     }
 }
 
@@ -426,6 +554,53 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
         }
         (None, Some(note)) => say!("natural frequencies: {note}"),
         (None, None) => {}
+    }
+    if let Some(cy) = &info.cyclic {
+        let hs: Vec<String> = cy
+            .harmonic_nodal_diameters
+            .iter()
+            .enumerate()
+            .skip(1)
+            .take(7)
+            .map(|(h, k)| format!("h{h}->{k}"))
+            .collect();
+        say!(
+            "cyclic:    one sector of {} (engine order {}, {} boundary DOF pairs); nodal \
+             diameter of each harmonic: {}, ...",
+            cy.sectors,
+            cy.engine_order,
+            cy.boundary_pairs,
+            hs.join(" ")
+        );
+        if let Some(note) = &cy.frequencies_note {
+            say!("natural frequencies per nodal diameter: {note}");
+        }
+        for (title, table) in [
+            (
+                "natural frequencies per nodal diameter (friction removed, undamped), omega:",
+                &cy.nodal_diameter_frequencies,
+            ),
+            (
+                "the same with every contact stuck:",
+                &cy.nodal_diameter_stuck_frequencies,
+            ),
+        ] {
+            if table.is_empty() {
+                continue;
+            }
+            say!("{title}");
+            for (k, w) in table.iter().enumerate() {
+                let row = match w {
+                    Some(w) => w
+                        .iter()
+                        .map(|x| format!("{x:.6e}"))
+                        .collect::<Vec<_>>()
+                        .join("  "),
+                    None => "not computed".into(),
+                };
+                say!("  ND {k:>3}:  {row}");
+            }
+        }
     }
     if let Some(w) = &info.stuck_frequencies {
         say!("natural frequencies with every contact stuck (undamped; a sweep should cover both):");

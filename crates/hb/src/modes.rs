@@ -114,6 +114,43 @@ pub fn natural_frequencies_of(k: &SparseMatrix, m: &SparseMatrix) -> Result<Vec<
     Ok(lambda.into_iter().map(|l| l.max(0.0).sqrt()).collect())
 }
 
+/// Undamped natural circular frequencies of a cyclic sector model on nodal diameter `nd`
+/// (the sector's `(T^H K T, T^H M T)` with `u_R = exp(i 2 pi nd / N) u_L`), ascending.
+///
+/// The Hermitian pair is solved through its real symmetric embedding
+/// `[[Re A, -Im A], [Im A, Re A]]`, which has every eigenvalue twice; one of each pair is
+/// returned. The union over `nd = 0 .. N` is the spectrum of the full annulus.
+pub fn cyclic_natural_frequencies(model: &Model, nd: usize) -> Result<Vec<f64>, ModesError> {
+    let Some(cy) = &model.cyclic else {
+        return natural_frequencies(model);
+    };
+    let n = model.n_dofs();
+    let (red, right) = cy.reduction(n);
+    let nr = n - cy.right.len();
+    if 2 * nr > DENSE_MODES_MAX_DOFS {
+        return Err(ModesError::TooLarge { n: 2 * nr });
+    }
+    let a = 2.0 * std::f64::consts::PI * (nd % cy.sectors) as f64 / cy.sectors as f64;
+    let c = faer::c64::new(a.cos(), a.sin());
+    let one = faer::c64::new(1.0, 0.0);
+    let embed = |m: &SparseMatrix| {
+        let mut trip = Vec::with_capacity(4 * m.compute_nnz());
+        for t in m.triplet_iter() {
+            let fi = if right[t.row] { c } else { one };
+            let fj = if right[t.col] { c } else { one };
+            let v = fi.conj() * *t.val * fj;
+            let (i, j) = (red[t.row], red[t.col]);
+            trip.push(faer::sparse::Triplet::new(i, j, v.re));
+            trip.push(faer::sparse::Triplet::new(i + nr, j + nr, v.re));
+            trip.push(faer::sparse::Triplet::new(i, j + nr, -v.im));
+            trip.push(faer::sparse::Triplet::new(i + nr, j, v.im));
+        }
+        SparseMatrix::try_new_from_triplets(2 * nr, 2 * nr, &trip).expect("indices are below 2 nr")
+    };
+    let w = natural_frequencies_of(&embed(&model.stiffness), &embed(&model.mass))?;
+    Ok(w.into_iter().step_by(2).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +180,23 @@ mod tests {
         assert!(close(&w, &expect, 1e-12), "{w:?} vs {expect:?}");
         let printed = [0.618, 0.874, 1.618, 2.288];
         assert!(close(&w, &printed, 1e-3), "{w:?} vs paper {printed:?}");
+    }
+
+    #[test]
+    fn cyclic_frequencies_over_all_nodal_diameters_are_the_annulus_spectrum() {
+        for eo in [1, 5] {
+            let sector = examples::bladed_disk(&examples::BladedDisk {
+                sectors: 7,
+                engine_order: eo,
+            });
+            let mut union: Vec<f64> = (0..7)
+                .flat_map(|k| cyclic_natural_frequencies(&sector, k).unwrap())
+                .collect();
+            union.sort_by(f64::total_cmp);
+            let annulus = natural_frequencies(&sector.annulus().unwrap()).unwrap();
+            assert_eq!(union.len(), annulus.len());
+            assert!(close(&union, &annulus, 1e-10), "{union:?} vs {annulus:?}");
+        }
     }
 
     #[test]

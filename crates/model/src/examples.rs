@@ -233,12 +233,15 @@ pub fn bladed_disk(p: &BladedDisk) -> Model {
             .spring(0, 2, 1.0)
             .spring(1, 3, 1.5)
             .rayleigh(0.0, 0.005)
-            .contacts(Contacts::between(
-                2,
-                vec![2, 3, 2, 3],
-                vec![Some(6), Some(7), Some(0), Some(1)],
-                vec![0.5, 0.3],
-            ))
+            .contacts(Contacts {
+                k_t: Some(vec![1.0, 1.0]),
+                ..Contacts::between(
+                    2,
+                    vec![2, 3, 2, 3],
+                    vec![Some(6), Some(7), Some(0), Some(1)],
+                    vec![0.5, 0.3],
+                )
+            })
             .force(2, 1, 1.0, 0.0)
             .force(3, 1, 0.0, 0.5)
             .cyclic(crate::Cyclic {

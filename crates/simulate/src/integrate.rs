@@ -274,6 +274,15 @@ fn simulate_with(
     max_stored: usize,
 ) -> Result<Simulation, SimulateError> {
     let start = Instant::now();
+    if let Some(cy) = &model.cyclic {
+        // The sector's right DOFs lag its left ones by a fraction of the period: a delay
+        // equation in time, which this scheme does not integrate.
+        return Err(SimulateError::Model(format!(
+            "the model is one cyclic sector of {} (engine order {}): simulate its full \
+             annulus instead (`ewr model annulus SECTOR -o DISK.h5`)",
+            cy.sectors, cy.engine_order
+        )));
+    }
     // Tangential contact stiffnesses become massless slider DOFs (a Jenkins element).
     let expanded = crate::jenkins::expand_k_t(model)?;
     let widened;
