@@ -410,7 +410,7 @@ fn unknown_version_is_named() {
         f.new_attr::<i64>()
             .create("version")
             .unwrap()
-            .write_scalar(&3)
+            .write_scalar(&4)
             .unwrap();
     });
     assert_problem(&p, "/", "unsupported version");
