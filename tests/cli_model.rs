@@ -336,6 +336,6 @@ fn cyclic_sector_info_annulus_and_refusals() {
             "-o",
             dir.path().join("y.h5").to_str().unwrap(),
         ],
-        "bladed-disk example only",
+        "bladed-disk and sector examples only",
     );
 }

@@ -90,10 +90,12 @@ pub struct ExampleArgs {
     /// an interference preload of mu_n / mu per contact.
     #[arg(long = "contact-3d")]
     contact_3d: bool,
-    /// Number of sectors of `bladed-disk` (default 12).
+    /// Number of sectors of `bladed-disk` (default 12); on `sector`, closes it into a tuned
+    /// disk of N sectors with --contacts inter-sector snubber contacts (cyclic symmetry).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     sectors: Option<usize>,
-    /// Engine order of `bladed-disk` (default 3; negative: the wave travels the other way).
+    /// Engine order of `bladed-disk` and `sector --sectors N` (default 3; negative: the wave
+    /// travels the other way).
     #[arg(long, value_name = "EO", allow_negative_numbers = true)]
     engine_order: Option<i64>,
 }
@@ -673,18 +675,33 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
         if p.refine == 0 || p.refine > 12 {
             return Err(Failure::input("--refine: 1 to 12"));
         }
-        if p.contacts > p.max_contacts() {
+        let room = if a.sectors.is_some() {
+            p.max_snubber_contacts()
+        } else {
+            p.max_contacts()
+        };
+        if p.contacts > room {
             return Err(Failure::input(format!(
-                "--contacts {}: the sector mesh at --refine {} has room for {}",
-                p.contacts,
-                p.refine,
-                p.max_contacts()
+                "--contacts {}: the sector mesh at --refine {} has room for {room}",
+                p.contacts, p.refine,
             )));
         }
+        if a.sectors.is_some() && a.contact_3d {
+            return Err(Failure::input(
+                "--contact-3d and --sectors: the closed sector disk has 2-D snubber contacts only",
+            ));
+        }
     }
-    if (a.sectors.is_some() || a.engine_order.is_some()) && ex != Example::BladedDisk {
+    if (a.sectors.is_some() || a.engine_order.is_some())
+        && !matches!(ex, Example::BladedDisk | Example::Sector)
+    {
         return Err(Failure::input(
-            "--sectors and --engine-order apply to the bladed-disk example only",
+            "--sectors and --engine-order apply to the bladed-disk and sector examples only",
+        ));
+    }
+    if a.engine_order.is_some() && a.sectors.is_none() && ex == Example::Sector {
+        return Err(Failure::input(
+            "--engine-order on sector needs --sectors N (which closes it into a disk)",
         ));
     }
     if a.sectors.is_some_and(|s| s < 2) {

@@ -118,13 +118,19 @@ impl Example {
                     .engine_order
                     .unwrap_or(BladedDisk::default().engine_order),
             }),
-            Example::Sector => sector(&Sector {
-                refine: opts.refine.unwrap_or(1),
-                contacts: opts.contacts.unwrap_or(Sector::default().contacts),
-                contact_3d: opts.contact_3d,
-                mu_n: opts.mu_n.unwrap_or(Sector::default().mu_n),
-                ..Sector::default()
-            }),
+            Example::Sector => {
+                let p = Sector {
+                    refine: opts.refine.unwrap_or(1),
+                    contacts: opts.contacts.unwrap_or(Sector::default().contacts),
+                    contact_3d: opts.contact_3d,
+                    mu_n: opts.mu_n.unwrap_or(Sector::default().mu_n),
+                    ..Sector::default()
+                };
+                match opts.sectors {
+                    Some(ns) => sector_disk(&p, ns, opts.engine_order.unwrap_or(3)),
+                    None => sector(&p),
+                }
+            }
         };
         if let Some(mu_n) = opts.mu_n
             && !m.contacts.has_normal()
@@ -168,9 +174,10 @@ pub struct ExampleOptions {
     pub contact_3d: bool,
     /// Damper mass of `two-mass-damper` (default 1; 0 gives the massless damper of Fig. 23).
     pub damper_mass: Option<f64>,
-    /// Number of sectors of `bladed-disk` (default 12).
+    /// Number of sectors of `bladed-disk` (default 12); for `sector`, closes it into a disk
+    /// of that many sectors with inter-sector contacts ([`sector_disk`]).
     pub sectors: Option<usize>,
-    /// Engine order of `bladed-disk` (default 3).
+    /// Engine order of `bladed-disk` and of `sector` with `sectors` (default 3).
     pub engine_order: Option<i64>,
 }
 
@@ -771,6 +778,13 @@ impl Sector {
         (nx - nbx) * (nz + 1) + 2 * (ny - 1) * (nz + 1)
     }
 
+    /// The largest number of inter-sector contacts of [`sector_disk`]: nodes on the outer
+    /// half of the blade face.
+    pub fn max_snubber_contacts(&self) -> usize {
+        let ([_, _, nz], [_, nby]) = self.dims();
+        (nby - nby / 2) * (nz + 1)
+    }
+
     /// Number of DOFs of the mesh (3 per node, the hub face clamped).
     pub fn n_dofs(&self) -> usize {
         let ([nx, ny, nz], [nbx, nby]) = self.dims();
@@ -848,6 +862,101 @@ fn hex8_box(a: f64, b: f64, c: f64) -> ([[f64; 24]; 24], [[f64; 24]; 24]) {
         }
     }
     (k, m)
+}
+
+/// The generated [`sector`] closed into a tuned disk of `sectors` sectors under engine order
+/// `engine_order` (cyclic symmetry, docs/cyclic.md). The disk block's faces `x = 0` (left)
+/// and `x = wd` (right) are the cut faces: the disk is unrolled, so matched nodes share their
+/// Cartesian directions and no rotation is needed. Instead of contacts to ground, `contacts`
+/// 2-D inter-sector contacts join the blade's face `x = x1` to the next blade's face
+/// `x = x0` on the outer half of the blade (part-span snubbers; slip radial and axial,
+/// `mu N` each). The next blade's contact DOFs are appended as right DOFs without mass or
+/// stiffness, paired with this blade's face-`x0` DOFs.
+///
+/// # Panics
+/// When `refine` is 0, `sectors < 2`, or `contacts` exceeds
+/// [`Sector::max_snubber_contacts`].
+pub fn sector_disk(p: &Sector, sectors: usize, engine_order: i64) -> Model {
+    assert!(sectors >= 2, "sector_disk: at least 2 sectors");
+    assert!(
+        p.contacts <= p.max_snubber_contacts(),
+        "sector_disk: {} contacts requested, the blade has room for {}",
+        p.contacts,
+        p.max_snubber_contacts()
+    );
+    let mut m = sector(&Sector {
+        contacts: 0,
+        contact_3d: false,
+        ..p.clone()
+    });
+    let ([nx, ny, nz], [nbx, nby]) = p.dims();
+    let (ix0, ix1) = ((nx - nbx) / 2, (nx - nbx) / 2 + nbx);
+    let labels = m.dof_labels.clone().expect("sector labels its DOFs");
+    let index: std::collections::HashMap<&str, usize> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.as_str(), i))
+        .collect();
+    let dof =
+        |ix: usize, iy: usize, iz: usize, d: &str| index[format!("{ix}.{iy}.{iz}.{d}").as_str()];
+    let n = m.n_dofs();
+    let mut left = Vec::new();
+    let mut right = Vec::new();
+    for iy in 1..=ny {
+        for iz in 0..=nz {
+            for d in ["x", "y", "z"] {
+                left.push(dof(0, iy, iz, d));
+                right.push(dof(nx, iy, iz, d));
+            }
+        }
+    }
+    // Snubber contacts spread over the outer half of the blade face.
+    let rows: Vec<(usize, usize)> = (ny + nby / 2 + 1..=ny + nby)
+        .flat_map(|iy| (0..=nz).map(move |iz| (iy, iz)))
+        .collect();
+    let nc = p.contacts;
+    let mut own = Vec::with_capacity(2 * nc);
+    let mut next = Vec::with_capacity(2 * nc);
+    let mut new_labels = labels.clone();
+    for c in 0..nc {
+        let (iy, iz) = rows[c * rows.len() / nc.max(1)];
+        for d in ["y", "z"] {
+            own.push(dof(ix1, iy, iz, d));
+            let phantom = n + next.len();
+            next.push(Some(phantom));
+            left.push(dof(ix0, iy, iz, d));
+            right.push(phantom);
+            new_labels.push(format!("next:{ix0}.{iy}.{iz}.{d}"));
+        }
+    }
+    let n2 = n + next.len();
+    let widen = |a: &crate::model::SparseMatrix| {
+        let trip: Vec<faer::sparse::Triplet<usize, usize, f64>> = a
+            .triplet_iter()
+            .map(|t| faer::sparse::Triplet::new(t.row, t.col, *t.val))
+            .collect();
+        crate::model::SparseMatrix::try_new_from_triplets(n2, n2, &trip).expect("indices < n")
+    };
+    m.mass = widen(&m.mass);
+    m.stiffness = widen(&m.stiffness);
+    m.contacts = Contacts::between(2, own, next, vec![p.mu_n; nc]).with_rho(SECTOR_RHO_LAW);
+    m.dof_labels = Some(new_labels);
+    m.title = Some(format!(
+        "sector disk: the generated sector closed into {sectors} sectors, EO {engine_order}, \
+         {n2} DOFs per sector, {nc} inter-sector snubber contacts"
+    ));
+    m.cyclic = Some(crate::Cyclic {
+        sectors,
+        engine_order,
+        left,
+        right,
+    });
+    let problems = crate::validate::validate(&m);
+    assert!(
+        !crate::validate::has_errors(&problems),
+        "generated sector disk is invalid: {problems:?}"
+    );
+    m
 }
 
 /// Corner signs of the reference hexahedron `[-1, 1]^3`.

@@ -220,6 +220,37 @@ fn forcing(list: &Bound<'_, PyAny>) -> PyResult<Vec<ForcingTerm>> {
 }
 
 /// Raises every validation error at once; warnings become Python warnings.
+/// `cyclic={"sectors": N, "engine_order": EO, "left": [...], "right": [...]}`.
+fn cyclic(d: &Bound<'_, PyDict>) -> PyResult<ewr_model::Cyclic> {
+    let need = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+        key(d, k)?.ok_or_else(|| InputError::new_err(format!("cyclic: missing {k:?}")))
+    };
+    let int = |k: &str| -> PyResult<i64> {
+        need(k)?
+            .extract::<i64>()
+            .map_err(|_| InputError::new_err(format!("cyclic: {k} must be an integer")))
+    };
+    let list = |k: &str| -> PyResult<Vec<usize>> {
+        need(k)?
+            .extract::<Vec<i64>>()
+            .map_err(|_| InputError::new_err(format!("cyclic: {k} must be a list of DOF indices")))?
+            .into_iter()
+            .map(|v| {
+                usize::try_from(v)
+                    .map_err(|_| InputError::new_err(format!("cyclic: {k} has DOF {v} < 0")))
+            })
+            .collect()
+    };
+    let sectors = int("sectors")?;
+    Ok(ewr_model::Cyclic {
+        sectors: usize::try_from(sectors)
+            .map_err(|_| InputError::new_err(format!("cyclic: sectors = {sectors} < 0")))?,
+        engine_order: int("engine_order")?,
+        left: list("left")?,
+        right: list("right")?,
+    })
+}
+
 fn checked(py: Python<'_>, model: Model) -> PyResult<PyModel> {
     let problems = validate(&model);
     if has_errors(&problems) {
@@ -263,7 +294,7 @@ impl PyModel {
     /// Builds a model from its matrices (numpy arrays, nested lists or scipy.sparse).
     #[new]
     #[pyo3(signature = (mass, stiffness, damping=None, *, contacts=None, forcing=None,
-        rayleigh=None, eta=None, dof_labels=None, title=None, units=None))]
+        rayleigh=None, eta=None, dof_labels=None, title=None, units=None, cyclic=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -277,6 +308,7 @@ impl PyModel {
         dof_labels: Option<Vec<String>>,
         title: Option<String>,
         units: Option<String>,
+        cyclic: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let k = sparse(stiffness, "stiffness", None)?;
         let n = k.nrows();
@@ -312,7 +344,7 @@ impl PyModel {
                 None => Vec::new(),
             },
             dof_labels,
-            cyclic: None,
+            cyclic: cyclic.map(self::cyclic).transpose()?,
         };
         checked(py, model)
     }
@@ -329,7 +361,9 @@ impl PyModel {
 
     /// A built-in example model by name (see `ewr.examples()`).
     #[staticmethod]
-    #[pyo3(signature = (name, *, mu_n=None, contacts=None, refine=None, contact_3d=false, damper_mass=None))]
+    #[pyo3(signature = (name, *, mu_n=None, contacts=None, refine=None, contact_3d=false,
+        damper_mass=None, sectors=None, engine_order=None))]
+    #[allow(clippy::too_many_arguments)]
     fn example(
         name: &str,
         mu_n: Option<f64>,
@@ -337,15 +371,28 @@ impl PyModel {
         refine: Option<usize>,
         contact_3d: bool,
         damper_mass: Option<f64>,
+        sectors: Option<usize>,
+        engine_order: Option<i64>,
     ) -> PyResult<Self> {
         let ex: Example = name.parse().map_err(InputError::new_err)?;
+        if (sectors.is_some() || engine_order.is_some())
+            && !matches!(ex, Example::BladedDisk | Example::Sector)
+        {
+            return Err(InputError::new_err(
+                "sectors and engine_order apply to the bladed-disk and sector examples only",
+            ));
+        }
+        if sectors.is_some_and(|s| s < 2) {
+            return Err(InputError::new_err("sectors: a disk needs at least 2"));
+        }
         let model = ex.build(&ExampleOptions {
             mu_n,
             contacts,
             refine,
             contact_3d,
             damper_mass,
-            ..Default::default()
+            sectors,
+            engine_order,
         });
         Ok(PyModel { model })
     }
@@ -444,8 +491,18 @@ impl PyModel {
     /// every contact stuck (`stuck=True`: contact stiffnesses as springs, rigid contacts by a
     /// penalty 1e6 times the stiffest DOF), as `ewr model info` lists them: a sweep should
     /// cover both. Dense eigensolver, up to 3000 DOFs.
-    #[pyo3(signature = (*, stuck=false))]
-    fn natural_frequencies(&self, py: Python<'_>, stuck: bool) -> PyResult<Vec<f64>> {
+    #[pyo3(signature = (*, stuck=false, nodal_diameter=None))]
+    fn natural_frequencies(
+        &self,
+        py: Python<'_>,
+        stuck: bool,
+        nodal_diameter: Option<usize>,
+    ) -> PyResult<Vec<f64>> {
+        if nodal_diameter.is_some() && self.model.cyclic.is_none() {
+            return Err(InputError::new_err(
+                "nodal_diameter applies to cyclic sector models only",
+            ));
+        }
         py.detach(|| -> Result<Vec<f64>, Fail> {
             let model = if stuck {
                 let k_max = self
@@ -462,10 +519,41 @@ impl PyModel {
             } else {
                 self.model.clone()
             };
-            ewr_hb::modes::natural_frequencies(&model)
-                .map_err(|e| Fail::Input(format!("natural frequencies: {e}")))
+            match &model.cyclic {
+                // A sector: the nodal diameter asked for, or that of the forced harmonic 1.
+                Some(cy) => ewr_hb::modes::cyclic_natural_frequencies(
+                    &model,
+                    nodal_diameter.unwrap_or_else(|| cy.nodal_diameter(1)),
+                ),
+                None => ewr_hb::modes::natural_frequencies(&model),
+            }
+            .map_err(|e| Fail::Input(format!("natural frequencies: {e}")))
         })
         .map_err(PyErr::from)
+    }
+
+    /// The cyclic symmetry of a sector model as a dict (`sectors`, `engine_order`, `left`,
+    /// `right`), `None` for an ordinary model.
+    #[getter]
+    fn cyclic<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(c) = &self.model.cyclic else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("sectors", c.sectors)?;
+        d.set_item("engine_order", c.engine_order)?;
+        d.set_item("left", c.left.clone())?;
+        d.set_item("right", c.right.clone())?;
+        Ok(Some(d))
+    }
+
+    /// The full annulus of a cyclic sector model (as `ewr model annulus`): an ordinary model,
+    /// the reference for sector results and what `simulate` takes.
+    fn annulus(&self, py: Python<'_>) -> PyResult<Self> {
+        let model = py
+            .detach(|| self.model.annulus())
+            .map_err(InputError::new_err)?;
+        Ok(PyModel { model })
     }
 
     /// The same model with every contact's friction bound set to `mu_n`.

@@ -340,3 +340,40 @@ def test_natural_frequencies_free_and_stuck():
     assert np.allclose(m.natural_frequencies(), [0.618, 0.874, 1.618, 2.288], atol=1e-3)
     stuck = m.natural_frequencies(stuck=True)
     assert np.allclose(stuck[:2], [2 ** 0.5, 2.0], rtol=1e-5)
+
+
+def test_cyclic_sector_equals_its_annulus():
+    """Issue 16: one sector of the lumped bladed disk (N = 12, EO 3) against the whole disk
+    built from it, an ordinary model solved without cyclic code; and the same sector built
+    from arrays with ``cyclic=``."""
+    sector = ewr.Model.example("bladed-disk")
+    assert sector.cyclic == {"sectors": 12, "engine_order": 3,
+                             "left": [0, 1, 2, 3], "right": [4, 5, 6, 7]}
+    disk = sector.annulus()
+    assert disk.cyclic is None and disk.n_dofs == 48 and disk.n_contacts == 24
+    # Samples a multiple of N: the annulus is then exactly shift-invariant (docs/cyclic.md).
+    s = sector.solve(1.21, harmonics="odd:7", samples=96)
+    a = disk.solve(1.21, harmonics="odd:7", samples=96)
+    assert s.converged and a.converged
+    # Sector 0's contacts are the annulus's first two.
+    assert np.allclose(s.friction_coefficients, a.friction_coefficients[:4], atol=1e-8)
+    assert np.allclose(s.stick_fraction, a.stick_fraction[:2], atol=1e-9)
+    # ND 3's lowest frequency by hand, and in the annulus's spectrum.
+    w3 = math.sqrt((5.5 - math.sqrt(14.25)) / 2)
+    assert abs(sector.natural_frequencies()[0] - w3) < 1e-9
+    assert abs(sector.natural_frequencies(nodal_diameter=3)[0] - w3) < 1e-9
+    assert min(abs(w - w3) for w in disk.natural_frequencies()) < 1e-9
+    # The same sector from its arrays.
+    again = ewr.Model(
+        sector.mass, sector.stiffness, sector.damping,
+        contacts={"dim": 2, "dofs": [[2, 3], [2, 3]], "other": [[6, 7], [0, 1]],
+                  "mu_n": [0.5, 0.3], "k_t": [1.0, 1.0]},
+        forcing=sector.forcing, cyclic=sector.cyclic,
+    )
+    s2 = again.solve(1.21, harmonics="odd:7", samples=96)
+    assert np.allclose(s2.friction_coefficients, s.friction_coefficients, atol=1e-8)
+    with pytest.raises(ewr.InputError, match="left has 1 DOFs and right 2"):
+        ewr.Model(sector.mass, sector.stiffness,
+                  cyclic={"sectors": 12, "engine_order": 3, "left": [0], "right": [4, 5]})
+    with pytest.raises(ewr.InputError, match="simulate its full annulus"):
+        sector.simulate(1.21)

@@ -281,3 +281,59 @@ fn matrix_free_newton_on_a_sector_uses_the_transposed_receptance() {
         assert!(d < 1e-7, "EO {eo}: {d:e}");
     }
 }
+
+/// The generated FE sector (hex8, about 2 200 DOFs with its snubber DOFs) closed into a
+/// disk of 4 sectors: the sparse receptance of one sector against the whole disk (7 600
+/// DOFs, 16 inter-sector contacts, no cyclic code), linear and with friction where the
+/// snubbers stick and slip.
+#[test]
+fn fe_sector_disk_equals_its_annulus() {
+    use ewr_model::examples::{Sector, sector_disk};
+    let sector = sector_disk(
+        &Sector {
+            contacts: 4,
+            ..Sector::default()
+        },
+        4,
+        1,
+    );
+    let annulus = sector.annulus().unwrap();
+    assert!(annulus.n_dofs() > 7000 && annulus.contacts.len() == 16);
+    let set = HarmonicSet::odd(3).unwrap();
+    // Sector 0's DOF i is the annulus's red[i] (its index among the non-right DOFs).
+    let tip = sector.forcing[0].dof;
+    let red = sector.cyclic.as_ref().unwrap().reduction(sector.n_dofs()).0;
+    let settings = |set: &HarmonicSet, dof: usize| PointSettings {
+        monitor: vec![dof],
+        ..settings(set.clone(), LinearSolve::Dense)
+    };
+    let rs = Receptance::new(&sector, ReceptanceKind::Sparse).unwrap();
+    let ra = Receptance::new(&annulus, ReceptanceKind::Sparse).unwrap();
+    let (ps, pa) = (
+        ContactParams::of(&sector.contacts),
+        ContactParams::of(&annulus.contacts),
+    );
+    let w = 4128.0;
+    let ss = solve_point(&rs, &ps, w, &settings(&set, tip), None).unwrap();
+    let sa = solve_point(&ra, &pa, w, &settings(&set, red[tip]), None).unwrap();
+    assert!(ss.status.converged() && sa.status.converged());
+    let stick = ss.stick_fractions();
+    assert!(stick.iter().all(|&s| s < 0.9), "snubbers stuck: {stick:?}");
+    let m = sector.contacts.len() * 2;
+    let d = ss
+        .friction
+        .iter()
+        .zip(&sa.friction[..m * set.n_coeffs()])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    let s = sa.friction.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    assert!(d < 1e-6 * s, "friction differs by {d:e} of {s:e}");
+    // The forced blade tip of sector 0.
+    let du = (ss.dofs.peak[0] - sa.dofs.peak[0]).abs();
+    assert!(
+        du < 1e-6 * sa.dofs.peak[0],
+        "{} vs {}",
+        ss.dofs.peak[0],
+        sa.dofs.peak[0]
+    );
+}

@@ -62,6 +62,7 @@ class Model:
         dof_labels: Optional[Sequence[str]] = None,
         title: Optional[str] = None,
         units: Optional[str] = None,
+        cyclic: Optional[dict] = None,
     ) -> None: ...
     @staticmethod
     def read(path: Union[str, PathLike]) -> "Model":
@@ -75,6 +76,8 @@ class Model:
         refine: Optional[int] = None,
         contact_3d: bool = False,
         damper_mass: Optional[float] = None,
+        sectors: Optional[int] = None,
+        engine_order: Optional[int] = None,
     ) -> "Model":
         """A built-in example (``ewr.examples()`` lists them), as ``ewr model example``."""
     def write(self, path: Union[str, PathLike]) -> None:
@@ -107,9 +110,18 @@ class Model:
         """Tangential rows ``W``, then the normal rows of 3-D contacts."""
     @property
     def forcing(self) -> list[tuple[int, int, float, float]]: ...
-    def natural_frequencies(self, *, stuck: bool = False) -> list[float]:
+    def natural_frequencies(
+        self, *, stuck: bool = False, nodal_diameter: Optional[int] = None
+    ) -> list[float]:
         """Undamped natural circular frequencies, friction removed or (``stuck=True``) every
-        contact stuck, as ``ewr model info``: a sweep should cover both. Up to 3000 DOFs."""
+        contact stuck, as ``ewr model info``: a sweep should cover both. Up to 3000 DOFs. On
+        a cyclic sector, those of ``nodal_diameter`` (default: that of harmonic 1)."""
+    @property
+    def cyclic(self) -> Optional[dict]:
+        """``{"sectors", "engine_order", "left", "right"}`` of a cyclic sector model
+        (docs/cyclic.md), ``None`` otherwise."""
+    def annulus(self) -> "Model":
+        """The full disk of a cyclic sector model, as ``ewr model annulus``."""
     def with_mu_n(self, mu_n: float) -> "Model":
         """The same model with every contact's friction bound set to ``mu_n``."""
     def solve(
