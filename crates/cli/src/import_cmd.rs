@@ -79,6 +79,22 @@ pub struct CommonArgs {
     /// Free-text statement of the units (FE exports do not state them; ewr converts none).
     #[arg(long)]
     units: Option<String>,
+    /// Make the model one sector of a tuned disk of N sectors (cyclic symmetry,
+    /// docs/cyclic.md); contacts with `other_sector = next` then name the next sector's node.
+    #[arg(long, value_name = "N")]
+    sectors: Option<usize>,
+    /// Engine order of the excitation of a sector (default 1; negative: the other way).
+    #[arg(
+        long,
+        value_name = "EO",
+        allow_negative_numbers = true,
+        requires = "sectors"
+    )]
+    engine_order: Option<i64>,
+    /// Matched cut faces of a sector (CSV: `left_node,right_node` or `left_eq,right_eq`; the
+    /// right side is the next sector's copy of the left).
+    #[arg(long = "cyclic", value_name = "B.csv", requires = "sectors")]
+    boundary: Option<PathBuf>,
 }
 
 fn parse_pair(s: &str) -> Result<(f64, f64), String> {
@@ -102,6 +118,11 @@ impl CommonArgs {
             eta: self.eta,
             title: self.title.clone(),
             units: self.units.clone(),
+            cyclic: self.sectors.map(|sectors| ewr_import::CyclicOptions {
+                sectors,
+                engine_order: self.engine_order.unwrap_or(1),
+                boundary: self.boundary.clone(),
+            }),
         }
     }
 }
@@ -162,6 +183,7 @@ fn check_files(cmd: &ImportCommand) -> Result<(), Failure> {
             .map(|p| ("--contacts".to_string(), p)),
     );
     inputs.extend(common.forcing.clone().map(|p| ("--forcing".to_string(), p)));
+    inputs.extend(common.boundary.clone().map(|p| ("--cyclic".to_string(), p)));
     let named: Vec<_> = inputs.iter().map(|(o, p)| named(o, p)).collect();
     crate::args::prepare_outputs(&named, &[("-o", Some(common.output.as_path()), &[])])
 }

@@ -17,10 +17,44 @@ use faer::sparse::Triplet;
 use std::path::Path;
 
 /// Columns a contacts file may have.
-pub const CONTACT_COLUMNS: [&str; 17] = [
-    "node", "other", "mu_n", "rho", "nx", "ny", "nz", "t1x", "t1y", "t1z", "t2x", "t2y", "t2z",
-    "eq1", "eq2", "other1", "other2",
+pub const CONTACT_COLUMNS: [&str; 18] = [
+    "node",
+    "other",
+    "mu_n",
+    "rho",
+    "nx",
+    "ny",
+    "nz",
+    "t1x",
+    "t1y",
+    "t1z",
+    "t2x",
+    "t2y",
+    "t2z",
+    "eq1",
+    "eq2",
+    "other1",
+    "other2",
+    "other_sector",
 ];
+
+/// Whether a row's opposite side is on the next sector of a cyclic model
+/// (`other_sector = next`); such DOFs are returned as `n + dof` and moved to appended DOFs
+/// by [`crate::cyclic::append_next_sector_dofs`].
+fn on_next_sector(t: &Table<'_>, row: &Row) -> Result<bool, ImportError> {
+    match t
+        .get(row, "other_sector")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("same") | Some("0") => Ok(false),
+        Some("next") | Some("1") => Ok(true),
+        Some(v) => Err(t.file.err(
+            row.line,
+            format!("other_sector `{v}`: expected `same` (or empty) or `next`"),
+        )),
+    }
+}
 
 /// Two unit tangents given by hand must be orthogonal to this tolerance (`|t1 . t2|`):
 /// loose enough for vectors typed with 4 digits, tight enough to catch a wrong vector.
@@ -105,20 +139,30 @@ fn equation_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, I
     };
     let (mut dofs, mut other, mut mu_n, mut rho) = (vec![], vec![], vec![], vec![]);
     for row in &t.rows {
+        let next = on_next_sector(t, row)?;
         for k in 1..=dim {
             let d = eq(row, &format!("eq{k}"))?;
             let name = format!("other{k}");
             let o = if is_ground(t.get(row, &name)) {
+                if next {
+                    return Err(t.file.err(
+                        row.line,
+                        format!("other_sector = next needs an opposite equation in `{name}`"),
+                    ));
+                }
                 None
             } else {
                 let o = eq(row, &name)?;
-                if o == d {
+                if next {
+                    Some(n + o)
+                } else if o == d {
                     return Err(t.file.err(
                         row.line,
                         format!("`{name}` is the contact's own equation {}", d + 1),
                     ));
+                } else {
+                    Some(o)
                 }
-                Some(o)
             };
             dofs.push(d);
             other.push(o);
@@ -278,13 +322,22 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
     };
     let mut trip = Vec::new();
     let (mut mu_n, mut rho, mut notes) = (vec![], vec![], vec![]);
+    let mut any_next = false;
     for (c, row) in t.rows.iter().enumerate() {
         let node = lookup(row, "node")?;
+        let next = on_next_sector(t, row)?;
+        any_next |= next;
         let other = if is_ground(t.get(row, "other")) {
+            if next {
+                return Err(t.file.err(
+                    row.line,
+                    "other_sector = next needs an opposite node in `other`",
+                ));
+            }
             None
         } else {
             let o = lookup(row, "other")?;
-            if o == node {
+            if o == node && !next {
                 return Err(t.file.err(
                     row.line,
                     format!("`other` is the contact's own node {node}"),
@@ -321,8 +374,10 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
                         continue;
                     }
                     let direction = a as u32 + 1;
+                    // The next sector's DOFs are encoded as n + eq (crate::cyclic).
+                    let shift = if sign < 0.0 && next { space.n } else { 0 };
                     match map.equation(nd, direction) {
-                        Some(eq) => trip.push(Triplet::new(r, eq, sign * comp)),
+                        Some(eq) => trip.push(Triplet::new(r, eq + shift, sign * comp)),
                         None => notes.push(format!(
                             "{}:{}: node {nd} has no free DOF in direction {direction} \
                              (constrained): that component ({comp:.3}) of tangent {} is \
@@ -350,7 +405,8 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
         rho.push(r);
     }
     let rows = dim * mu_n.len();
-    let w = SparseMatrix::try_new_from_triplets(rows, space.n, &trip)
+    let cols = if any_next { 2 * space.n } else { space.n };
+    let w = SparseMatrix::try_new_from_triplets(rows, cols, &trip)
         .map_err(|e| t.header_err(format!("cannot build W: {}", e.sentence())))?;
     let mut contacts = Contacts::from_matrix(dim, w, mu_n);
     contacts.rho = rho;
@@ -360,7 +416,7 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
 
 /// Replaces `W` by the DOF-list form when every row is `+1` on one DOF, optionally `-1` on
 /// another: contacts along coordinate axes then read as DOFs in `model info` and files.
-fn simplify(c: &mut Contacts) {
+pub(crate) fn simplify(c: &mut Contacts) {
     let Kinematics::Matrix(w) = &c.kinematics else {
         return;
     };

@@ -17,6 +17,7 @@ mod assemble;
 pub mod calculix;
 mod contacts;
 mod csv;
+pub mod cyclic;
 mod dofs;
 mod error;
 mod forcing;
@@ -76,6 +77,20 @@ pub struct ImportOptions {
     pub title: Option<String>,
     /// Free-text unit statement (ewr does not convert units; FE exports do not state them).
     pub units: Option<String>,
+    /// Make the model one sector of a tuned disk (docs/cyclic.md).
+    pub cyclic: Option<CyclicOptions>,
+}
+
+/// How an imported sector closes into a disk.
+#[derive(Clone, Debug)]
+pub struct CyclicOptions {
+    /// Number of sectors `N`.
+    pub sectors: usize,
+    /// Engine order of the excitation.
+    pub engine_order: i64,
+    /// Matched boundary CSV (`left_node,right_node` or `left_eq,right_eq`); `None` when the
+    /// sectors touch only through inter-sector contacts.
+    pub boundary: Option<PathBuf>,
 }
 
 /// An imported, validated model.
@@ -199,13 +214,22 @@ pub fn build_model(
         });
     }
     let damping = damping(opts)?;
+    let FeMatrices {
+        mut mass,
+        mut stiffness,
+        damping: mut damping_matrix,
+        dofs,
+        source,
+        notes: fe_notes,
+    } = fe;
+    let mut labels = dofs.as_ref().map(DofMap::labels);
     let space = DofSpace {
         n,
-        map: fe.dofs.as_ref(),
+        map: dofs.as_ref(),
         map_file,
     };
-    let mut notes = fe.notes;
-    let contacts = match &opts.contacts {
+    let mut notes = fe_notes;
+    let mut contacts = match &opts.contacts {
         Some(p) => {
             let r = read_contacts(p, &space)?;
             notes.extend(r.notes);
@@ -217,21 +241,31 @@ pub fn build_model(
         Some(p) => read_forcing(p, &space)?,
         None => Vec::new(),
     };
+    let cyclic = cyclic_sector(opts, &space, &mut contacts, &mut labels)?;
+    if let Some(cy) = &cyclic {
+        // The next sector's contact DOFs appended by cyclic_sector.
+        let n2 = n + cy.right.iter().filter(|&&r| r >= n).count();
+        if n2 > n {
+            mass = cyclic::widen(&mass, n2);
+            stiffness = cyclic::widen(&stiffness, n2);
+            damping_matrix = damping_matrix.map(|d| cyclic::widen(&d, n2));
+        }
+    }
     let model = Model {
         title: Some(
             opts.title
                 .clone()
-                .unwrap_or_else(|| format!("imported from {}", fe.source)),
+                .unwrap_or_else(|| format!("imported from {source}")),
         ),
         units: opts.units.clone(),
-        mass: fe.mass,
-        stiffness: fe.stiffness,
-        damping_matrix: fe.damping,
+        mass,
+        stiffness,
+        damping_matrix,
         damping,
         contacts,
         forcing,
-        dof_labels: fe.dofs.as_ref().map(DofMap::labels),
-        cyclic: None,
+        dof_labels: labels,
+        cyclic,
     };
     let problems = validate(&model);
     if problems.iter().any(|p| p.severity == Severity::Error) {
@@ -242,6 +276,49 @@ pub fn build_model(
         notes,
         warnings: problems,
     })
+}
+
+/// The cyclic description of an imported sector: the boundary file's pairs, plus the next
+/// sector's contact DOFs, appended after the `n` FE DOFs (labels widened; the caller widens
+/// the matrices).
+fn cyclic_sector(
+    opts: &ImportOptions,
+    space: &DofSpace<'_>,
+    contacts: &mut Contacts,
+    labels: &mut Option<Vec<String>>,
+) -> Result<Option<ewr_model::Cyclic>, ImportError> {
+    let n = space.n;
+    let (next_left, next_right) = cyclic::append_next_sector_dofs(contacts, n)
+        .map_err(|message| ImportError::Option { message })?;
+    let Some(c) = &opts.cyclic else {
+        if !next_left.is_empty() {
+            return Err(ImportError::Option {
+                message: "the contacts name the next sector (other_sector = next): give \
+                          --sectors N (and --engine-order, --cyclic for the boundary)"
+                    .into(),
+            });
+        }
+        return Ok(None);
+    };
+    let (mut left, mut right) = match &c.boundary {
+        Some(p) => cyclic::read_boundary(p, space)?,
+        None => (Vec::new(), Vec::new()),
+    };
+    if let Some(l) = labels {
+        let own: Vec<String> = next_left
+            .iter()
+            .map(|&e| format!("next:{}", l[e]))
+            .collect();
+        l.extend(own);
+    }
+    left.extend(next_left);
+    right.extend(next_right);
+    Ok(Some(ewr_model::Cyclic {
+        sectors: c.sectors,
+        engine_order: c.engine_order,
+        left,
+        right,
+    }))
 }
 
 fn damping(opts: &ImportOptions) -> Result<Damping, ImportError> {

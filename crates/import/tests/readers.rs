@@ -675,3 +675,99 @@ fn calculix_import_with_contacts_and_forcing() {
     assert!(other.is_none());
     assert_eq!(labels[m.forcing[0].dof], "117.3");
 }
+
+// ---------------------------------------------------------------- cyclic sectors
+
+/// Matrix Market text of the leading `n x n` block of `a` (upper triangle, symmetric).
+fn mtx_block(a: &SparseMatrix, n: usize) -> String {
+    let entries: Vec<String> = a
+        .triplet_iter()
+        .filter(|t| t.row < n && t.col < n && t.row <= t.col && *t.val != 0.0)
+        .map(|t| format!("{} {} {:e}", t.row + 1, t.col + 1, t.val))
+        .collect();
+    format!(
+        "%%MatrixMarket matrix coordinate real symmetric\n{n} {n} {}\n{}\n",
+        entries.len(),
+        entries.join("\n")
+    )
+}
+
+/// Issue 16: the lumped bladed-disk sector imported from its FE-style parts (six DOFs:
+/// disk, blade and the next disk on the cut face) with a boundary file and a shroud contact
+/// against the next sector's blade: the importer appends that blade's DOFs as right DOFs
+/// and gives exactly the built-in example (its contacts without k_t).
+#[test]
+fn cyclic_sector_from_mtx_boundary_and_next_sector_contacts() {
+    let d = Dir::new();
+    let ex = ewr_model::examples::bladed_disk(&Default::default());
+    let files = MtxFiles {
+        mass: d.file("m.mtx", &mtx_block(&ex.mass, 6)),
+        stiffness: d.file("k.mtx", &mtx_block(&ex.stiffness, 6)),
+        ..Default::default()
+    };
+    let contacts = "eq1,eq2,other1,other2,other_sector,mu_n\n\
+                    3,4,3,4,next,0.5\n\
+                    3,4,1,2,,0.3\n";
+    let opts = ImportOptions {
+        contacts: Some(d.file("c.csv", contacts)),
+        forcing: Some(d.file("f.csv", "eq,harmonic,cos,sin\n3,1,1,0\n4,1,0,0.5\n")),
+        rayleigh: Some((0.0, 0.005)),
+        cyclic: Some(ewr_import::CyclicOptions {
+            sectors: 12,
+            engine_order: 3,
+            boundary: Some(d.file("b.csv", "left_eq,right_eq\n1,5\n2,6\n")),
+        }),
+        ..Default::default()
+    };
+    let m = ewr_import::import_mtx(&files, &opts).unwrap().model;
+    assert_eq!(m.n_dofs(), 8);
+    assert_eq!(m.cyclic, ex.cyclic);
+    assert_eq!(dense(&m.mass), dense(&ex.mass));
+    assert_eq!(dense(&m.stiffness), dense(&ex.stiffness));
+    let w = |m: &ewr_model::Model| dense(&m.contacts.contact_matrix(8).unwrap());
+    assert_eq!(w(&m), w(&ex));
+    assert_eq!(m.contacts.mu_n, ex.contacts.mu_n);
+
+    // Without --sectors the next sector cannot be named; nor can ground be on it.
+    let e = ewr_import::import_mtx(
+        &files,
+        &ImportOptions {
+            contacts: opts.contacts.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--sectors"), "{e}");
+    let bad = d.file(
+        "c2.csv",
+        "eq1,other1,other_sector,mu_n\n3,ground,next,0.5\n",
+    );
+    let e = ewr_import::import_mtx(
+        &files,
+        &ImportOptions {
+            contacts: Some(bad),
+            ..opts.clone()
+        },
+    )
+    .unwrap_err();
+    at(e, "c2.csv", 2, "needs an opposite equation");
+    // A boundary pair out of range, and a DOF on both sides.
+    for (text, words) in [
+        ("left_eq,right_eq\n1,7\n", "out of range"),
+        ("left_eq,right_eq\n1,5\n5,6\n", "both a left and a right"),
+    ] {
+        let e = ewr_import::import_mtx(
+            &files,
+            &ImportOptions {
+                cyclic: Some(ewr_import::CyclicOptions {
+                    sectors: 12,
+                    engine_order: 3,
+                    boundary: Some(d.file("b2.csv", text)),
+                }),
+                ..opts.clone()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(words), "{e}");
+    }
+}
