@@ -311,6 +311,22 @@ fn cyclic_sector_info_annulus_and_refusals() {
         w.iter().filter(|x| (*x - expect).abs() < 1e-9).count() == 2,
         "{w:?}"
     );
+    // Solve results say how to expand sector 0 to the disk.
+    let res = dir.path().join("s.h5");
+    let o = ewr(&[
+        "solve",
+        sector.to_str().unwrap(),
+        "--omega",
+        "1.21",
+        "--harmonics",
+        "odd:7",
+        "-o",
+        res.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let f = hdf5::File::open(&res).unwrap();
+    let nd = f.dataset("nodal_diameters").unwrap().read_raw::<i64>().unwrap();
+    assert_eq!(nd, vec![3, 9, 3, 9]);
     let plain = workspace().join("models").join("oscillator-2d.h5");
     refused(
         &[

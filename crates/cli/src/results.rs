@@ -169,6 +169,19 @@ fn common_attrs(f: &hdf5::File, kind: &str, model: &Path, setup: &Setup) -> Resu
         .map(|&h| h as i64)
         .collect();
     put_1d(f, "harmonic_list", &hs)?;
+    if let Some(cy) = &setup.model.cyclic {
+        // What a reader needs to expand sector 0's results to the disk (docs/cyclic.md).
+        put_i64(f, "cyclic_sectors", cy.sectors as i64)?;
+        put_i64(f, "cyclic_engine_order", cy.engine_order)?;
+        let nd: Vec<i64> = setup
+            .point
+            .set
+            .harmonics()
+            .iter()
+            .map(|&h| cy.nodal_diameter(h) as i64)
+            .collect();
+        put_1d(f, "nodal_diameters", &nd)?;
+    }
     let dofs: Vec<i64> = setup.point.monitor.iter().map(|&d| d as i64).collect();
     put_1d(f, "monitored_dofs", &dofs)?;
     put_1d(f, "mu_n", &setup.model.contacts.mu_n)?;
