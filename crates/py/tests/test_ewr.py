@@ -356,8 +356,8 @@ def test_cyclic_sector_equals_its_annulus():
     a = disk.solve(1.21, harmonics="odd:7", samples=96)
     assert s.converged and a.converged
     # Sector 0's contacts are the annulus's first two.
-    assert np.allclose(s.friction_coefficients, a.friction_coefficients[:4], atol=1e-8)
-    assert np.allclose(s.stick_fraction, a.stick_fraction[:2], atol=1e-9)
+    assert np.allclose(s.friction_coefficients, a.friction_coefficients[:4], atol=1e-7)
+    assert np.allclose(s.stick_fraction, a.stick_fraction[:2], atol=1e-6)
     # ND 3's lowest frequency by hand, and in the annulus's spectrum.
     w3 = math.sqrt((5.5 - math.sqrt(14.25)) / 2)
     assert abs(sector.natural_frequencies()[0] - w3) < 1e-9
@@ -371,7 +371,7 @@ def test_cyclic_sector_equals_its_annulus():
         forcing=sector.forcing, cyclic=sector.cyclic,
     )
     s2 = again.solve(1.21, harmonics="odd:7", samples=96)
-    assert np.allclose(s2.friction_coefficients, s.friction_coefficients, atol=1e-8)
+    assert np.allclose(s2.friction_coefficients, s.friction_coefficients, atol=1e-7)
     with pytest.raises(ewr.InputError, match="left has 1 DOFs and right 2"):
         ewr.Model(sector.mass, sector.stiffness,
                   cyclic={"sectors": 12, "engine_order": 3, "left": [0], "right": [4, 5]})
