@@ -325,7 +325,11 @@ fn cyclic_sector_info_annulus_and_refusals() {
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
     let f = hdf5::File::open(&res).unwrap();
-    let nd = f.dataset("nodal_diameters").unwrap().read_raw::<i64>().unwrap();
+    let nd = f
+        .dataset("nodal_diameters")
+        .unwrap()
+        .read_raw::<i64>()
+        .unwrap();
     assert_eq!(nd, vec![3, 9, 3, 9]);
     let plain = workspace().join("models").join("oscillator-2d.h5");
     refused(

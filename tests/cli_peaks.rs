@@ -208,6 +208,8 @@ fn phase_resonance_is_the_linear_natural_frequency_and_parts_from_the_peak_with_
     // Linear limit (mu N = 0), u1 alone: phase resonance exactly at w_n = 1, amplitude peak at
     // w_n sqrt(1 - 2 zeta^2) with zeta = c / (2 sqrt(k m)) = 0.005.
     let osc = shipped_model("oscillator-2d");
+    let dir = tempfile::tempdir().unwrap();
+    let h5 = dir.path().join("frc.h5");
     let j = json(&[
         "frc",
         osc.to_str().unwrap(),
@@ -223,11 +225,25 @@ fn phase_resonance_is_the_linear_natural_frequency_and_parts_from_the_peak_with_
         "odd:1",
         "--dofs",
         "u1",
+        "-o",
+        h5.to_str().unwrap(),
         "--json",
     ]);
     let (peaks, phase) = peaks_and_phase(&j);
     assert_eq!(phase.len(), 1, "{j}");
     assert!((phase[0].0 - 1.0).abs() < 1e-8, "{phase:?}");
+    // The result file has them too.
+    let f = hdf5::File::open(&h5).unwrap();
+    let stored = f
+        .dataset("curve_0/phase_resonances/omega")
+        .unwrap()
+        .read_raw::<f64>()
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert!(
+        (stored[0] - phase[0].0).abs() < 1e-14,
+        "{stored:?} {phase:?}"
+    );
     let zeta: f64 = 0.005;
     assert!(
         (peaks[0].0 - (1.0 - 2.0 * zeta * zeta).sqrt()).abs() < 1e-6,

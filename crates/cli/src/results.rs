@@ -410,6 +410,25 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                 .flat_map(|p| p.solution.friction.iter().copied())
                 .collect();
             put_2d(&pg, "friction", pk.len(), len, &fr)?;
+            let ph = g.create_group("phase_resonances").map_err(h5)?;
+            put_1d(
+                &ph,
+                "omega",
+                &c.phase.iter().map(|p| p.omega).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &ph,
+                "amplitude",
+                &c.phase.iter().map(|p| p.amplitude).collect::<Vec<_>>(),
+            )?;
+            put_1d(
+                &ph,
+                "evaluations",
+                &c.phase
+                    .iter()
+                    .map(|p| p.evaluations as i64)
+                    .collect::<Vec<_>>(),
+            )?;
         }
         Ok(())
     })
