@@ -44,6 +44,7 @@
 //! harmonic is computed independently) and returns a [`ReceptanceAt`], whose queries are cheap
 //! and may be called any number of times.
 
+mod cyclic_modal;
 mod direct;
 mod lanczos;
 mod modal;
@@ -321,8 +322,13 @@ impl Structure {
 
     /// `W T_h` (`m x nr`, complex); `None` without cyclic symmetry (then it is `w_c`).
     pub fn w_cyclic(&self, h: usize) -> Option<SparseColMat<usize, c64>> {
-        let cm = self.cyclic.as_ref()?;
-        let c = self.phase(h);
+        self.cyclic.as_ref()?;
+        Some(self.w_cyclic_phase(self.phase(h)))
+    }
+
+    /// `W T` for the inter-sector phase `c` (cyclic structures only).
+    pub fn w_cyclic_phase(&self, c: c64) -> SparseColMat<usize, c64> {
+        let cm = self.cyclic.as_ref().expect("cyclic structure");
         let trip: Vec<_> = self
             .w
             .triplet_iter()
@@ -331,10 +337,8 @@ impl Structure {
                 Triplet::new(t.row, r, f * *t.val)
             })
             .collect();
-        Some(
-            SparseColMat::try_new_from_triplets(self.m, cm.nr, &trip)
-                .expect("indices come from a valid W"),
-        )
+        SparseColMat::try_new_from_triplets(self.m, cm.nr, &trip)
+            .expect("indices come from a valid W")
     }
 
     /// Hysteretic loss factor used at harmonic `h` (none in the static term).
@@ -406,6 +410,8 @@ enum Backend {
     Dense(direct::DenseBackend),
     Sparse(direct::SparseBackend),
     Modal(Box<modal::ModalBackend>),
+    /// Modes per nodal diameter of a cyclic sector.
+    CyclicModal(cyclic_modal::CyclicModalBackend),
 }
 
 impl Receptance {
@@ -417,20 +423,6 @@ impl Receptance {
         let s = Structure::new(model)?;
         let zeta = s.modal_zeta.as_ref().map(Vec::len);
         let kind = match kind {
-            ReceptanceKind::Auto if s.cyclic.is_some() => {
-                if s.n <= AUTO_DENSE_MAX_DOFS {
-                    ReceptanceKind::Dense
-                } else {
-                    ReceptanceKind::Sparse
-                }
-            }
-            ReceptanceKind::Modal { .. } if s.cyclic.is_some() => {
-                return Err(ReceptanceError::BadInput(
-                    "a cyclic sector needs the dense or sparse receptance (its modes depend on \
-                     the nodal diameter)"
-                        .into(),
-                ));
-            }
             ReceptanceKind::Auto => match zeta {
                 Some(nz) if nz > 0 => ReceptanceKind::Modal { modes: nz },
                 _ if s.n <= AUTO_DENSE_MAX_DOFS => ReceptanceKind::Dense,
@@ -448,6 +440,9 @@ impl Receptance {
             }
             ReceptanceKind::Dense => Backend::Dense(direct::DenseBackend::new(&s)),
             ReceptanceKind::Sparse => Backend::Sparse(direct::SparseBackend::new(&s)?),
+            ReceptanceKind::Modal { modes } if s.cyclic.is_some() => {
+                Backend::CyclicModal(cyclic_modal::CyclicModalBackend::new(&s, modes)?)
+            }
             ReceptanceKind::Modal { modes } => {
                 Backend::Modal(Box::new(modal::ModalBackend::new(&s, modes)?))
             }
@@ -464,6 +459,7 @@ impl Receptance {
             Backend::Modal(b) => ReceptanceKind::Modal {
                 modes: b.modes.omega.len(),
             },
+            Backend::CyclicModal(b) => ReceptanceKind::Modal { modes: b.modes },
         }
     }
 
@@ -530,6 +526,14 @@ impl Receptance {
                     hs.iter().map(one).collect()
                 }
             }
+            // Modes are extracted per nodal diameter on first use, then O(m^2 modes).
+            Backend::CyclicModal(b) => hs
+                .iter()
+                .map(|&h| {
+                    b.harmonic(&self.s, w, h)
+                        .map(|d| HarmonicData::Direct(Box::new(d)))
+                })
+                .collect(),
             // Per harmonic this is O(modes) work: no point in threads.
             Backend::Modal(b) => hs
                 .iter()

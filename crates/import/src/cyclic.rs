@@ -107,7 +107,12 @@ pub fn append_next_sector_dofs(
     if contacts.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let w = contacts.w_matrix(2 * n)?;
+    // The readers build W with 2 n columns only when a row names the next sector.
+    let w = match &contacts.kinematics {
+        Kinematics::Matrix(w) if w.ncols() == n => return Ok((Vec::new(), Vec::new())),
+        Kinematics::Matrix(w) => w.clone(),
+        Kinematics::Dofs { .. } => contacts.w_matrix(2 * n)?,
+    };
     let mut named: Vec<usize> = w
         .triplet_iter()
         .filter(|t| t.col >= n)

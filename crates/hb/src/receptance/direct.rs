@@ -20,12 +20,14 @@ const SINGULAR_COND: f64 = 1e14;
 pub(crate) struct DirectHarmonic {
     pub g: Mat<c64>,
     pub forced: Vec<c64>,
-    solver: Solver,
+    pub(crate) solver: Solver,
 }
 
-enum Solver {
+pub(crate) enum Solver {
     Dense(PartialPivLu<c64>),
     Sparse(Lu<usize, c64>),
+    /// Modal sum plus static residual of one nodal diameter (cyclic sectors).
+    CyclicModal(super::cyclic_modal::NdSolve),
 }
 
 impl DirectHarmonic {
@@ -34,6 +36,7 @@ impl DirectHarmonic {
         match &self.solver {
             Solver::Dense(lu) => lu.solve_in_place(b.as_mut()),
             Solver::Sparse(lu) => lu.solve_in_place(b.as_mut()),
+            Solver::CyclicModal(m) => return m.solve(&b),
         }
         b
     }

@@ -1,0 +1,385 @@
+//! Modal condensation of a cyclic sector, one nodal diameter at a time (docs/cyclic.md).
+//!
+//! Nodal diameter `k` has the Hermitian pair `(K_k, M_k) = (T^H K T, T^H M T)` on the
+//! sector's `nr` independent DOFs. Its modes come from the real symmetric embedding
+//! `E(A) = [[Re A, -Im A], [Im A, Re A]]` (`2 nr`), solved by the same shift-invert Lanczos
+//! as the ordinary modal backend: an eigenvector `[a; b]` of `(E(K_k), E(M_k))` is the
+//! complex mode `a + i b` of `(K_k, M_k)`, and each appears twice in the embedding (`[a; b]`
+//! and `[-b; a]` are `phi` and `i phi`), so the vectors are turned complex and
+//! Gram-Schmidt-orthonormalised in `M_k` to drop repeats. Static solves with `K_k` are
+//! solves with the real Cholesky factor of `E(K_k)`. Then, as for an ordinary structure,
+//!
+//!   `G_h = W_k Phi diag(1 / d_r) Phi^H W_k^H + R_k / (1 + i (eta + Omega beta))`,
+//!   `d_r = lambda_r - Omega^2 + i (eta lambda_r + Omega c_r)`,  `c_r = phi_r^H C_k phi_r`,
+//!
+//! with `W_k = W T` and `R_k = W_k (K_k^{-1} - Phi Lambda^{-1} Phi^H) W_k^H` the residual
+//! flexibility of the omitted modes. Modes are extracted once per nodal diameter, on first
+//! use. `K_k` must be positive definite (a clamped or grounded sector).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ewr_model::linalg_error::Sentence;
+use faer::linalg::solvers::Solve;
+use faer::sparse::linalg::matmul::sparse_dense_matmul;
+use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Accum, Mat, Side, c64};
+
+use super::direct::{DirectHarmonic, Solver};
+use super::lanczos::lowest_modes;
+use super::{ReceptanceError, Structure};
+
+/// Lanczos convergence, as the ordinary modal backend.
+const LANCZOS_TOL: f64 = 1e-10;
+
+/// The modal backend of a cyclic sector: modes per nodal diameter, extracted on first use.
+pub(crate) struct CyclicModalBackend {
+    /// Complex modes kept per nodal diameter.
+    pub modes: usize,
+    per_nd: Vec<OnceLock<Result<Arc<NdModes>, ReceptanceError>>>,
+}
+
+/// The modes and static data of one nodal diameter.
+pub(crate) struct NdModes {
+    lambda: Vec<f64>,
+    /// `nr x p`, `M_k`-orthonormal.
+    phi: Mat<c64>,
+    /// `W_k Phi` (`m x p`).
+    wphi: Mat<c64>,
+    /// `phi_r^H C_k phi_r`.
+    damping: Vec<f64>,
+    /// `R_k` (`m x m`, Hermitian).
+    residual: Mat<c64>,
+    /// Cholesky factor of `E(K_k)`.
+    llt: Llt<usize, f64>,
+    /// `W_k (K_k^{-1} - Phi Lambda^{-1} Phi^H) T^H F_h` per forced harmonic, on first use.
+    forced_static: Mutex<HashMap<usize, Arc<Vec<c64>>>>,
+    /// `W_k` (`m x nr`).
+    wk: SparseColMat<usize, c64>,
+}
+
+/// `Z_k^{-1} b` at one frequency: modal sum plus static residual.
+pub(crate) struct NdSolve {
+    nd: Arc<NdModes>,
+    inv_d: Vec<c64>,
+    res: c64,
+}
+
+/// `E(A)` for the reduced complex triplets of a real matrix.
+fn embed(triplets: &[(usize, usize, c64)], nr: usize) -> SparseColMat<usize, f64> {
+    let mut t = Vec::with_capacity(4 * triplets.len());
+    for &(i, j, v) in triplets {
+        t.push(Triplet::new(i, j, v.re));
+        t.push(Triplet::new(i + nr, j + nr, v.re));
+        if v.im != 0.0 {
+            t.push(Triplet::new(i, j + nr, -v.im));
+            t.push(Triplet::new(i + nr, j, v.im));
+        }
+    }
+    SparseColMat::try_new_from_triplets(2 * nr, 2 * nr, &t).expect("indices below 2 nr")
+}
+
+/// `T^H A T` as complex triplets on the independent DOFs, for phase `c`.
+fn reduce_triplets(s: &Structure, a: &ewr_model::SparseMatrix, c: c64) -> Vec<(usize, usize, c64)> {
+    let cm = s.cyclic.as_ref().expect("cyclic structure");
+    a.triplet_iter()
+        .map(|t| {
+            let (ri, fi) = cm.of(t.row, c);
+            let (rj, fj) = cm.of(t.col, c);
+            (ri, rj, fi.conj() * *t.val * fj)
+        })
+        .collect()
+}
+
+/// `E(A) [Re x; Im x]` back to complex: `A x` for a Hermitian `A` given by its embedding.
+fn apply_embedded(e: &SparseColMat<usize, f64>, x: &Mat<c64>) -> Mat<c64> {
+    let nr = x.nrows();
+    let xr = Mat::from_fn(2 * nr, x.ncols(), |i, j| {
+        if i < nr {
+            x[(i, j)].re
+        } else {
+            x[(i - nr, j)].im
+        }
+    });
+    let mut y = Mat::zeros(2 * nr, x.ncols());
+    sparse_dense_matmul(
+        y.as_mut(),
+        Accum::Replace,
+        e.as_ref(),
+        xr.as_ref(),
+        1.0,
+        super::par(),
+    );
+    Mat::from_fn(nr, x.ncols(), |i, j| c64::new(y[(i, j)], y[(i + nr, j)]))
+}
+
+impl NdModes {
+    /// `K_k^{-1} b` for complex `b` (`nr x cols`), through the embedded Cholesky factor.
+    fn static_solve(&self, b: &Mat<c64>) -> Mat<c64> {
+        let nr = b.nrows();
+        let mut x = Mat::from_fn(2 * nr, b.ncols(), |i, j| {
+            if i < nr {
+                b[(i, j)].re
+            } else {
+                b[(i - nr, j)].im
+            }
+        });
+        self.llt.solve_in_place(x.as_mut());
+        Mat::from_fn(nr, b.ncols(), |i, j| c64::new(x[(i, j)], x[(i + nr, j)]))
+    }
+
+    /// `(K_k^{-1} - Phi Lambda^{-1} Phi^H) b`: the static response of the omitted modes.
+    fn residual_solve(&self, b: &Mat<c64>) -> Mat<c64> {
+        let mut x = self.static_solve(b);
+        let pb = self.phi.adjoint() * b;
+        for (r, &l) in self.lambda.iter().enumerate() {
+            for j in 0..b.ncols() {
+                let coef = pb[(r, j)] / l;
+                for i in 0..x.nrows() {
+                    x[(i, j)] -= self.phi[(i, r)] * coef;
+                }
+            }
+        }
+        x
+    }
+}
+
+impl NdSolve {
+    /// `Z_k^{-1} b` on the independent DOFs.
+    pub fn solve(&self, b: &Mat<c64>) -> Mat<c64> {
+        let m = &self.nd;
+        let mut pb = m.phi.adjoint() * b;
+        for (r, d) in self.inv_d.iter().enumerate() {
+            for j in 0..b.ncols() {
+                pb[(r, j)] *= *d;
+            }
+        }
+        let mut x = &m.phi * &pb;
+        let st = m.residual_solve(b);
+        for j in 0..b.ncols() {
+            for i in 0..x.nrows() {
+                x[(i, j)] += self.res * st[(i, j)];
+            }
+        }
+        x
+    }
+}
+
+impl CyclicModalBackend {
+    pub fn new(s: &Structure, modes: usize) -> Result<Self, ReceptanceError> {
+        let cm = s.cyclic.as_ref().expect("cyclic structure");
+        if s.modal_zeta.is_some() {
+            return Err(ReceptanceError::ModalDampingNeedsModal);
+        }
+        Ok(CyclicModalBackend {
+            modes,
+            per_nd: (0..cm.cyclic.sectors).map(|_| OnceLock::new()).collect(),
+        })
+    }
+
+    /// The modes of nodal diameter `nd`, extracted on first use.
+    fn nd(&self, s: &Structure, nd: usize) -> Result<Arc<NdModes>, ReceptanceError> {
+        self.per_nd[nd]
+            .get_or_init(|| self.extract(s, nd).map(Arc::new))
+            .clone()
+    }
+
+    fn extract(&self, s: &Structure, nd: usize) -> Result<NdModes, ReceptanceError> {
+        let cm = s.cyclic.as_ref().expect("cyclic structure");
+        let nr = cm.nr;
+        let sectors = cm.cyclic.sectors;
+        let a = 2.0 * std::f64::consts::PI * nd as f64 / sectors as f64;
+        let c = c64::new(a.cos(), a.sin());
+        let k2 = embed(&reduce_triplets(s, &s.k, c), nr);
+        let m2 = embed(&reduce_triplets(s, &s.mass, c), nr);
+        let c2 = embed(&reduce_triplets(s, &s.c, c), nr);
+        let sym = SymbolicLlt::try_new(k2.symbolic(), Side::Lower).map_err(|e| {
+            ReceptanceError::Factorization(format!("symbolic Cholesky: {}", e.sentence()))
+        })?;
+        let llt = Llt::try_new_with_symbolic(sym, k2.as_ref(), Side::Lower).map_err(|_| {
+            ReceptanceError::Factorization(format!(
+                "the sector's stiffness on nodal diameter {nd} is not positive definite: the \
+                 cyclic modal receptance needs a clamped or grounded sector (use --receptance \
+                 dense or sparse)"
+            ))
+        })?;
+        let rank_bound = (0..2 * nr)
+            .filter(|&j| {
+                m2.as_ref()
+                    .row_idx_of_col(j)
+                    .zip(m2.as_ref().val_of_col(j))
+                    .any(|(i, v)| i == j && *v != 0.0)
+            })
+            .count();
+        // Each complex mode appears twice in the embedding.
+        let lm = lowest_modes(
+            &|x| llt.solve_in_place(x),
+            m2.as_ref(),
+            rank_bound,
+            2 * self.modes,
+            0.0,
+            LANCZOS_TOL,
+        )?;
+        // Complex modes, M_k-orthonormal, repeats dropped.
+        let mut phi_cols: Vec<Vec<c64>> = Vec::new();
+        let mut mphi_cols: Vec<Vec<c64>> = Vec::new();
+        let mut lambda = Vec::new();
+        for (r, &l) in lm.lambda.iter().enumerate() {
+            if phi_cols.len() == self.modes {
+                break;
+            }
+            let mut v = Mat::from_fn(nr, 1, |i, _| c64::new(lm.phi[(i, r)], lm.phi[(i + nr, r)]));
+            for _ in 0..2 {
+                for (p, mp) in phi_cols.iter().zip(&mphi_cols) {
+                    // <p, v>_M = p^H M v = (M p)^H v.
+                    let dot: c64 = mp
+                        .iter()
+                        .zip(0..nr)
+                        .map(|(a, i)| a.conj() * v[(i, 0)])
+                        .sum();
+                    for i in 0..nr {
+                        v[(i, 0)] -= p[i] * dot;
+                    }
+                }
+            }
+            let mv = apply_embedded(&m2, &v);
+            let norm2: f64 = (0..nr).map(|i| (v[(i, 0)].conj() * mv[(i, 0)]).re).sum();
+            // A Lanczos vector has unit M-norm: what survives projection is a new mode, or
+            // (about 0) the other copy of one already kept.
+            if norm2 < 0.5 {
+                continue;
+            }
+            let inv = 1.0 / norm2.sqrt();
+            phi_cols.push((0..nr).map(|i| v[(i, 0)] * inv).collect());
+            mphi_cols.push((0..nr).map(|i| mv[(i, 0)] * inv).collect());
+            lambda.push(l);
+        }
+        let p = phi_cols.len();
+        if p == 0 {
+            return Err(ReceptanceError::Lanczos(format!(
+                "no modes found on nodal diameter {nd}"
+            )));
+        }
+        let phi = Mat::from_fn(nr, p, |i, r| phi_cols[r][i]);
+        let cphi = apply_embedded(&c2, &phi);
+        let damping: Vec<f64> = (0..p)
+            .map(|r| {
+                (0..nr)
+                    .map(|i| (phi[(i, r)].conj() * cphi[(i, r)]).re)
+                    .sum()
+            })
+            .collect();
+        let wk = s.w_cyclic_phase(c);
+        let mut wphi = Mat::zeros(s.m, p);
+        sparse_dense_matmul(
+            wphi.as_mut(),
+            Accum::Replace,
+            wk.as_ref(),
+            phi.as_ref(),
+            c64::new(1.0, 0.0),
+            super::par(),
+        );
+        let mut this = NdModes {
+            lambda,
+            phi,
+            wphi,
+            damping,
+            residual: Mat::zeros(0, 0),
+            llt,
+            forced_static: Mutex::new(HashMap::new()),
+            wk,
+        };
+        // R_k = W_k (K^-1 - Phi Lambda^-1 Phi^H) W_k^H.
+        let wkh = Mat::from_fn(nr, s.m, |_, _| c64::new(0.0, 0.0));
+        let mut wkh = wkh;
+        for t in this.wk.triplet_iter() {
+            wkh[(t.col, t.row)] += t.val.conj();
+        }
+        let x = this.residual_solve(&wkh);
+        let mut r = Mat::zeros(s.m, s.m);
+        sparse_dense_matmul(
+            r.as_mut(),
+            Accum::Replace,
+            this.wk.as_ref(),
+            x.as_ref(),
+            c64::new(1.0, 0.0),
+            super::par(),
+        );
+        let half = c64::new(0.5, 0.0);
+        this.residual = Mat::from_fn(s.m, s.m, |i, j| (r[(i, j)] + r[(j, i)].conj()) * half);
+        Ok(this)
+    }
+
+    /// The receptance data of harmonic `h` at `w`, in the form of the direct backends.
+    pub fn harmonic(
+        &self,
+        s: &Structure,
+        w: f64,
+        h: usize,
+    ) -> Result<DirectHarmonic, ReceptanceError> {
+        let cm = s.cyclic.as_ref().expect("cyclic structure");
+        let nd = self.nd(s, cm.cyclic.nodal_diameter(h))?;
+        let om = h as f64 * w;
+        let eta = s.eta_h(h);
+        let scale = nd.lambda.iter().fold(om * om, |a, &l| a.max(l));
+        let mut inv_d = Vec::with_capacity(nd.lambda.len());
+        for (&l, &c) in nd.lambda.iter().zip(&nd.damping) {
+            let d = c64::new(l - om * om, eta * l + om * c);
+            if d.norm() <= 1e-13 * scale {
+                return Err(ReceptanceError::Singular {
+                    harmonic: h,
+                    frequency: w,
+                });
+            }
+            inv_d.push(d.inv());
+        }
+        let res = c64::new(1.0, eta + om * s.rayleigh_beta).inv();
+        let m = s.m;
+        let p = inv_d.len();
+        let scaled = Mat::from_fn(m, p, |i, r| nd.wphi[(i, r)] * inv_d[r]);
+        let mut g = &scaled * nd.wphi.adjoint();
+        for j in 0..m {
+            for i in 0..m {
+                g[(i, j)] += res * nd.residual[(i, j)];
+            }
+        }
+        for (i, c) in s.compliance.iter().enumerate() {
+            g[(i, i)] += c64::new(*c, 0.0);
+        }
+        let forced = match s.force(h) {
+            None => vec![c64::new(0.0, 0.0); m],
+            Some(f) => {
+                let fr = s.reduce(h, f);
+                let stat = {
+                    let mut cache = nd.forced_static.lock().unwrap_or_else(|e| e.into_inner());
+                    Arc::clone(cache.entry(h).or_insert_with(|| {
+                        let x = nd.residual_solve(&fr);
+                        let mut wx = Mat::zeros(m, 1);
+                        sparse_dense_matmul(
+                            wx.as_mut(),
+                            Accum::Replace,
+                            nd.wk.as_ref(),
+                            x.as_ref(),
+                            c64::new(1.0, 0.0),
+                            super::par(),
+                        );
+                        Arc::new((0..m).map(|i| wx[(i, 0)]).collect())
+                    }))
+                };
+                let pf = nd.phi.adjoint() * &fr;
+                (0..m)
+                    .map(|i| {
+                        let modal: c64 = (0..p).map(|r| scaled[(i, r)] * pf[(r, 0)]).sum();
+                        modal + res * stat[i]
+                    })
+                    .collect()
+            }
+        };
+        Ok(DirectHarmonic {
+            g,
+            forced,
+            solver: Solver::CyclicModal(NdSolve { nd, inv_d, res }),
+        })
+    }
+}
