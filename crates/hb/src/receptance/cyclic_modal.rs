@@ -51,8 +51,13 @@ pub(crate) struct NdModes {
     damping: Vec<f64>,
     /// `R_k` (`m x m`, Hermitian).
     residual: Mat<c64>,
-    /// Cholesky factor of `E(K_k)`.
-    llt: Llt<usize, f64>,
+    /// `E(K_k)`, refactored on demand: the factor is dropped after extraction, since several
+    /// diameters' factors of a large sector do not fit in memory together.
+    k2: SparseColMat<usize, f64>,
+    /// Columns `S_k e_i` of the static residual operator `S_k = K_k^{-1} - Phi Lambda^{-1}
+    /// Phi^H` (Hermitian) by independent DOF `i`: the forced DOFs' at extraction, others on
+    /// first use (one factorisation per new set).
+    columns: Mutex<HashMap<usize, Arc<Vec<c64>>>>,
     /// `W_k (K_k^{-1} - Phi Lambda^{-1} Phi^H) T^H F_h` per forced harmonic, on first use.
     forced_static: Mutex<HashMap<usize, Arc<Vec<c64>>>>,
     /// `W_k` (`m x nr`).
@@ -115,8 +120,8 @@ fn apply_embedded(e: &SparseColMat<usize, f64>, x: &Mat<c64>) -> Mat<c64> {
 }
 
 impl NdModes {
-    /// `K_k^{-1} b` for complex `b` (`nr x cols`), through the embedded Cholesky factor.
-    fn static_solve(&self, b: &Mat<c64>) -> Mat<c64> {
+    /// `K_k^{-1} b` for complex `b` (`nr x cols`), through a Cholesky factor of `E(K_k)`.
+    fn static_solve(llt: &Llt<usize, f64>, b: &Mat<c64>) -> Mat<c64> {
         let nr = b.nrows();
         let mut x = Mat::from_fn(2 * nr, b.ncols(), |i, j| {
             if i < nr {
@@ -125,13 +130,20 @@ impl NdModes {
                 b[(i - nr, j)].im
             }
         });
-        self.llt.solve_in_place(x.as_mut());
+        llt.solve_in_place(x.as_mut());
         Mat::from_fn(nr, b.ncols(), |i, j| c64::new(x[(i, j)], x[(i + nr, j)]))
     }
 
-    /// `(K_k^{-1} - Phi Lambda^{-1} Phi^H) b`: the static response of the omitted modes.
-    fn residual_solve(&self, b: &Mat<c64>) -> Mat<c64> {
-        let mut x = self.static_solve(b);
+    /// `S_k b = (K_k^{-1} - Phi Lambda^{-1} Phi^H) b`: the static response of the omitted
+    /// modes, with the factor `llt`, or a fresh one when `None`.
+    fn residual_solve(&self, llt: Option<&Llt<usize, f64>>, b: &Mat<c64>) -> Mat<c64> {
+        let mut x = match llt {
+            Some(l) => Self::static_solve(l, b),
+            None => Self::static_solve(
+                &factor(&self.k2).expect("E(K_k) was factorised at extraction"),
+                b,
+            ),
+        };
         let pb = self.phi.adjoint() * b;
         for (r, &l) in self.lambda.iter().enumerate() {
             for j in 0..b.ncols() {
@@ -142,6 +154,23 @@ impl NdModes {
             }
         }
         x
+    }
+}
+
+impl NdModes {
+    /// `W_k S_k f` for a reduced load `f`.
+    fn forced_static_of(&self, llt: Option<&Llt<usize, f64>>, f: &Mat<c64>) -> Vec<c64> {
+        let x = self.residual_solve(llt, f);
+        let mut wx = Mat::zeros(self.wk.nrows(), 1);
+        sparse_dense_matmul(
+            wx.as_mut(),
+            Accum::Replace,
+            self.wk.as_ref(),
+            x.as_ref(),
+            c64::new(1.0, 0.0),
+            super::par(),
+        );
+        (0..wx.nrows()).map(|i| wx[(i, 0)]).collect()
     }
 }
 
@@ -156,7 +185,7 @@ impl NdSolve {
             }
         }
         let mut x = &m.phi * &pb;
-        let st = m.residual_solve(b);
+        let st = m.residual_solve(None, b);
         for j in 0..b.ncols() {
             for i in 0..x.nrows() {
                 x[(i, j)] += self.res * st[(i, j)];
@@ -164,6 +193,75 @@ impl NdSolve {
         }
         x
     }
+}
+
+impl NdSolve {
+    /// Entries `rows` (independent DOF indices) of `Z_k^{-1} b`, from cached columns of the
+    /// static residual operator (computed, with one factorisation, for rows not seen before).
+    pub fn solve_at(&self, b: &Mat<c64>, rows: &[usize]) -> Vec<c64> {
+        let m = &self.nd;
+        let cols = m.columns_for(rows);
+        let mut pb = m.phi.adjoint() * b;
+        for (r, d) in self.inv_d.iter().enumerate() {
+            pb[(r, 0)] *= *d;
+        }
+        rows.iter()
+            .zip(&cols)
+            .map(|(&i, col)| {
+                let modal: c64 = (0..pb.nrows()).map(|r| m.phi[(i, r)] * pb[(r, 0)]).sum();
+                // (S b)_i = (S e_i)^H b, S Hermitian.
+                let stat: c64 = col
+                    .iter()
+                    .zip(0..b.nrows())
+                    .map(|(c, j)| c.conj() * b[(j, 0)])
+                    .sum();
+                modal + self.res * stat
+            })
+            .collect()
+    }
+}
+
+impl NdModes {
+    /// `S_k e_i` for each `i` of `rows`, computing the missing ones (one factorisation).
+    fn columns_for(&self, rows: &[usize]) -> Vec<Arc<Vec<c64>>> {
+        let mut cache = self.columns.lock().unwrap_or_else(|e| e.into_inner());
+        let mut missing: Vec<usize> = rows
+            .iter()
+            .copied()
+            .filter(|i| !cache.contains_key(i))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            self.fill_columns(None, &missing, &mut cache);
+        }
+        rows.iter().map(|i| Arc::clone(&cache[i])).collect()
+    }
+
+    fn fill_columns(
+        &self,
+        llt: Option<&Llt<usize, f64>>,
+        missing: &[usize],
+        cache: &mut HashMap<usize, Arc<Vec<c64>>>,
+    ) {
+        let nr = self.phi.nrows();
+        let e = Mat::from_fn(nr, missing.len(), |i, j| {
+            c64::new(if i == missing[j] { 1.0 } else { 0.0 }, 0.0)
+        });
+        let x = self.residual_solve(llt, &e);
+        for (j, &i) in missing.iter().enumerate() {
+            cache.insert(i, Arc::new((0..nr).map(|r| x[(r, j)]).collect()));
+        }
+    }
+}
+
+/// Cholesky factor of `E(K_k)`, `None` when it is not positive definite.
+fn factor(k2: &SparseColMat<usize, f64>) -> Result<Llt<usize, f64>, ReceptanceError> {
+    let sym = SymbolicLlt::try_new(k2.symbolic(), Side::Lower).map_err(|e| {
+        ReceptanceError::Factorization(format!("symbolic Cholesky: {}", e.sentence()))
+    })?;
+    Llt::try_new_with_symbolic(sym, k2.as_ref(), Side::Lower)
+        .map_err(|e| ReceptanceError::Factorization(e.sentence()))
 }
 
 impl CyclicModalBackend {
@@ -194,10 +292,7 @@ impl CyclicModalBackend {
         let k2 = embed(&reduce_triplets(s, &s.k, c), nr);
         let m2 = embed(&reduce_triplets(s, &s.mass, c), nr);
         let c2 = embed(&reduce_triplets(s, &s.c, c), nr);
-        let sym = SymbolicLlt::try_new(k2.symbolic(), Side::Lower).map_err(|e| {
-            ReceptanceError::Factorization(format!("symbolic Cholesky: {}", e.sentence()))
-        })?;
-        let llt = Llt::try_new_with_symbolic(sym, k2.as_ref(), Side::Lower).map_err(|_| {
+        let llt = factor(&k2).map_err(|_| {
             ReceptanceError::Factorization(format!(
                 "the sector's stiffness on nodal diameter {nd} is not positive definite: the \
                  cyclic modal receptance needs a clamped or grounded sector (use --receptance \
@@ -286,7 +381,8 @@ impl CyclicModalBackend {
             wphi,
             damping,
             residual: Mat::zeros(0, 0),
-            llt,
+            k2,
+            columns: Mutex::new(HashMap::new()),
             forced_static: Mutex::new(HashMap::new()),
             wk,
         };
@@ -296,7 +392,7 @@ impl CyclicModalBackend {
         for t in this.wk.triplet_iter() {
             wkh[(t.col, t.row)] += t.val.conj();
         }
-        let x = this.residual_solve(&wkh);
+        let x = this.residual_solve(Some(&llt), &wkh);
         let mut r = Mat::zeros(s.m, s.m);
         sparse_dense_matmul(
             r.as_mut(),
@@ -308,6 +404,31 @@ impl CyclicModalBackend {
         );
         let half = c64::new(0.5, 0.0);
         this.residual = Mat::from_fn(s.m, s.m, |i, j| (r[(i, j)] + r[(j, i)].conj()) * half);
+        // While the factor exists: the static response to the forcing of the harmonics on
+        // this diameter, and the residual columns of the forced DOFs (what a sweep recovers
+        // by default). Then the factor is dropped.
+        {
+            let mut fs = this.forced_static.lock().unwrap_or_else(|e| e.into_inner());
+            for &h in s.forcing.keys() {
+                if cm.cyclic.nodal_diameter(h) == nd {
+                    let fr = s.reduce(h, s.force(h).expect("key of the forcing map"));
+                    fs.insert(h, Arc::new(this.forced_static_of(Some(&llt), &fr)));
+                }
+            }
+        }
+        let mut forced_rows: Vec<usize> = s
+            .forcing
+            .values()
+            .flatten()
+            .map(|&(d, _)| cm.red[d])
+            .collect();
+        forced_rows.sort_unstable();
+        forced_rows.dedup();
+        {
+            let mut cache = this.columns.lock().unwrap_or_else(|e| e.into_inner());
+            this.fill_columns(Some(&llt), &forced_rows, &mut cache);
+        }
+        drop(llt);
         Ok(this)
     }
 
@@ -353,19 +474,11 @@ impl CyclicModalBackend {
                 let fr = s.reduce(h, f);
                 let stat = {
                     let mut cache = nd.forced_static.lock().unwrap_or_else(|e| e.into_inner());
-                    Arc::clone(cache.entry(h).or_insert_with(|| {
-                        let x = nd.residual_solve(&fr);
-                        let mut wx = Mat::zeros(m, 1);
-                        sparse_dense_matmul(
-                            wx.as_mut(),
-                            Accum::Replace,
-                            nd.wk.as_ref(),
-                            x.as_ref(),
-                            c64::new(1.0, 0.0),
-                            super::par(),
-                        );
-                        Arc::new((0..m).map(|i| wx[(i, 0)]).collect())
-                    }))
+                    Arc::clone(
+                        cache
+                            .entry(h)
+                            .or_insert_with(|| Arc::new(nd.forced_static_of(None, &fr))),
+                    )
                 };
                 let pf = nd.phi.adjoint() * &fr;
                 (0..m)

@@ -41,6 +41,15 @@ impl DirectHarmonic {
         b
     }
 
+    /// Entries `rows` of `Z_h^{-1} b` (one column) without a full solve, where the solver
+    /// can (the cyclic modal one, from cached static columns); `None` otherwise.
+    pub fn solve_at(&self, b: &Mat<c64>, rows: &[usize]) -> Option<Vec<c64>> {
+        match &self.solver {
+            Solver::CyclicModal(m) => Some(m.solve_at(b, rows)),
+            _ => None,
+        }
+    }
+
     /// Solves for `[W^T | F_h]`, checks the result and keeps `G_h = W X` and `W x_F`.
     fn build(
         s: &Structure,
