@@ -124,30 +124,13 @@ pub fn cyclic_natural_frequencies(model: &Model, nd: usize) -> Result<Vec<f64>, 
     let Some(cy) = &model.cyclic else {
         return natural_frequencies(model);
     };
-    let n = model.n_dofs();
-    let (red, right) = cy.reduction(n);
-    let nr = n - cy.right.len();
+    let nr = model.n_dofs() - cy.right.len();
     if 2 * nr > DENSE_MODES_MAX_DOFS {
         return Err(ModesError::TooLarge { n: 2 * nr });
     }
-    let a = 2.0 * std::f64::consts::PI * (nd % cy.sectors) as f64 / cy.sectors as f64;
-    let c = faer::c64::new(a.cos(), a.sin());
-    let one = faer::c64::new(1.0, 0.0);
-    let embed = |m: &SparseMatrix| {
-        let mut trip = Vec::with_capacity(4 * m.compute_nnz());
-        for t in m.triplet_iter() {
-            let fi = if right[t.row] { c } else { one };
-            let fj = if right[t.col] { c } else { one };
-            let v = fi.conj() * *t.val * fj;
-            let (i, j) = (red[t.row], red[t.col]);
-            trip.push(faer::sparse::Triplet::new(i, j, v.re));
-            trip.push(faer::sparse::Triplet::new(i + nr, j + nr, v.re));
-            trip.push(faer::sparse::Triplet::new(i, j + nr, -v.im));
-            trip.push(faer::sparse::Triplet::new(i + nr, j, v.im));
-        }
-        SparseMatrix::try_new_from_triplets(2 * nr, 2 * nr, &trip).expect("indices are below 2 nr")
-    };
-    let w = natural_frequencies_of(&embed(&model.stiffness), &embed(&model.mass))?;
+    let (k2, m2) =
+        crate::receptance::embedded_pair(model, nd).map_err(|_| ModesError::MassNotDefinite)?;
+    let w = natural_frequencies_of(&k2, &m2)?;
     Ok(w.into_iter().step_by(2).collect())
 }
 

@@ -801,6 +801,25 @@ impl<'a> ReceptanceAt<'a> {
     }
 }
 
+/// The real symmetric embeddings `(E(K_k), E(M_k))` (`2 nr x 2 nr`) of a cyclic sector's
+/// Hermitian pair on nodal diameter `nd` (docs/cyclic.md); each eigenvalue appears twice.
+pub(crate) fn embedded_pair(
+    model: &Model,
+    nd: usize,
+) -> Result<(SparseMatrix, SparseMatrix), ReceptanceError> {
+    let s = Structure::new(model)?;
+    let cm = s
+        .cyclic
+        .as_ref()
+        .ok_or_else(|| ReceptanceError::BadInput("not a cyclic sector".into()))?;
+    let a = 2.0 * std::f64::consts::PI * (nd % cm.cyclic.sectors) as f64 / cm.cyclic.sectors as f64;
+    let c = c64::new(a.cos(), a.sin());
+    Ok((
+        cyclic_modal::embed(&cyclic_modal::reduce_triplets(&s, &s.k, c), cm.nr),
+        cyclic_modal::embed(&cyclic_modal::reduce_triplets(&s, &s.mass, c), cm.nr),
+    ))
+}
+
 /// First column of a matrix as a vector.
 fn col(a: &Mat<c64>) -> Vec<c64> {
     (0..a.nrows()).map(|i| a[(i, 0)]).collect()

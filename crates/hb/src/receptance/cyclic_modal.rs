@@ -72,7 +72,7 @@ pub(crate) struct NdSolve {
 }
 
 /// `E(A)` for the reduced complex triplets of a real matrix.
-fn embed(triplets: &[(usize, usize, c64)], nr: usize) -> SparseColMat<usize, f64> {
+pub(crate) fn embed(triplets: &[(usize, usize, c64)], nr: usize) -> SparseColMat<usize, f64> {
     let mut t = Vec::with_capacity(4 * triplets.len());
     for &(i, j, v) in triplets {
         t.push(Triplet::new(i, j, v.re));
@@ -86,7 +86,11 @@ fn embed(triplets: &[(usize, usize, c64)], nr: usize) -> SparseColMat<usize, f64
 }
 
 /// `T^H A T` as complex triplets on the independent DOFs, for phase `c`.
-fn reduce_triplets(s: &Structure, a: &ewr_model::SparseMatrix, c: c64) -> Vec<(usize, usize, c64)> {
+pub(crate) fn reduce_triplets(
+    s: &Structure,
+    a: &ewr_model::SparseMatrix,
+    c: c64,
+) -> Vec<(usize, usize, c64)> {
     let cm = s.cyclic.as_ref().expect("cyclic structure");
     a.triplet_iter()
         .map(|t| {
