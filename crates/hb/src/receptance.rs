@@ -779,19 +779,23 @@ impl<'a> ReceptanceAt<'a> {
         if let (HarmonicData::Modal(d), Some(dofs)) = (data, dofs) {
             return Ok(d.recover_at(self.modal(), s, &b, dofs));
         }
-        if let (HarmonicData::Direct(d), Some(dofs), Some(cm)) = (data, dofs, &s.cyclic) {
-            let c = s.phase(h);
-            let rows: Vec<usize> = dofs.iter().map(|&i| cm.red[i]).collect();
-            if let Some(q) = d.solve_at(&s.reduce(h, b.clone()), &rows) {
-                return Ok(dofs
-                    .iter()
-                    .zip(q)
-                    .map(|(&i, qi)| cm.of(i, c).1 * qi)
-                    .collect());
-            }
-        }
         let u = match data {
-            HarmonicData::Direct(d) => s.expand(h, d.solve(s.reduce(h, b))),
+            HarmonicData::Direct(d) => {
+                let rb = s.reduce(h, b);
+                // A cyclic modal solver gives a few DOFs from cached columns, without a solve.
+                if let (Some(dofs), Some(cm)) = (dofs, &s.cyclic) {
+                    let rows: Vec<usize> = dofs.iter().map(|&i| cm.red[i]).collect();
+                    if let Some(q) = d.solve_at(&rb, &rows) {
+                        let c = s.phase(h);
+                        return Ok(dofs
+                            .iter()
+                            .zip(q)
+                            .map(|(&i, qi)| cm.of(i, c).1 * qi)
+                            .collect());
+                    }
+                }
+                s.expand(h, d.solve(rb))
+            }
             HarmonicData::Modal(d) => d.recover(self.modal(), s, b),
         };
         Ok(match dofs {

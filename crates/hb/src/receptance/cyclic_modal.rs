@@ -162,10 +162,9 @@ impl NdModes {
 }
 
 impl NdModes {
-    /// `W_k S_k f` for a reduced load `f`.
-    fn forced_static_of(&self, llt: Option<&Llt<usize, f64>>, f: &Mat<c64>) -> Vec<c64> {
-        let x = self.residual_solve(llt, f);
-        let mut wx = Mat::zeros(self.wk.nrows(), 1);
+    /// `W_k x`.
+    fn wk_times(&self, x: &Mat<c64>) -> Mat<c64> {
+        let mut wx = Mat::zeros(self.wk.nrows(), x.ncols());
         sparse_dense_matmul(
             wx.as_mut(),
             Accum::Replace,
@@ -174,6 +173,12 @@ impl NdModes {
             c64::new(1.0, 0.0),
             super::par(),
         );
+        wx
+    }
+
+    /// `W_k S_k f` for a reduced load `f`.
+    fn forced_static_of(&self, llt: Option<&Llt<usize, f64>>, f: &Mat<c64>) -> Vec<c64> {
+        let wx = self.wk_times(&self.residual_solve(llt, f));
         (0..wx.nrows()).map(|i| wx[(i, 0)]).collect()
     }
 }
@@ -391,21 +396,11 @@ impl CyclicModalBackend {
             wk,
         };
         // R_k = W_k (K^-1 - Phi Lambda^-1 Phi^H) W_k^H.
-        let wkh = Mat::from_fn(nr, s.m, |_, _| c64::new(0.0, 0.0));
-        let mut wkh = wkh;
+        let mut wkh = Mat::zeros(nr, s.m);
         for t in this.wk.triplet_iter() {
             wkh[(t.col, t.row)] += t.val.conj();
         }
-        let x = this.residual_solve(Some(&llt), &wkh);
-        let mut r = Mat::zeros(s.m, s.m);
-        sparse_dense_matmul(
-            r.as_mut(),
-            Accum::Replace,
-            this.wk.as_ref(),
-            x.as_ref(),
-            c64::new(1.0, 0.0),
-            super::par(),
-        );
+        let r = this.wk_times(&this.residual_solve(Some(&llt), &wkh));
         let half = c64::new(0.5, 0.0);
         this.residual = Mat::from_fn(s.m, s.m, |i, j| (r[(i, j)] + r[(j, i)].conj()) * half);
         // While the factor exists: the static response to the forcing of the harmonics on
