@@ -431,6 +431,7 @@ impl Tracker<'_> {
             method: Continuation::Sequential,
             point: self.base.point.clone(),
             max_points: 100_000,
+            adaptive: None,
         };
         let pts = frc(&rec, &params, &settings, &mut |_| true).map_err(|e| e.to_string());
         let peaks = pts.and_then(|pts| {

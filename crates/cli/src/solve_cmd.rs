@@ -119,6 +119,17 @@ pub struct FrcArgs {
     /// through the last two, else from the previous one as in the paper) or arclength (pseudo-arclength, adaptive step, passes turning points).
     #[arg(long, default_value = "sequential", value_name = "METHOD")]
     pub continuation: String,
+    /// Adaptive step: smaller at resonance peaks and folds, larger (up to 8 --step) where
+    /// the curve is straight, so that the polyline through the points stays within TOL
+    /// (relative, default 0.01) of the amplitude; --step is the first step.
+    #[arg(
+        long,
+        value_name = "TOL",
+        num_args = 0..=1,
+        default_missing_value = "0.01",
+        allow_negative_numbers = true
+    )]
+    pub adaptive: Option<f64>,
     /// Friction bound(s) mu*N for every contact, comma-separated: one curve per value,
     /// computed in parallel (default: the model's bounds, one curve).
     #[arg(long, value_name = "X[,Y...]", allow_negative_numbers = true)]
@@ -531,6 +542,9 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         finite_positive(name, x)?;
     }
     finite_positive("--step", a.step)?;
+    if let Some(tol) = a.adaptive {
+        crate::args::finite("--adaptive", tol, 0.0, false)?;
+    }
     let method: Continuation = a.continuation.parse().map_err(Failure::input)?;
     let span = (a.omega_end - a.omega_start).abs();
     let per_curve = (span / a.step).ceil() + 1.0;
@@ -631,6 +645,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 method,
                 point: setup.point.clone(),
                 max_points: MAX_POINTS,
+                adaptive: a.adaptive,
             };
             // Points are kept here as they arrive, so that a curve that stops on an error
             // still has every point it computed.

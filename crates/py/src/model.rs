@@ -631,7 +631,7 @@ impl PyModel {
 
     /// A frequency response curve from `omega_start` to `omega_end` (see `_ewr.pyi`).
     #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential".to_string(),
-        refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
+        adaptive=None, refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=1e-10, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string()))]
     #[allow(clippy::too_many_arguments)]
@@ -642,6 +642,7 @@ impl PyModel {
         omega_end: f64,
         step: f64,
         continuation: String,
+        adaptive: Option<f64>,
         refine: bool,
         progress: Option<Py<PyAny>>,
         harmonics: String,
@@ -660,6 +661,9 @@ impl PyModel {
         finite_positive("omega_end", omega_end)?;
         finite_positive("step", step)?;
         let method: Continuation = continuation.parse().map_err(InputError::new_err)?;
+        if let Some(tol) = adaptive {
+            finite_positive("adaptive", tol)?;
+        }
         let per_curve = ((omega_end - omega_start).abs() / step).ceil() + 1.0;
         if method == Continuation::Sequential && per_curve > MAX_POINTS as f64 {
             return Err(InputError::new_err(format!(
@@ -698,6 +702,7 @@ impl PyModel {
             method,
             point: r.point.clone(),
             max_points: MAX_POINTS,
+            adaptive,
         };
         let mut interrupted = false;
         let mut callback_error: Option<PyErr> = None;

@@ -52,6 +52,7 @@ fn fig5() {
                 method: Continuation::Sequential,
                 point,
                 max_points: 10_000,
+                adaptive: None,
             };
             let t = Instant::now();
             let pts = frc(&rec, &ContactParams::of(&model.contacts), &s, &mut |_| true).unwrap();

@@ -60,6 +60,7 @@ fn sweep(
         method: Continuation::Sequential,
         point: settings(set, linear, vec![model.forcing[0].dof]),
         max_points: n,
+        adaptive: None,
     };
     let t = Instant::now();
     let mut done = 0usize;

@@ -4,6 +4,7 @@
 //! continuation (tangent predictor, adaptive step, passes turning points).
 
 use crate::newton::{self, EvalError, NewtonStatus, Residual};
+use crate::step_control::{self, Verdict};
 use crate::periodic::{
     PointSettings, PointSolution, ScaledResidual, SolveError, scaled_norm, solve_point,
 };
@@ -57,6 +58,10 @@ pub struct FrcSettings {
     pub point: PointSettings,
     /// Safety cap on the number of points.
     pub max_points: usize,
+    /// Adaptive steps ([`crate::step_control`]): the relative tolerance on the polyline
+    /// through the points (e.g. 1e-2), within `[min_step, max_step]`; `None` keeps the
+    /// nominal step (halved only where a point fails).
+    pub adaptive: Option<f64>,
 }
 
 /// One point of a frequency response curve.
@@ -143,6 +148,14 @@ fn sequential(
         .map(|i| (previous[i].omega, previous[i].friction.clone()));
     let mut w = s.omega_start;
     let mut step = s.step;
+    // The last two kept points as (w, ln A), for the adaptive step.
+    let mut kept: Vec<(f64, f64)> = previous
+        .iter()
+        .rev()
+        .take(2)
+        .rev()
+        .map(|p| (p.omega, p.dofs.norm_peak.ln()))
+        .collect();
     while !beyond(w) && out.len() < s.max_points {
         // Secant predictor from the last two points (the paper restarts from the previous
         // one); if Newton does not converge from it, the previous point is tried as well.
@@ -185,6 +198,25 @@ fn sequential(
             w = prev.as_ref().map_or(w, |p| p.omega) + dir * step;
             continue;
         }
+        let mut next_step = (step * 1.5).min(s.step);
+        if let (true, Some(tol), Some(p)) = (ok, s.adaptive, &prev) {
+            match step_control::judge(
+                tol,
+                &kept,
+                w,
+                sol.dofs.norm_peak,
+                step,
+                s.min_step,
+                s.max_step,
+            ) {
+                Verdict::Retry(smaller) => {
+                    step = smaller;
+                    w = p.omega + dir * step;
+                    continue;
+                }
+                Verdict::Accept(next) => next_step = next,
+            }
+        }
         let point = FrcPoint {
             solution: sol,
             step,
@@ -193,11 +225,16 @@ fn sequential(
         if ok {
             before = prev.take().map(|p| (p.omega, p.friction));
             prev = Some(point.solution.clone());
-            step = (step * 1.5).min(s.step);
+            kept.push((point.solution.omega, point.solution.dofs.norm_peak.ln()));
+            if kept.len() > 2 {
+                kept.remove(0);
+            }
+            step = next_step;
         } else {
             // Give this frequency up; restart the next one from zero friction with ramping.
             prev = None;
             before = None;
+            kept.clear();
             step = s.step;
         }
         let last_w = point.solution.omega;
@@ -508,6 +545,8 @@ fn arclength(
     let mut y = to_y(&out[0].solution);
     let mut t_prev: Option<Vec<f64>> = None;
     let mut step = s.step;
+    let mut arc = 0.0;
+    let mut kept: Vec<(f64, f64)> = vec![(arc, out[0].solution.dofs.norm_peak.ln())];
     let mut newton_opts = s.point.newton.clone();
     newton_opts.max_iterations = newton_opts.max_iterations.min(30);
     while out.len() < s.max_points {
@@ -550,6 +589,31 @@ fn arclength(
         let mut sol = solve_point(rec, params, w, &s.point, Some((&set, &r)))?;
         sol.iterations += report.iterations;
         sol.krylov_iterations += report.krylov_iterations;
+        // Adaptive steps measure the bending of ln A along the arclength, which stays smooth
+        // through a fold where w turns back.
+        let mut bent = None;
+        if let (Some(tol), true) = (s.adaptive, sol.status.converged()) {
+            match step_control::judge(
+                tol,
+                &kept,
+                arc + step,
+                sol.dofs.norm_peak,
+                step,
+                s.min_step,
+                s.max_step,
+            ) {
+                Verdict::Retry(smaller) => {
+                    step = smaller;
+                    continue;
+                }
+                Verdict::Accept(next) => bent = Some(next),
+            }
+        }
+        arc += step;
+        kept.push((arc, sol.dofs.norm_peak.ln()));
+        if kept.len() > 2 {
+            kept.remove(0);
+        }
         let p = FrcPoint {
             solution: sol,
             step,
@@ -563,6 +627,9 @@ fn arclength(
             step = (step * 1.5).min(s.max_step);
         } else if report.iterations > 8 {
             step = (step / 1.5).max(s.min_step);
+        }
+        if let Some(next) = bent {
+            step = step.min(next);
         }
         y = yn;
         t_prev = Some(t);

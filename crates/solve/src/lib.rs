@@ -11,6 +11,7 @@ pub mod peaks;
 pub mod periodic;
 pub mod post;
 pub mod quadrature;
+pub mod step_control;
 pub mod unilateral;
 
 pub use continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};

@@ -35,6 +35,7 @@ fn settings(
             preconditioner: Default::default(),
         },
         max_points: 500,
+        adaptive: None,
     }
 }
 

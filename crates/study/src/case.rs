@@ -188,6 +188,7 @@ impl Study {
                 preconditioner: self.solver.preconditioner,
             },
             max_points: f.max_points,
+            adaptive: f.adaptive,
         };
         Ok(CaseSetup {
             model,

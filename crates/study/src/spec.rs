@@ -43,6 +43,7 @@ struct RawFrequency {
     max_step: Option<Spanned<f64>>,
     continuation: Option<Spanned<String>>,
     max_points: Option<Spanned<i64>>,
+    adaptive: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -110,6 +111,8 @@ pub struct Frequency {
     pub method: Continuation,
     /// Cap on the points of one curve.
     pub max_points: usize,
+    /// Adaptive steps to this relative tolerance (`ewr_solve::step_control`), or fixed.
+    pub adaptive: Option<f64>,
 }
 
 /// Solver settings shared by every case (a case may override harmonics, law and rho).
@@ -511,6 +514,10 @@ impl Study {
             Some(v) => cx.count("frequency.max_points", v, 1)?,
             None => 100_000,
         };
+        let adaptive = match &f.adaptive {
+            Some(v) => Some(cx.positive("frequency.adaptive", v)?),
+            None => None,
+        };
         let frequency = Frequency {
             start,
             end,
@@ -519,6 +526,7 @@ impl Study {
             max_step,
             method,
             max_points,
+            adaptive,
         };
 
         // Solver.
@@ -766,7 +774,13 @@ impl Study {
         // "refined peaks": case files from before peaks were refined are not reused.
         h.add(format!("ewr-study {STUDY_FORMAT_VERSION} refined peaks").as_bytes());
         h.add(&bytes);
-        h.add(format!("{frequency:?}").as_bytes());
+        // Settings added later enter the fingerprint only when used, so that the finished
+        // cases of a study written before them are still reused.
+        h.add(
+            format!("{frequency:?}")
+                .replace(", adaptive: None", "")
+                .as_bytes(),
+        );
         h.add(format!("{solver:?}").as_bytes());
         h.add(
             format!(

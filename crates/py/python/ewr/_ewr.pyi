@@ -150,6 +150,7 @@ class Model:
         step: float,
         *,
         continuation: str = "sequential",
+        adaptive: Optional[float] = None,
         refine: bool = True,
         progress: Optional[Callable[[int, float, float], None]] = None,
         harmonics: str = "odd:59",
@@ -164,7 +165,10 @@ class Model:
         receptance: str = "auto",
         linear: str = "auto",
     ) -> "Frc":
-        """A frequency response curve, as ``ewr frc``. ``progress(points_done, omega,
+        """A frequency response curve, as ``ewr frc``. ``adaptive=1e-2`` lets the step follow
+        the curve (smaller at peaks and folds, up to 8 ``step`` where it is straight) so that
+        the polyline through the points is within that relative tolerance of the amplitude.
+        ``progress(points_done, omega,
         amplitude)`` is called after every point. Ctrl-C stops the sweep and returns the points
         computed so far (``Frc.stopped`` says so, with a warning)."""
     def simulate(
