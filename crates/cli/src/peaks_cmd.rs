@@ -6,10 +6,8 @@ use crate::Failure;
 use crate::paths::named;
 use crate::solve_cmd::{Common, Setup, setup};
 use clap::Args;
-use ewr_contact::ContactParams;
-use ewr_hb::receptance::Receptance;
 use ewr_model::h5::{atomically, create_h5, put_1d, put_2d, put_str};
-use ewr_solve::{Continuation, FrcSettings, Peak, PointSolution, frc, peak_near, refine_peaks};
+use ewr_study::track::TrackSettings;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -102,6 +100,40 @@ impl Param {
         }
     }
 
+    /// The model at value `v`.
+    fn model(&self, base: &ewr_model::Model, v: f64) -> Result<ewr_model::Model, String> {
+        let mut m = base.clone();
+        match self {
+            Param::MuN => m.contacts.mu_n.iter_mut().for_each(|x| *x = v),
+            Param::Mu => {
+                if let Some(n) = m.contacts.normal.as_mut() {
+                    n.mu.iter_mut().for_each(|x| *x = v);
+                }
+            }
+            // The static state scales with every static load and interference together.
+            Param::NormalPreload => {
+                m.forcing
+                    .iter_mut()
+                    .filter(|f| f.harmonic == 0)
+                    .for_each(|f| f.cos *= v);
+                if let Some(n) = m.contacts.normal.as_mut() {
+                    n.g0.iter_mut().filter(|g| **g < 0.0).for_each(|g| *g *= v);
+                }
+            }
+            // The excitation only: a static load (preload) is not part of it.
+            Param::Forcing => m
+                .forcing
+                .iter_mut()
+                .filter(|f| f.harmonic > 0)
+                .for_each(|f| {
+                    f.cos *= v;
+                    f.sin *= v;
+                }),
+            Param::Mass(d) => m.set_mass(&[*d], v)?,
+        }
+        Ok(m)
+    }
+
     /// Whether a value changes the structure (so the receptance is rebuilt).
     fn structural(&self) -> bool {
         // mu and interferences enter the law only; static forcing enters the receptance.
@@ -117,14 +149,6 @@ struct LocusPoint {
     amplitude: f64,
     evaluations: usize,
     stick_fraction: Vec<f64>,
-}
-
-/// Everything at one parameter value: the tracked peaks (`None` where one vanished) and the
-/// highest of them, the response's maximum over frequency.
-struct Evaluated {
-    value: f64,
-    tracks: Vec<Option<Peak>>,
-    peak: Peak,
 }
 
 /// Runs `ewr peaks`: exit 0 when every peak was found, 1 when some was not (the locus so far
@@ -205,88 +229,27 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         ],
     )?;
     let t0 = Instant::now();
-    let values: Vec<f64> = (0..a.count)
-        .map(|i| {
-            if a.count == 1 {
-                a.from
-            } else {
-                a.from + (a.to - a.from) * i as f64 / (a.count - 1) as f64
-            }
-        })
-        .collect();
-    let mut tracker = Tracker {
-        base: &base,
-        param: param.clone(),
+    let values = ewr_study::track::values(a.from, a.to, a.count);
+    let settings = TrackSettings {
+        omega_start: a.omega_start,
+        omega_end: a.omega_end,
         step: a.step,
-        rec: None,
-        solves: 0,
+        adaptive: None,
+        point: base.point.clone(),
+        kind: base.kind,
+        structural: param.structural(),
     };
+    let model_at = |v: f64| param.model(&base.model, v);
     let bar = crate::progress::bar(values.len() as u64 + 1, "parameter values");
-    let mut locus: Vec<Evaluated> = Vec::new();
-    let mut failure = None;
-    // Every local maximum of coarse sweeps at both ends of the range is followed: the
-    // highest peak can change from one resonance to another along the way (a damper that
-    // sticks more moves the response to the stuck system's resonance).
-    let first = values[0];
-    let last = values[values.len() - 1];
-    let mut starts = Vec::new();
-    for v in if a.count > 1 {
-        vec![first, last]
-    } else {
-        vec![first]
-    } {
-        match tracker.sweep(v, a.omega_start, a.omega_end) {
-            Ok(peaks) => starts.extend(peaks.into_iter().map(|p| p.solution)),
-            Err(e) => {
-                failure = Some(format!("{} = {v}: {e}", param.name(&base)));
-            }
-        }
-        bar.inc(1);
-    }
-    if failure.is_none() && starts.is_empty() {
-        failure = Some(format!(
-            "no local maximum of the amplitude between w = {} and {}",
-            a.omega_start, a.omega_end
-        ));
-    }
-    let mut guesses: Vec<Option<PointSolution>> = dedupe(starts).into_iter().map(Some).collect();
-    for &v in &values {
-        if failure.is_some() {
-            break;
-        }
-        match tracker.at(v, &guesses) {
-            Ok(e) => {
-                guesses = e
-                    .tracks
-                    .iter()
-                    .map(|t| t.as_ref().map(|p| p.solution.clone()))
-                    .collect();
-                locus.push(e);
-            }
-            Err(e) => failure = Some(format!("{} = {v}: {e}", param.name(&base))),
-        }
-        bar.inc(1);
-    }
+    let result = ewr_study::track::track(&model_at, &settings, &values, !a.no_optimum, &mut || {
+        bar.inc(1)
+    });
     bar.finish_and_clear();
-    // The optimum: golden section on the parameter between the neighbours of the smallest.
-    let mut optimum = best(&locus).map(|e| (e.value, e.peak.amplitude, e.peak.omega));
-    if failure.is_none() && !a.no_optimum && locus.len() >= 3 {
-        let k = locus
-            .iter()
-            .enumerate()
-            .min_by(|x, y| x.1.peak.amplitude.total_cmp(&y.1.peak.amplitude))
-            .map(|(k, _)| k)
-            .unwrap_or(0);
-        if k > 0 && k + 1 < locus.len() {
-            match golden(&mut tracker, &mut locus, k) {
-                Ok(o) => optimum = Some(o),
-                Err(e) => failure = Some(format!("refining the optimum: {e}")),
-            }
-        }
-    }
-    locus.sort_by(|x, y| x.value.total_cmp(&y.value));
-    let elapsed = t0.elapsed().as_secs_f64();
     let name = param.name(&base);
+    let failure = result.failure.map(|e| format!("{name} = {e}"));
+    let optimum = result.optimum;
+    let locus = result.points;
+    let elapsed = t0.elapsed().as_secs_f64();
     let points: Vec<LocusPoint> = locus
         .iter()
         .map(|e| LocusPoint {
@@ -305,7 +268,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
             "optimum": optimum.map(|(v, amp, w)| serde_json::json!({
                 "value": v, "amplitude": amp, "omega": w
             })),
-            "solves": tracker.solves,
+            "solves": result.solves,
             "elapsed_s": elapsed,
             "error": failure,
         });
@@ -339,7 +302,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         say!(
             "{} parameter values, {} periodic solutions, {elapsed:.3} s",
             points.len(),
-            tracker.solves
+            result.solves
         );
     }
     match failure {
@@ -348,197 +311,6 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         ))),
         None => Ok(()),
     }
-}
-
-/// The evaluated point whose value is nearest `v`.
-fn nearest(locus: &[Evaluated], v: f64) -> Option<&Evaluated> {
-    locus
-        .iter()
-        .min_by(|x, y| (x.value - v).abs().total_cmp(&(y.value - v).abs()))
-}
-
-fn best(locus: &[Evaluated]) -> Option<&Evaluated> {
-    locus
-        .iter()
-        .min_by(|x, y| x.peak.amplitude.total_cmp(&y.peak.amplitude))
-}
-
-/// Finds peaks at parameter values, reusing the condensation where the value does not
-/// change the structure.
-struct Tracker<'a> {
-    base: &'a Setup,
-    param: Param,
-    step: f64,
-    rec: Option<Receptance>,
-    solves: usize,
-}
-
-impl Tracker<'_> {
-    /// The model at value `v`.
-    fn model(&self, v: f64) -> Result<ewr_model::Model, String> {
-        let mut m = self.base.model.clone();
-        match self.param {
-            Param::MuN => m.contacts.mu_n.iter_mut().for_each(|x| *x = v),
-            Param::Mu => {
-                if let Some(n) = m.contacts.normal.as_mut() {
-                    n.mu.iter_mut().for_each(|x| *x = v);
-                }
-            }
-            // The static state scales with every static load and interference together.
-            Param::NormalPreload => {
-                m.forcing
-                    .iter_mut()
-                    .filter(|f| f.harmonic == 0)
-                    .for_each(|f| f.cos *= v);
-                if let Some(n) = m.contacts.normal.as_mut() {
-                    n.g0.iter_mut().filter(|g| **g < 0.0).for_each(|g| *g *= v);
-                }
-            }
-            // The excitation only: a static load (preload) is not part of it.
-            Param::Forcing => m
-                .forcing
-                .iter_mut()
-                .filter(|f| f.harmonic > 0)
-                .for_each(|f| {
-                    f.cos *= v;
-                    f.sin *= v;
-                }),
-            Param::Mass(d) => m.set_mass(&[d], v)?,
-        }
-        Ok(m)
-    }
-
-    fn prepare(&mut self, v: f64) -> Result<(Receptance, ContactParams), String> {
-        let model = self.model(v)?;
-        let params = ContactParams::of(&model.contacts);
-        let rec = match self.rec.take() {
-            Some(r) if !self.param.structural() => r,
-            _ => Receptance::new(&model, self.base.kind)
-                .map_err(|e| format!("cannot condense the model: {e}"))?,
-        };
-        Ok((rec, params))
-    }
-
-    /// The refined local maxima of a coarse sweep at `v`.
-    fn sweep(&mut self, v: f64, start: f64, end: f64) -> Result<Vec<Peak>, String> {
-        let (rec, params) = self.prepare(v)?;
-        let settings = FrcSettings {
-            omega_start: start,
-            omega_end: end,
-            step: self.step,
-            min_step: self.step / 64.0,
-            max_step: self.step * 8.0,
-            method: Continuation::Sequential,
-            point: self.base.point.clone(),
-            max_points: 100_000,
-            adaptive: None,
-        };
-        let pts = frc(&rec, &params, &settings, &mut |_| true).map_err(|e| e.to_string());
-        let peaks = pts.and_then(|pts| {
-            self.solves += pts.len();
-            refine_peaks(&rec, &params, &self.base.point, &pts).map_err(|e| e.to_string())
-        });
-        self.rec = Some(rec);
-        let peaks = peaks?;
-        self.solves += peaks.iter().map(|p| p.evaluations).sum::<usize>();
-        Ok(peaks)
-    }
-
-    /// Every tracked peak at `v`, each started from its own guess (a solution near it at a
-    /// neighbouring value); a peak that is lost or runs into another is dropped.
-    fn at(&mut self, v: f64, guesses: &[Option<PointSolution>]) -> Result<Evaluated, String> {
-        let (rec, params) = self.prepare(v)?;
-        let mut tracks: Vec<Option<Peak>> = Vec::new();
-        for g in guesses {
-            let found = g
-                .as_ref()
-                .and_then(|g| peak_near(&rec, &params, &self.base.point, g, self.step).ok());
-            if let Some(p) = &found {
-                self.solves += p.evaluations;
-            }
-            let duplicate = found.as_ref().is_some_and(|p| {
-                tracks
-                    .iter()
-                    .flatten()
-                    .any(|q| (q.omega - p.omega).abs() <= 1e-4 * p.omega)
-            });
-            tracks.push(if duplicate { None } else { found });
-        }
-        self.rec = Some(rec);
-        let peak = tracks
-            .iter()
-            .flatten()
-            .max_by(|x, y| x.amplitude.total_cmp(&y.amplitude))
-            .cloned()
-            .ok_or("every tracked peak was lost")?;
-        Ok(Evaluated {
-            value: v,
-            tracks,
-            peak,
-        })
-    }
-}
-
-/// Distinct peaks: solutions closer in frequency than 1e-4 relative are one.
-fn dedupe(mut sols: Vec<PointSolution>) -> Vec<PointSolution> {
-    sols.sort_by(|a, b| a.omega.total_cmp(&b.omega));
-    let mut out: Vec<PointSolution> = Vec::new();
-    for s in sols {
-        if !out
-            .iter()
-            .any(|q| (q.omega - s.omega).abs() <= 1e-4 * s.omega)
-        {
-            out.push(s);
-        }
-    }
-    out
-}
-
-/// Golden-section minimisation of the peak amplitude over the parameter in the interval
-/// around `locus[k]` (the smallest of the evaluated values); every evaluation is added to
-/// the locus. Returns the optimum `(value, amplitude, omega)`.
-fn golden(
-    t: &mut Tracker<'_>,
-    locus: &mut Vec<Evaluated>,
-    k: usize,
-) -> Result<(f64, f64, f64), String> {
-    let g = 0.618_033_988_749_894_9;
-    let (mut lo, mut hi) = (locus[k - 1].value, locus[k + 1].value);
-    if lo > hi {
-        std::mem::swap(&mut lo, &mut hi);
-    }
-    let tol = 1e-4 * (hi - lo).abs().max(f64::MIN_POSITIVE);
-    let mut eval = |v: f64, locus: &mut Vec<Evaluated>| -> Result<f64, String> {
-        let guesses: Vec<Option<PointSolution>> = nearest(locus, v)
-            .ok_or("no peak to start from")?
-            .tracks
-            .iter()
-            .map(|t| t.as_ref().map(|p| p.solution.clone()))
-            .collect();
-        let e = t.at(v, &guesses)?;
-        let amp = e.peak.amplitude;
-        locus.push(e);
-        Ok(amp)
-    };
-    let mut x1 = hi - g * (hi - lo);
-    let mut x2 = lo + g * (hi - lo);
-    let mut f1 = eval(x1, locus)?;
-    let mut f2 = eval(x2, locus)?;
-    while hi - lo > tol {
-        if f1 < f2 {
-            hi = x2;
-            (x2, f2) = (x1, f1);
-            x1 = hi - g * (hi - lo);
-            f1 = eval(x1, locus)?;
-        } else {
-            lo = x1;
-            (x1, f1) = (x2, f2);
-            x2 = lo + g * (hi - lo);
-            f2 = eval(x2, locus)?;
-        }
-    }
-    let b = best(locus).ok_or("no peak")?;
-    Ok((b.value, b.peak.amplitude, b.peak.omega))
 }
 
 fn write_outputs(

@@ -4,10 +4,10 @@
 //! continuation (tangent predictor, adaptive step, passes turning points).
 
 use crate::newton::{self, EvalError, NewtonStatus, Residual};
-use crate::step_control::{self, Verdict};
 use crate::periodic::{
     PointSettings, PointSolution, ScaledResidual, SolveError, scaled_norm, solve_point,
 };
+use crate::step_control::{self, Verdict};
 use ewr_contact::{ContactParams, EwrResidual};
 use ewr_hb::receptance::Receptance;
 use faer::linalg::solvers::Solve;

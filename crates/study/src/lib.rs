@@ -15,6 +15,7 @@ pub mod run;
 pub mod shard;
 pub mod spec;
 pub mod store;
+pub mod track;
 
 pub use case::{Case, CaseSetup, ParamKind, Value};
 pub use result::{CaseResult, CaseStatus, compute_case};

@@ -1,0 +1,322 @@
+//! The resonance peak followed as a design parameter varies, and the value with the smallest
+//! peak (the optimum damper), without sweeping full curves: `ewr peaks` and the `[optimize]`
+//! mode of studies.
+//!
+//! Coarse sweeps at both ends of the range find every local maximum; each is then followed
+//! from one value to the next by a few solves that bracket the new maximum and refine it
+//! (`ewr_solve::peak_near`). Following every maximum, not only the highest, matters: as a
+//! damper sticks more the highest peak moves from one resonance to another (the stuck
+//! system's). The optimum is refined by golden section between the neighbours of the smallest
+//! evaluated peak.
+
+use ewr_contact::ContactParams;
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_model::Model;
+use ewr_solve::{
+    Continuation, FrcPoint, FrcSettings, Peak, PointSettings, PointSolution, frc, peak_near,
+    refine_peaks,
+};
+
+/// The model at a parameter value.
+pub type ModelAt<'a> = dyn Fn(f64) -> Result<Model, String> + Sync + 'a;
+
+/// How peaks are searched at every value.
+#[derive(Clone, Debug)]
+pub struct TrackSettings {
+    /// Frequency band of the coarse sweeps at the ends of the range.
+    pub omega_start: f64,
+    /// See `omega_start`.
+    pub omega_end: f64,
+    /// Step of the coarse sweeps, and the first bracketing step when following a peak.
+    pub step: f64,
+    /// Adaptive steps for the coarse sweeps (`ewr_solve::step_control`).
+    pub adaptive: Option<f64>,
+    /// How each periodic solution is computed.
+    pub point: PointSettings,
+    /// Condensation backend.
+    pub kind: ReceptanceKind,
+    /// Whether a value changes the structure or its loads (the receptance is rebuilt); false
+    /// for friction bounds and coefficients, which only the contact law sees.
+    pub structural: bool,
+}
+
+/// Everything found at one parameter value: the tracked peaks (`None` where one vanished or
+/// ran into another) and the highest of them, the response's maximum over frequency.
+#[derive(Clone, Debug)]
+pub struct Evaluated {
+    /// The parameter value.
+    pub value: f64,
+    /// One entry per followed maximum.
+    pub tracks: Vec<Option<Peak>>,
+    /// The highest tracked peak.
+    pub peak: Peak,
+}
+
+/// The peak locus over the parameter.
+#[derive(Clone, Debug, Default)]
+pub struct Locus {
+    /// Every evaluated value (the grid, then the golden-section values), sorted by value.
+    pub points: Vec<Evaluated>,
+    /// The smallest peak: `(value, amplitude, omega)`.
+    pub optimum: Option<(f64, f64, f64)>,
+    /// Whether the optimum lies inside the range (refined by golden section), not at an end.
+    pub interior: bool,
+    /// The coarse sweeps at the ends of the range (value, points).
+    pub sweeps: Vec<(f64, Vec<FrcPoint>)>,
+    /// Periodic solutions computed in all.
+    pub solves: usize,
+    /// Why the locus stopped early (the points up to there are kept).
+    pub failure: Option<String>,
+}
+
+/// Finds peaks at parameter values, reusing the condensation where a value does not change
+/// the structure.
+struct Tracker<'a> {
+    model_at: &'a ModelAt<'a>,
+    s: &'a TrackSettings,
+    rec: Option<Receptance>,
+    solves: usize,
+}
+
+impl Tracker<'_> {
+    fn prepare(&mut self, v: f64) -> Result<(Receptance, ContactParams), String> {
+        let model = (self.model_at)(v)?;
+        let params = ContactParams::of(&model.contacts);
+        let rec = match self.rec.take() {
+            Some(r) if !self.s.structural => r,
+            _ => Receptance::new(&model, self.s.kind)
+                .map_err(|e| format!("cannot condense the model: {e}"))?,
+        };
+        Ok((rec, params))
+    }
+
+    /// The refined local maxima of a coarse sweep at `v`, and the sweep.
+    fn sweep(&mut self, v: f64) -> Result<(Vec<Peak>, Vec<FrcPoint>), String> {
+        let (rec, params) = self.prepare(v)?;
+        let s = self.s;
+        let settings = FrcSettings {
+            omega_start: s.omega_start,
+            omega_end: s.omega_end,
+            step: s.step,
+            min_step: s.step / 64.0,
+            max_step: s.step * 8.0,
+            method: Continuation::Sequential,
+            point: s.point.clone(),
+            max_points: 100_000,
+            adaptive: s.adaptive,
+        };
+        let pts = frc(&rec, &params, &settings, &mut |_| true).map_err(|e| e.to_string());
+        let peaks = pts.and_then(|pts| {
+            self.solves += pts.len();
+            let peaks = refine_peaks(&rec, &params, &s.point, &pts).map_err(|e| e.to_string())?;
+            Ok((peaks, pts))
+        });
+        self.rec = Some(rec);
+        let (peaks, pts) = peaks?;
+        self.solves += peaks.iter().map(|p| p.evaluations).sum::<usize>();
+        Ok((peaks, pts))
+    }
+
+    /// Every tracked peak at `v`, each started from its own guess (a solution near it at a
+    /// neighbouring value).
+    fn at(&mut self, v: f64, guesses: &[Option<PointSolution>]) -> Result<Evaluated, String> {
+        let (rec, params) = self.prepare(v)?;
+        let mut tracks: Vec<Option<Peak>> = Vec::new();
+        for g in guesses {
+            let found = g
+                .as_ref()
+                .and_then(|g| peak_near(&rec, &params, &self.s.point, g, self.s.step).ok());
+            if let Some(p) = &found {
+                self.solves += p.evaluations;
+            }
+            let duplicate = found.as_ref().is_some_and(|p| {
+                tracks
+                    .iter()
+                    .flatten()
+                    .any(|q| (q.omega - p.omega).abs() <= 1e-4 * p.omega)
+            });
+            tracks.push(if duplicate { None } else { found });
+        }
+        self.rec = Some(rec);
+        let peak = tracks
+            .iter()
+            .flatten()
+            .max_by(|x, y| x.amplitude.total_cmp(&y.amplitude))
+            .cloned()
+            .ok_or("every tracked peak was lost")?;
+        Ok(Evaluated {
+            value: v,
+            tracks,
+            peak,
+        })
+    }
+}
+
+/// Distinct peaks: solutions closer in frequency than 1e-4 relative are one.
+fn dedupe(mut sols: Vec<PointSolution>) -> Vec<PointSolution> {
+    sols.sort_by(|a, b| a.omega.total_cmp(&b.omega));
+    let mut out: Vec<PointSolution> = Vec::new();
+    for s in sols {
+        if !out
+            .iter()
+            .any(|q| (q.omega - s.omega).abs() <= 1e-4 * s.omega)
+        {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn nearest(points: &[Evaluated], v: f64) -> Option<&Evaluated> {
+    points
+        .iter()
+        .min_by(|x, y| (x.value - v).abs().total_cmp(&(y.value - v).abs()))
+}
+
+fn smallest(points: &[Evaluated]) -> Option<&Evaluated> {
+    points
+        .iter()
+        .min_by(|x, y| x.peak.amplitude.total_cmp(&y.peak.amplitude))
+}
+
+/// Relative width (of the bracket it starts from) to which golden section refines the optimum.
+pub const OPTIMUM_RTOL: f64 = 1e-4;
+
+/// Golden-section minimisation of the peak amplitude over the parameter between the
+/// neighbours of `points[k]`; every evaluation is added to `points`.
+fn golden(t: &mut Tracker<'_>, points: &mut Vec<Evaluated>, k: usize) -> Result<(), String> {
+    let g = 0.618_033_988_749_894_9;
+    let (mut lo, mut hi) = (points[k - 1].value, points[k + 1].value);
+    if lo > hi {
+        std::mem::swap(&mut lo, &mut hi);
+    }
+    let tol = OPTIMUM_RTOL * (hi - lo).abs().max(f64::MIN_POSITIVE);
+    let mut eval = |v: f64, points: &mut Vec<Evaluated>| -> Result<f64, String> {
+        let guesses: Vec<Option<PointSolution>> = nearest(points, v)
+            .ok_or("no peak to start from")?
+            .tracks
+            .iter()
+            .map(|t| t.as_ref().map(|p| p.solution.clone()))
+            .collect();
+        let e = t.at(v, &guesses)?;
+        let amp = e.peak.amplitude;
+        points.push(e);
+        Ok(amp)
+    };
+    let mut x1 = hi - g * (hi - lo);
+    let mut x2 = lo + g * (hi - lo);
+    let mut f1 = eval(x1, points)?;
+    let mut f2 = eval(x2, points)?;
+    while hi - lo > tol {
+        if f1 < f2 {
+            hi = x2;
+            (x2, f2) = (x1, f1);
+            x1 = hi - g * (hi - lo);
+            f1 = eval(x1, points)?;
+        } else {
+            lo = x1;
+            (x1, f1) = (x2, f2);
+            x2 = lo + g * (hi - lo);
+            f2 = eval(x2, points)?;
+        }
+    }
+    Ok(())
+}
+
+/// The peak locus at `values` (in the order given; the first and last get coarse sweeps),
+/// and, when `optimize` and the smallest peak is inside the range, the optimum refined by
+/// golden section. `on_value` is called after each coarse sweep and each value of `values`.
+/// Never fails: an error stops the locus with [`Locus::failure`] set, keeping what was found.
+pub fn track(
+    model_at: &ModelAt<'_>,
+    s: &TrackSettings,
+    values: &[f64],
+    optimize: bool,
+    on_value: &mut dyn FnMut(),
+) -> Locus {
+    let mut t = Tracker {
+        model_at,
+        s,
+        rec: None,
+        solves: 0,
+    };
+    let mut locus = Locus::default();
+    let (Some(&first), Some(&last)) = (values.first(), values.last()) else {
+        locus.failure = Some("no parameter values".into());
+        return locus;
+    };
+    let mut starts = Vec::new();
+    let ends = if values.len() > 1 {
+        vec![first, last]
+    } else {
+        vec![first]
+    };
+    for v in ends {
+        match t.sweep(v) {
+            Ok((peaks, pts)) => {
+                starts.extend(peaks.into_iter().map(|p| p.solution));
+                locus.sweeps.push((v, pts));
+            }
+            Err(e) => {
+                locus.failure = Some(format!("{v}: {e}"));
+                break;
+            }
+        }
+        on_value();
+    }
+    if locus.failure.is_none() && starts.is_empty() {
+        locus.failure = Some(format!(
+            "no local maximum of the amplitude between w = {} and {}",
+            s.omega_start, s.omega_end
+        ));
+    }
+    let mut guesses: Vec<Option<PointSolution>> = dedupe(starts).into_iter().map(Some).collect();
+    for &v in values {
+        if locus.failure.is_some() {
+            break;
+        }
+        match t.at(v, &guesses) {
+            Ok(e) => {
+                guesses = e
+                    .tracks
+                    .iter()
+                    .map(|t| t.as_ref().map(|p| p.solution.clone()))
+                    .collect();
+                locus.points.push(e);
+            }
+            Err(e) => locus.failure = Some(format!("{v}: {e}")),
+        }
+        on_value();
+    }
+    if locus.failure.is_none() && optimize && locus.points.len() >= 3 {
+        let k = locus
+            .points
+            .iter()
+            .enumerate()
+            .min_by(|x, y| x.1.peak.amplitude.total_cmp(&y.1.peak.amplitude))
+            .map_or(0, |(k, _)| k);
+        if k > 0 && k + 1 < locus.points.len() {
+            locus.interior = true;
+            if let Err(e) = golden(&mut t, &mut locus.points, k) {
+                locus.failure = Some(format!("refining the optimum: {e}"));
+            }
+        }
+    }
+    locus.points.sort_by(|x, y| x.value.total_cmp(&y.value));
+    locus.optimum = smallest(&locus.points).map(|e| (e.value, e.peak.amplitude, e.peak.omega));
+    locus.solves = t.solves;
+    locus
+}
+
+/// `count` values evenly spaced from `from` to `to` (just `from` when `count` is 1).
+pub fn values(from: f64, to: f64, count: usize) -> Vec<f64> {
+    (0..count)
+        .map(|i| {
+            if count == 1 {
+                from
+            } else {
+                from + (to - from) * i as f64 / (count - 1) as f64
+            }
+        })
+        .collect()
+}
