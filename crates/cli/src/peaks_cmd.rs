@@ -7,6 +7,7 @@ use crate::paths::named;
 use crate::solve_cmd::{Common, Setup, setup};
 use clap::Args;
 use ewr_model::h5::{atomically, create_h5, put_1d, put_2d, put_str};
+use ewr_study::ParamKind;
 use ewr_study::track::TrackSettings;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -100,44 +101,29 @@ impl Param {
         }
     }
 
+    /// The study parameter it is, and the DOFs it acts on.
+    fn kind(&self) -> (ParamKind, Vec<usize>) {
+        match self {
+            Param::MuN => (ParamKind::MuN, vec![]),
+            Param::Mu => (ParamKind::Mu, vec![]),
+            Param::NormalPreload => (ParamKind::NormalPreload, vec![]),
+            Param::Forcing => (ParamKind::ForcingScale, vec![]),
+            Param::Mass(d) => (ParamKind::Mass, vec![*d]),
+        }
+    }
+
     /// The model at value `v`.
     fn model(&self, base: &ewr_model::Model, v: f64) -> Result<ewr_model::Model, String> {
+        let (kind, dofs) = self.kind();
         let mut m = base.clone();
-        match self {
-            Param::MuN => m.contacts.mu_n.iter_mut().for_each(|x| *x = v),
-            Param::Mu => {
-                if let Some(n) = m.contacts.normal.as_mut() {
-                    n.mu.iter_mut().for_each(|x| *x = v);
-                }
-            }
-            // The static state scales with every static load and interference together.
-            Param::NormalPreload => {
-                m.forcing
-                    .iter_mut()
-                    .filter(|f| f.harmonic == 0)
-                    .for_each(|f| f.cos *= v);
-                if let Some(n) = m.contacts.normal.as_mut() {
-                    n.g0.iter_mut().filter(|g| **g < 0.0).for_each(|g| *g *= v);
-                }
-            }
-            // The excitation only: a static load (preload) is not part of it.
-            Param::Forcing => m
-                .forcing
-                .iter_mut()
-                .filter(|f| f.harmonic > 0)
-                .for_each(|f| {
-                    f.cos *= v;
-                    f.sin *= v;
-                }),
-            Param::Mass(d) => m.set_mass(&[*d], v)?,
-        }
+        let contacts: Vec<usize> = (0..m.contacts.len()).collect();
+        kind.apply(&mut m, v, &contacts, &dofs)?;
         Ok(m)
     }
 
     /// Whether a value changes the structure (so the receptance is rebuilt).
     fn structural(&self) -> bool {
-        // mu and interferences enter the law only; static forcing enters the receptance.
-        !matches!(self, Param::MuN | Param::Mu)
+        self.kind().0.structural()
     }
 }
 

@@ -6,8 +6,8 @@ use crate::paths::named;
 use crate::plot::{self, DesignPanel, FrcLine, HeatMap};
 use clap::{Args, Subcommand};
 use ewr_study::{
-    CaseResult, CaseStatus, Event, RunOptions, Shard, Study, StudyInfo, cases_dir_for, merge,
-    write_study_file, write_summary_csv,
+    CaseResult, CaseStatus, Event, ParamKind, RunOptions, Shard, Study, StudyInfo, cases_dir_for,
+    merge, write_study_file, write_summary_csv,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -102,11 +102,24 @@ fn case_line(study: &Study, r: &CaseResult) -> String {
     match r.status {
         CaseStatus::Failed => format!("case {} [{key}]: FAILED: {}", r.index, r.reason),
         _ => {
-            let note = if r.status == CaseStatus::Unconverged {
-                format!(" ({})", r.reason)
-            } else {
+            let note = if r.reason.is_empty() {
                 String::new()
+            } else {
+                format!(" ({})", r.reason)
             };
+            if let Some(o) = &study.optimize {
+                return format!(
+                    "case {} [{key}]: optimum {} = {:.6e}: peak {:.6e} at w = {:.6}, {} values, \
+                     {} solves{note}",
+                    r.index,
+                    o.kind.name(),
+                    r.optimum_value,
+                    r.peak_amplitude,
+                    r.peak_omega,
+                    r.locus_value.len(),
+                    r.solves
+                );
+            }
             format!(
                 "case {} [{key}]: peak {:.6e} at w = {:.6}, {} points{note}",
                 r.index,
@@ -327,7 +340,11 @@ fn outputs(
         plot::frc_lines(&p, &style, &lines).map_err(Failure::work)?;
         written.push(p);
     }
-    let panels = design_panels(info, results);
+    let mut panels = Vec::new();
+    if let Some(k) = info.optimize {
+        panels.extend(locus_panel(info, k, results));
+    }
+    panels.extend(design_panels(info, results));
     if !panels.is_empty() {
         let p = sibling(output, ".peaks.png");
         plot::design(
@@ -404,6 +421,35 @@ fn design_panels(info: &StudyInfo, results: &[CaseResult]) -> Vec<DesignPanel> {
     panels
 }
 
+/// An `[optimize]` study's peak loci: peak amplitude against the optimised parameter, one
+/// line per case, the best case's optimum marked.
+fn locus_panel(info: &StudyInfo, k: ParamKind, results: &[CaseResult]) -> Option<DesignPanel> {
+    let best = optimum(results)?;
+    let series = results
+        .iter()
+        .filter(|r| !r.locus_value.is_empty())
+        .map(|r| {
+            let label = if info.parameters.is_empty() {
+                "peak".to_string()
+            } else {
+                r.key.clone()
+            };
+            let pts = r
+                .locus_value
+                .iter()
+                .zip(&r.locus_amplitude)
+                .map(|(v, a)| (*v, *a))
+                .collect();
+            (label, pts)
+        })
+        .collect();
+    Some(DesignPanel {
+        parameter: k.name().to_string(),
+        series,
+        optimum: (best.optimum_value, best.peak_amplitude),
+    })
+}
+
 fn heat_map(info: &StudyInfo, results: &[CaseResult]) -> Option<HeatMap> {
     if info.parameters.len() != 2 || !info.parameters.iter().all(|k| k.numeric()) {
         return None;
@@ -450,8 +496,13 @@ fn finish(results: &[CaseResult]) -> Result<(), Failure> {
         results.len()
     );
     if let Some(b) = optimum(results) {
+        let at = if b.optimum_value.is_nan() {
+            String::new()
+        } else {
+            format!(" with the optimised parameter at {}", b.optimum_value)
+        };
         say!(
-            "optimum: case {} [{}]: peak {:.6e} at w = {:.6}",
+            "optimum: case {} [{}]{at}: peak {:.6e} at w = {:.6}",
             b.index,
             b.key,
             b.peak_amplitude,

@@ -12,6 +12,11 @@ use ewr_solve::{FrcSettings, PointSettings};
 pub enum ParamKind {
     /// Friction bound `mu N` of the target contacts (`[targets] mu_n_contacts`, default all).
     MuN,
+    /// Friction coefficient `mu` of the target 3-D contacts (same targets as `mu_n`).
+    Mu,
+    /// Factor on the static preload of 3-D contacts: every harmonic-0 load and every initial
+    /// interference (negative gap) together.
+    NormalPreload,
     /// Factor on every forcing amplitude.
     ForcingScale,
     /// Diagonal mass of the target DOFs (`[targets] mass_dofs`), e.g. the damper mass.
@@ -29,6 +34,8 @@ impl ParamKind {
     pub fn name(self) -> &'static str {
         match self {
             ParamKind::MuN => "mu_n",
+            ParamKind::Mu => "mu",
+            ParamKind::NormalPreload => "normal_preload",
             ParamKind::ForcingScale => "forcing_scale",
             ParamKind::Mass => "mass",
             ParamKind::Rho => "rho",
@@ -41,6 +48,8 @@ impl ParamKind {
     pub fn from_name(s: &str) -> Option<ParamKind> {
         [
             ParamKind::MuN,
+            ParamKind::Mu,
+            ParamKind::NormalPreload,
             ParamKind::ForcingScale,
             ParamKind::Mass,
             ParamKind::Rho,
@@ -54,6 +63,70 @@ impl ParamKind {
     /// True for numeric parameters.
     pub fn numeric(self) -> bool {
         !matches!(self, ParamKind::Law | ParamKind::Harmonics)
+    }
+
+    /// Whether a value changes the structure or its loads, so that the receptance must be
+    /// built again; friction bounds and coefficients enter the contact law only.
+    pub fn structural(self) -> bool {
+        !matches!(self, ParamKind::MuN | ParamKind::Mu)
+    }
+
+    /// Sets the numeric parameter to `x` in `model`: on `contacts` (friction) or `dofs`
+    /// (mass). Fails where it does not apply (`mu_n` on 3-D contacts, `mu` on constant
+    /// bounds) or gives an invalid mass.
+    pub fn apply(
+        self,
+        model: &mut Model,
+        x: f64,
+        contacts: &[usize],
+        dofs: &[usize],
+    ) -> Result<(), String> {
+        let normal = model.contacts.has_normal();
+        match self {
+            ParamKind::MuN if normal => {
+                return Err(
+                    "mu_n: the model's contacts are 3-D (normal direction), whose \
+                            bound is mu times the normal force: vary mu or normal_preload"
+                        .into(),
+                );
+            }
+            ParamKind::Mu | ParamKind::NormalPreload if !normal => {
+                return Err(format!(
+                    "{}: only for models with 3-D contacts (normal direction); vary mu_n",
+                    self.name()
+                ));
+            }
+            ParamKind::MuN => contacts.iter().for_each(|&c| model.contacts.mu_n[c] = x),
+            ParamKind::Mu => {
+                if let Some(n) = model.contacts.normal.as_mut() {
+                    contacts.iter().for_each(|&c| n.mu[c] = x);
+                }
+            }
+            // The static state scales with every static load and interference together.
+            ParamKind::NormalPreload => {
+                model
+                    .forcing
+                    .iter_mut()
+                    .filter(|f| f.harmonic == 0)
+                    .for_each(|f| f.cos *= x);
+                if let Some(n) = model.contacts.normal.as_mut() {
+                    n.g0.iter_mut().filter(|g| **g < 0.0).for_each(|g| *g *= x);
+                }
+            }
+            // The excitation only: a static load (preload) is not part of it.
+            ParamKind::ForcingScale => {
+                for f in model.forcing.iter_mut().filter(|f| f.harmonic > 0) {
+                    f.cos *= x;
+                    f.sin *= x;
+                }
+            }
+            ParamKind::Mass => model.set_mass(dofs, x)?,
+            ParamKind::Rho => model.contacts.rho.iter_mut().for_each(|r| *r = x),
+            ParamKind::Law | ParamKind::Harmonics => {
+                return Err(format!("{}: not a number", self.name()));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -109,47 +182,42 @@ impl Study {
     /// The model and settings of one case; fails on a combination that cannot be solved
     /// (e.g. a harmonic set that misses the forcing, too few samples, an invalid mass matrix).
     pub fn case_setup(&self, case: &Case) -> Result<CaseSetup, String> {
+        self.case_setup_with(case, None)
+    }
+
+    /// [`Study::case_setup`] with one more parameter set to a value: the optimised one of an
+    /// `[optimize]` study.
+    pub fn case_setup_with(
+        &self,
+        case: &Case,
+        extra: Option<(ParamKind, f64)>,
+    ) -> Result<CaseSetup, String> {
         let mut model = self.base.clone();
         let mut set = self.solver.set.clone();
         let mut law = self.solver.law;
-        for (p, v) in self.parameters.iter().zip(&case.values) {
-            match (p.kind, v) {
-                (ParamKind::MuN, Value::Num(_)) if model.contacts.has_normal() => {
-                    return Err(
-                        "mu_n: the model's contacts are 3-D (normal direction), whose bound is \
-                         mu times the normal force; a study of mu or of the preload is not \
-                         available yet (use ewr peaks --param mu|normal-preload)"
-                            .into(),
-                    );
-                }
-                (ParamKind::MuN, Value::Num(x)) => {
-                    for &c in &self.mu_n_contacts {
-                        model.contacts.mu_n[c] = *x;
-                    }
-                }
-                (ParamKind::ForcingScale, Value::Num(x)) => {
-                    // The excitation only: a static load (preload) is not part of it.
-                    for f in model.forcing.iter_mut().filter(|f| f.harmonic > 0) {
-                        f.cos *= x;
-                        f.sin *= x;
-                    }
-                }
-                (ParamKind::Mass, Value::Num(x)) => {
-                    model.set_mass(&self.mass_dofs, *x)?;
-                }
-                (ParamKind::Rho, Value::Num(x)) => {
-                    model.contacts.rho.iter_mut().for_each(|r| *r = *x);
-                }
+        let values = self
+            .parameters
+            .iter()
+            .map(|p| p.kind)
+            .zip(case.values.iter().cloned())
+            .chain(extra.map(|(k, x)| (k, Value::Num(x))));
+        let mut mass = false;
+        for (kind, v) in values {
+            mass |= kind == ParamKind::Mass;
+            match (kind, &v) {
                 (ParamKind::Law, Value::Text(s)) => {
                     law = s.parse::<FrictionLaw>().map_err(|e| e.to_string())?;
                 }
                 (ParamKind::Harmonics, Value::Text(s)) => {
                     set = s.parse::<HarmonicSet>().map_err(|e| e.to_string())?;
                 }
+                (k, Value::Num(x)) if k.numeric() => {
+                    k.apply(&mut model, *x, &self.mu_n_contacts, &self.mass_dofs)?;
+                }
                 (k, v) => return Err(format!("{}: invalid value {v}", k.name())),
             }
         }
-        if self.parameters.iter().any(|p| p.kind == ParamKind::Mass) {
+        if mass {
             let problems = ewr_model::validate(&model);
             if ewr_model::has_errors(&problems) {
                 let msgs: Vec<String> = problems

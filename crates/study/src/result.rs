@@ -2,7 +2,8 @@
 //! computed (a failure of any kind becomes a recorded status, never an abort).
 
 use crate::case::{Case, Value};
-use crate::spec::Study;
+use crate::spec::{Optimize, Study};
+use crate::track::{TrackSettings, track};
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
 use ewr_solve::{FrcPoint, frc, refine_peaks};
@@ -76,6 +77,19 @@ pub struct CaseResult {
     pub peak_omega: f64,
     /// The peak's amplitude (NaN if none).
     pub peak_amplitude: f64,
+    /// `[optimize]` studies: the optimised parameter's value with the smallest peak (then
+    /// `peak_omega`, `peak_amplitude` are that peak's); NaN otherwise.
+    pub optimum_value: f64,
+    /// `[optimize]`: periodic solutions computed for the case (0 otherwise).
+    pub solves: i64,
+    /// `[optimize]`: the peak locus, sorted by value: the optimised parameter's values, ...
+    pub locus_value: Vec<f64>,
+    /// ... the frequency of the highest peak at each value, ...
+    pub locus_omega: Vec<f64>,
+    /// ... its amplitude, ...
+    pub locus_amplitude: Vec<f64>,
+    /// ... and the periodic solutions that found it.
+    pub locus_evaluations: Vec<i64>,
 }
 
 impl CaseResult {
@@ -98,6 +112,12 @@ impl CaseResult {
             dof_peak: Vec::new(),
             peak_omega: f64::NAN,
             peak_amplitude: f64::NAN,
+            optimum_value: f64::NAN,
+            solves: 0,
+            locus_value: Vec::new(),
+            locus_omega: Vec::new(),
+            locus_amplitude: Vec::new(),
+            locus_evaluations: Vec::new(),
         }
     }
 
@@ -155,10 +175,14 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Computes one case's frequency response curve. Never fails: errors (and even panics of
-/// the solver) become a [`CaseStatus::Failed`] result with the reason.
+/// Computes one case: its frequency response curve, or for an `[optimize]` study its peak
+/// locus and optimum. Never fails: errors (and even panics of the solver) become a
+/// [`CaseStatus::Failed`] result with the reason.
 pub fn compute_case(study: &Study, case: &Case) -> CaseResult {
     let run = || -> Result<CaseResult, String> {
+        if let Some(o) = &study.optimize {
+            return Ok(optimize_case(study, case, o));
+        }
         let setup = study.case_setup(case)?;
         let rec = Receptance::new(&setup.model, setup.kind)
             .map_err(|e| format!("cannot condense the model: {e}"))?;
@@ -190,4 +214,69 @@ pub fn compute_case(study: &Study, case: &Case) -> CaseResult {
             format!("internal error (panic): {}", panic_message(p.as_ref())),
         ),
     }
+}
+
+/// The peak locus of one case over the optimised parameter, and its optimum.
+fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
+    let mut r = CaseResult::failed(study, case, String::new());
+    let first = match study.case_setup_with(case, Some((o.kind, o.from))) {
+        Ok(s) => s,
+        Err(e) => {
+            r.reason = e;
+            return r;
+        }
+    };
+    let f = &first.settings;
+    let settings = TrackSettings {
+        omega_start: f.omega_start,
+        omega_end: f.omega_end,
+        step: f.step,
+        adaptive: f.adaptive,
+        point: f.point.clone(),
+        kind: first.kind,
+        structural: o.kind.structural(),
+    };
+    let model_at = |v: f64| {
+        study
+            .case_setup_with(case, Some((o.kind, v)))
+            .map(|s| s.model)
+    };
+    let locus = track(&model_at, &settings, &o.values(), true, &mut || {});
+    r.solves = locus.solves as i64;
+    for e in &locus.points {
+        r.locus_value.push(e.value);
+        r.locus_omega.push(e.peak.omega);
+        r.locus_amplitude.push(e.peak.amplitude);
+        r.locus_evaluations.push(e.peak.evaluations as i64);
+    }
+    let name = o.kind.name();
+    match (locus.optimum, &locus.failure) {
+        (None, failure) => {
+            r.reason = failure
+                .as_ref()
+                .map_or("no peak found".into(), |e| format!("{name} = {e}"));
+        }
+        (Some((v, amp, w)), failure) => {
+            r.optimum_value = v;
+            r.peak_amplitude = amp;
+            r.peak_omega = w;
+            match failure {
+                Some(e) => {
+                    r.status = CaseStatus::Unconverged;
+                    r.reason =
+                        format!("the peak was lost at {name} = {e}; the locus up to there is kept");
+                }
+                None => {
+                    r.status = CaseStatus::Ok;
+                    if !locus.interior && locus.points.len() > 1 {
+                        r.reason = format!(
+                            "the smallest peak is at the end of the range ({name} = {v}): \
+                             widen [optimize] from/to"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    r
 }

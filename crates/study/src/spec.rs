@@ -31,6 +31,16 @@ struct RawStudy {
     targets: RawTargets,
     grid: Option<RawParams>,
     cases: Option<Vec<Spanned<RawParams>>>,
+    optimize: Option<Spanned<RawOptimize>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOptimize {
+    parameter: Spanned<String>,
+    from: Spanned<f64>,
+    to: Spanned<f64>,
+    count: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -74,6 +84,8 @@ struct RawTargets {
 #[serde(deny_unknown_fields)]
 struct RawParams {
     mu_n: Option<Spanned<toml::Value>>,
+    mu: Option<Spanned<toml::Value>>,
+    normal_preload: Option<Spanned<toml::Value>>,
     forcing_scale: Option<Spanned<toml::Value>>,
     mass: Option<Spanned<toml::Value>>,
     rho: Option<Spanned<toml::Value>>,
@@ -82,9 +94,11 @@ struct RawParams {
 }
 
 impl RawParams {
-    fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 6] {
+    fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 8] {
         [
             (ParamKind::MuN, self.mu_n.as_ref()),
+            (ParamKind::Mu, self.mu.as_ref()),
+            (ParamKind::NormalPreload, self.normal_preload.as_ref()),
             (ParamKind::ForcingScale, self.forcing_scale.as_ref()),
             (ParamKind::Mass, self.mass.as_ref()),
             (ParamKind::Rho, self.rho.as_ref()),
@@ -155,6 +169,28 @@ impl Parameter {
     }
 }
 
+/// The `[optimize]` section: the parameter whose value minimises the resonance peak, found
+/// per case by tracking the peak over `count` values from `from` to `to` and refining the
+/// smallest by golden section (as `ewr peaks`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Optimize {
+    /// The optimised parameter (numeric, not swept by the grid).
+    pub kind: ParamKind,
+    /// First value.
+    pub from: f64,
+    /// Last value.
+    pub to: f64,
+    /// Values tracked before the golden-section refinement.
+    pub count: usize,
+}
+
+impl Optimize {
+    /// The tracked values, from `from` to `to`.
+    pub fn values(&self) -> Vec<f64> {
+        crate::track::values(self.from, self.to, self.count)
+    }
+}
+
 /// A parsed and checked study: the base model, the settings and every case.
 #[derive(Clone, Debug)]
 pub struct Study {
@@ -182,6 +218,8 @@ pub struct Study {
     pub parameters: Vec<Parameter>,
     /// Every case, in index order.
     pub cases: Vec<Case>,
+    /// `[optimize]`: each case is then the peak locus over this parameter and its optimum.
+    pub optimize: Option<Optimize>,
     /// Fingerprint of everything except the case values that determines the results: model
     /// file contents, frequency and solver settings, targets. Finished cases are reused only
     /// when it matches.
@@ -292,13 +330,17 @@ impl Ctx<'_> {
             };
             let ok = x.is_finite()
                 && match kind {
-                    ParamKind::MuN | ParamKind::Mass => x >= 0.0,
+                    ParamKind::MuN | ParamKind::Mu | ParamKind::NormalPreload | ParamKind::Mass => {
+                        x >= 0.0
+                    }
                     ParamKind::Rho => x > 0.0,
                     _ => true,
                 };
             if !ok {
                 let rule = match kind {
-                    ParamKind::MuN | ParamKind::Mass => "finite and >= 0",
+                    ParamKind::MuN | ParamKind::Mu | ParamKind::NormalPreload | ParamKind::Mass => {
+                        "finite and >= 0"
+                    }
                     ParamKind::Rho => "finite and > 0",
                     _ => "finite",
                 };
@@ -770,6 +812,67 @@ impl Study {
             );
         }
 
+        let optimize = match &raw.optimize {
+            None => None,
+            Some(o) => {
+                let span = o.span();
+                let o = o.get_ref();
+                let name = o.parameter.get_ref();
+                let kind = match ParamKind::from_name(name) {
+                    Some(k) if k.numeric() && !matches!(k, ParamKind::Rho) => k,
+                    _ => {
+                        return cx.err(
+                            o.parameter.span(),
+                            format!(
+                                "optimize.parameter {name:?}: use mu_n, mu, normal_preload, \
+                                 forcing_scale or mass"
+                            ),
+                        );
+                    }
+                };
+                if parameters.iter().any(|p| p.kind == kind) {
+                    return cx.err(
+                        o.parameter.span(),
+                        format!(
+                            "optimize.parameter {name:?} is also swept in [grid] or [[cases]]: \
+                             the optimisation chooses its values"
+                        ),
+                    );
+                }
+                let from = cx.value(kind, &toml::Value::Float(*o.from.get_ref()), o.from.span())?;
+                let to = cx.value(kind, &toml::Value::Float(*o.to.get_ref()), o.to.span())?;
+                let count = match &o.count {
+                    Some(c) => cx.count("optimize.count", c, 1)?,
+                    None => 11,
+                };
+                if count > 1000 {
+                    return cx.err(
+                        o.count.as_ref().map_or(span.clone(), |c| c.span()),
+                        format!("optimize.count = {count}: at most 1000 values"),
+                    );
+                }
+                if kind == ParamKind::Mass && mass_dofs.is_empty() {
+                    return cx.err(
+                        o.parameter.span(),
+                        "mass is optimised: say which DOFs in [targets] mass_dofs",
+                    );
+                }
+                if frequency.method != Continuation::Sequential {
+                    return cx.err(
+                        span,
+                        "[optimize] sweeps sequentially (the coarse sweeps at the ends of the \
+                         range); remove frequency.continuation = \"arclength\"",
+                    );
+                }
+                Some(Optimize {
+                    kind,
+                    from: from.num(),
+                    to: to.num(),
+                    count,
+                })
+            }
+        };
+
         let mut h = Fnv::new();
         // "refined peaks": case files from before peaks were refined are not reused.
         h.add(format!("ewr-study {STUDY_FORMAT_VERSION} refined peaks").as_bytes());
@@ -790,6 +893,9 @@ impl Study {
             .as_bytes(),
         );
         h.add(format!("{parameters:?}").as_bytes());
+        if let Some(o) = &optimize {
+            h.add(format!("{o:?}").as_bytes());
+        }
         let study = Study {
             path: path.to_path_buf(),
             title: raw.title,
@@ -802,12 +908,21 @@ impl Study {
             mass_dofs,
             parameters,
             cases,
+            optimize,
             hash: h.finish(),
             source: src.clone(),
         };
         // Build every case's setup now: a bad combination is input, found before any work.
-        for c in &study.cases {
-            study.case_setup(c).map_err(|e| {
+        let ends: Vec<Option<(ParamKind, f64)>> = match &study.optimize {
+            None => vec![None],
+            Some(o) => vec![Some((o.kind, o.from)), Some((o.kind, o.to))],
+        };
+        for (c, extra) in study
+            .cases
+            .iter()
+            .flat_map(|c| ends.iter().map(move |e| (c, e)))
+        {
+            study.case_setup_with(c, *extra).map_err(|e| {
                 at(
                     path,
                     &src,

@@ -36,6 +36,8 @@ pub struct StudyInfo {
     pub n_contacts: usize,
     /// Monitored DOFs.
     pub monitored_dofs: Vec<usize>,
+    /// The optimised parameter of an `[optimize]` study.
+    pub optimize: Option<ParamKind>,
 }
 
 impl StudyInfo {
@@ -50,6 +52,7 @@ impl StudyInfo {
             parameters: study.parameters.iter().map(|p| p.kind).collect(),
             n_contacts: study.base.contacts.len(),
             monitored_dofs: study.solver.monitor.clone(),
+            optimize: study.optimize.as_ref().map(|o| o.kind),
         }
     }
 }
@@ -75,10 +78,24 @@ fn write_case(g: &hdf5::Group, info: &StudyInfo, r: &CaseResult) -> Result<(), S
     put_1d(g, "iterations", &r.iterations)?;
     put_1d(g, "residual", &r.residual)?;
     put_2d(g, "amp_w", r.omega.len(), r.n_contacts, &r.amp_w)?;
-    put_2d(g, "dof_peak", r.omega.len(), r.n_monitored, &r.dof_peak)
+    put_2d(g, "dof_peak", r.omega.len(), r.n_monitored, &r.dof_peak)?;
+    // Only `[optimize]` studies carry a locus: other studies' files stay as they were.
+    if info.optimize.is_some() {
+        put_f64(g, "optimum_value", r.optimum_value)?;
+        put_i64(g, "solves", r.solves)?;
+        put_1d(g, "locus_value", &r.locus_value)?;
+        put_1d(g, "locus_omega", &r.locus_omega)?;
+        put_1d(g, "locus_amplitude", &r.locus_amplitude)?;
+        put_1d(g, "locus_evaluations", &r.locus_evaluations)?;
+    }
+    Ok(())
 }
 
-fn read_case(g: &hdf5::Group, parameters: &[ParamKind]) -> Result<CaseResult, String> {
+fn read_case(
+    g: &hdf5::Group,
+    parameters: &[ParamKind],
+    optimized: bool,
+) -> Result<CaseResult, String> {
     let status_s = get_str(g, "status")?;
     let status =
         CaseStatus::parse(&status_s).ok_or_else(|| format!("unknown status {status_s:?}"))?;
@@ -117,7 +134,25 @@ fn read_case(g: &hdf5::Group, parameters: &[ParamKind]) -> Result<CaseResult, St
         dof_peak: get_1d(g, "dof_peak")?,
         peak_omega: get_f64(g, "peak_omega")?,
         peak_amplitude: get_f64(g, "peak_amplitude")?,
+        optimum_value: if optimized {
+            get_f64(g, "optimum_value")?
+        } else {
+            f64::NAN
+        },
+        solves: if optimized { get_i64(g, "solves")? } else { 0 },
+        locus_value: locus(g, "locus_value", optimized)?,
+        locus_omega: locus(g, "locus_omega", optimized)?,
+        locus_amplitude: locus(g, "locus_amplitude", optimized)?,
+        locus_evaluations: locus(g, "locus_evaluations", optimized)?,
     })
+}
+
+fn locus<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, optimized: bool) -> Result<Vec<T>, String> {
+    if optimized {
+        get_1d(g, name)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// File name of a case's result in the cases folder: a hash of its key, so that cases keep
@@ -142,13 +177,17 @@ pub fn write_case_file(path: &Path, info: &StudyInfo, r: &CaseResult) -> Result<
 pub fn read_case_file(
     path: &Path,
     parameters: &[ParamKind],
+    optimized: bool,
 ) -> Result<(String, CaseResult), String> {
     let f = hdf5::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let inner = || -> Result<(String, CaseResult), String> {
         if get_str(&f, "format")? != "ewr-study-case" {
             return Err("not a study case file".into());
         }
-        Ok((get_str(&f, "study_hash")?, read_case(&f, parameters)?))
+        Ok((
+            get_str(&f, "study_hash")?,
+            read_case(&f, parameters, optimized)?,
+        ))
     };
     inner().map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -170,6 +209,12 @@ fn summary(g: &hdf5::Group, info: &StudyInfo, results: &[CaseResult]) -> Result<
         .map(|r| r.status.as_str().to_string())
         .collect();
     put_strs(g, "status", &st)?;
+    if info.optimize.is_some() {
+        let v: Vec<f64> = results.iter().map(|r| r.optimum_value).collect();
+        put_1d(g, "optimum_value", &v)?;
+        let v: Vec<i64> = results.iter().map(|r| r.solves).collect();
+        put_1d(g, "solves", &v)?;
+    }
     let v: Vec<f64> = results.iter().map(|r| r.peak_omega).collect();
     put_1d(g, "peak_omega", &v)?;
     let v: Vec<f64> = results.iter().map(|r| r.peak_amplitude).collect();
@@ -213,6 +258,9 @@ pub fn write_study_file(
         let names: Vec<&str> = info.parameters.iter().map(|k| k.name()).collect();
         put_str(&f, "parameters", &names.join(","))?;
         put_i64(&f, "n_contacts", info.n_contacts as i64)?;
+        if let Some(k) = info.optimize {
+            put_str(&f, "optimize", k.name())?;
+        }
         if let Some(s) = shard {
             put_i64(&f, "shard_index", s.index as i64)?;
             put_i64(&f, "shard_count", s.count as i64)?;
@@ -251,7 +299,18 @@ pub fn read_study_file(path: &Path) -> Result<StudyFile, String> {
             .filter(|s| !s.is_empty())
             .map(|s| ParamKind::from_name(s).ok_or_else(|| format!("unknown parameter {s:?}")))
             .collect::<Result<Vec<_>, _>>()?;
+        let optimize = match f.attr("optimize") {
+            Ok(_) => {
+                let name = get_str(&f, "optimize")?;
+                Some(
+                    ParamKind::from_name(&name)
+                        .ok_or_else(|| format!("unknown optimised parameter {name:?}"))?,
+                )
+            }
+            Err(_) => None,
+        };
         let info = StudyInfo {
+            optimize,
             title: get_str(&f, "title")?,
             source: get_str(&f, "study")?,
             model: get_str(&f, "model")?,
@@ -276,7 +335,10 @@ pub fn read_study_file(path: &Path) -> Result<StudyFile, String> {
         let mut results = Vec::new();
         for name in cases.member_names().map_err(h5)? {
             let g = cases.group(&name).map_err(h5)?;
-            results.push(read_case(&g, &info.parameters).map_err(|e| format!("{name}: {e}"))?);
+            results.push(
+                read_case(&g, &info.parameters, info.optimize.is_some())
+                    .map_err(|e| format!("{name}: {e}"))?,
+            );
         }
         results.sort_by_key(|r| r.index);
         Ok(StudyFile {
@@ -356,7 +418,8 @@ fn csv_field(s: &str) -> String {
 
 /// Writes the summary table (one row per case) as CSV, atomically: columns `case`, the
 /// swept parameters, `status`, `peak_omega`, `peak_amplitude`, `points`, `unconverged`,
-/// `iterations`, `reason`.
+/// `iterations`, `reason`; for an `[optimize]` study `optimum_<parameter>` after `status`
+/// and `values`, `solves` in place of the curve's counts.
 pub fn write_summary_csv(
     path: &Path,
     info: &StudyInfo,
@@ -367,29 +430,41 @@ pub fn write_summary_csv(
             std::io::BufWriter::new(std::fs::File::create(tmp).map_err(|e| e.to_string())?);
         let mut cols = vec!["case".to_string()];
         cols.extend(info.parameters.iter().map(|k| k.name().to_string()));
-        cols.extend(
-            [
-                "status",
+        cols.push("status".into());
+        let tail: &[&str] = match info.optimize {
+            // An optimisation's case is a locus, not a curve: its values and solves.
+            Some(k) => {
+                cols.push(format!("optimum_{}", k.name()));
+                &["peak_omega", "peak_amplitude", "values", "solves", "reason"]
+            }
+            None => &[
                 "peak_omega",
                 "peak_amplitude",
                 "points",
                 "unconverged",
                 "iterations",
                 "reason",
-            ]
-            .iter()
-            .map(|s| s.to_string()),
-        );
+            ],
+        };
+        cols.extend(tail.iter().map(|s| s.to_string()));
         let mut text = cols.join(",") + "\n";
         for r in results {
             let mut row = vec![r.index.to_string()];
             row.extend(r.values.iter().map(|v| csv_field(&v.to_string())));
             row.push(r.status.as_str().into());
+            if info.optimize.is_some() {
+                row.push(r.optimum_value.to_string());
+            }
             row.push(r.peak_omega.to_string());
             row.push(r.peak_amplitude.to_string());
-            row.push(r.omega.len().to_string());
-            row.push(r.n_unconverged().to_string());
-            row.push(r.total_iterations().to_string());
+            if info.optimize.is_some() {
+                row.push(r.locus_value.len().to_string());
+                row.push(r.solves.to_string());
+            } else {
+                row.push(r.omega.len().to_string());
+                row.push(r.n_unconverged().to_string());
+                row.push(r.total_iterations().to_string());
+            }
             row.push(csv_field(&r.reason));
             text += &(row.join(",") + "\n");
         }

@@ -167,10 +167,25 @@ fn dedupe(mut sols: Vec<PointSolution>) -> Vec<PointSolution> {
     out
 }
 
-fn nearest(points: &[Evaluated], v: f64) -> Option<&Evaluated> {
-    points
+/// Starting guesses at `v`: the peaks tracked at the nearest evaluated values below and above
+/// it, without repeats. Both sides matter: a peak that vanished on one side of `v` may still
+/// exist at `v` (golden section closes in on the value where the highest peak changes
+/// resonance, from the side that has lost the other one).
+fn neighbour_guesses(points: &[Evaluated], v: f64) -> Vec<Option<PointSolution>> {
+    let below = points
         .iter()
-        .min_by(|x, y| (x.value - v).abs().total_cmp(&(y.value - v).abs()))
+        .filter(|e| e.value <= v)
+        .max_by(|x, y| x.value.total_cmp(&y.value));
+    let above = points
+        .iter()
+        .filter(|e| e.value > v)
+        .min_by(|x, y| x.value.total_cmp(&y.value));
+    let sols = [below, above]
+        .into_iter()
+        .flatten()
+        .flat_map(|e| e.tracks.iter().flatten().map(|p| p.solution.clone()))
+        .collect();
+    dedupe(sols).into_iter().map(Some).collect()
 }
 
 fn smallest(points: &[Evaluated]) -> Option<&Evaluated> {
@@ -192,12 +207,10 @@ fn golden(t: &mut Tracker<'_>, points: &mut Vec<Evaluated>, k: usize) -> Result<
     }
     let tol = OPTIMUM_RTOL * (hi - lo).abs().max(f64::MIN_POSITIVE);
     let mut eval = |v: f64, points: &mut Vec<Evaluated>| -> Result<f64, String> {
-        let guesses: Vec<Option<PointSolution>> = nearest(points, v)
-            .ok_or("no peak to start from")?
-            .tracks
-            .iter()
-            .map(|t| t.as_ref().map(|p| p.solution.clone()))
-            .collect();
+        let guesses = neighbour_guesses(points, v);
+        if guesses.is_empty() {
+            return Err("no peak to start from".into());
+        }
         let e = t.at(v, &guesses)?;
         let amp = e.peak.amplitude;
         points.push(e);
