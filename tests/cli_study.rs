@@ -468,3 +468,51 @@ fn optimize_settings_are_checked_before_any_work() {
         assert!(!out.exists());
     }
 }
+
+#[test]
+fn peak_objective_finds_the_peaks_of_fine_curves_with_fewer_points() {
+    // objective = "peak": a coarse adaptive sweep (step 0.05) whose local maxima are refined,
+    // against curves on a fixed step 0.005 (ten times finer) refined the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let grid = "mu_n = [4, 16]\nmass = [0.5, 1.0]";
+    let fine = damper_study(dir.path(), "fine.toml", grid, "");
+    let text_of = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let src = text_of(&fine).replace("step = 0.02\nadaptive = 0.01\n", "step = 0.005\n");
+    std::fs::write(&fine, src).unwrap();
+    let peak = damper_study(dir.path(), "peak.toml", grid, "");
+    let src = format!(
+        "objective = \"peak\"\n{}",
+        text_of(&peak).replace("step = 0.02\nadaptive = 0.01\n", "step = 0.05\n")
+    );
+    std::fs::write(&peak, src).unwrap();
+    let run = |study: &Path, out: &str| {
+        let out = dir.path().join(out);
+        let o = ewr(&["study", s(study), "-o", s(&out), "--no-plot"]);
+        assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+        ewr_study::read_study_file(&out).unwrap()
+    };
+    let (f, p) = (run(&fine, "fine.h5"), run(&peak, "peak.h5"));
+    assert!(p.info.peaks && !f.info.peaks);
+    for (a, b) in f.results.iter().zip(&p.results) {
+        let rel = (a.peak_amplitude - b.peak_amplitude).abs() / a.peak_amplitude;
+        assert!(
+            rel < 1e-6,
+            "{}: fine {} at {}, peak objective {} at {}",
+            a.key,
+            a.peak_amplitude,
+            a.peak_omega,
+            b.peak_amplitude,
+            b.peak_omega
+        );
+        assert!(
+            b.omega.len() * 2 < a.omega.len(),
+            "{} vs {} points",
+            b.omega.len(),
+            a.omega.len()
+        );
+        // Every local maximum is kept, the highest among them.
+        assert!(!b.peaks_omega.is_empty());
+        let top = b.peaks_amplitude.iter().copied().fold(0.0, f64::max);
+        assert_eq!(top, b.peak_amplitude);
+    }
+}

@@ -324,7 +324,12 @@ fn outputs(
             points: (0..r.omega.len())
                 .map(|i| (r.omega[i], r.amp_norm[i], r.converged[i]))
                 .collect(),
-            peaks: Vec::new(),
+            peaks: r
+                .peaks_omega
+                .iter()
+                .zip(&r.peaks_amplitude)
+                .map(|(w, a)| (*w, *a))
+                .collect(),
             value: colour_by.map(|p| r.values[p].num()),
         })
         .collect();

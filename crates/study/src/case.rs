@@ -1,6 +1,6 @@
 //! Cases of a study: parameter values and the model and settings they give.
 
-use crate::spec::Study;
+use crate::spec::{Objective, Study};
 use ewr_contact::FrictionLaw;
 use ewr_hb::receptance::ReceptanceKind;
 use ewr_hb::{HarmonicSet, default_samples};
@@ -256,7 +256,14 @@ impl Study {
                 preconditioner: self.solver.preconditioner,
             },
             max_points: f.max_points,
-            adaptive: f.adaptive,
+            // Peaks are refined in frequency anyway: a coarse sweep only has to bracket them,
+            // which adaptive steps do without missing a sharp one.
+            adaptive: match self.objective {
+                Objective::Peak => f
+                    .adaptive
+                    .or(Some(ewr_solve::step_control::DEFAULT_TOLERANCE)),
+                Objective::Curve => f.adaptive,
+            },
         };
         Ok(CaseSetup {
             model,

@@ -21,7 +21,9 @@ pub use case::{Case, CaseSetup, ParamKind, Value};
 pub use result::{CaseResult, CaseStatus, compute_case};
 pub use run::{Event, OutputLock, RunOptions, cases_dir_for, lock_output, run};
 pub use shard::Shard;
-pub use spec::{Frequency, Optimize, Parameter, STUDY_FORMAT_VERSION, Solver, Study, StudyError};
+pub use spec::{
+    Frequency, Objective, Optimize, Parameter, STUDY_FORMAT_VERSION, Solver, Study, StudyError,
+};
 pub use store::{
     StudyFile, StudyInfo, merge, read_study_file, write_study_file, write_summary_csv,
 };

@@ -2,7 +2,7 @@
 //! computed (a failure of any kind becomes a recorded status, never an abort).
 
 use crate::case::{Case, Value};
-use crate::spec::{Optimize, Study};
+use crate::spec::{Objective, Optimize, Study};
 use crate::track::{TrackSettings, track};
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
@@ -90,6 +90,10 @@ pub struct CaseResult {
     pub locus_amplitude: Vec<f64>,
     /// ... and the periodic solutions that found it.
     pub locus_evaluations: Vec<i64>,
+    /// `objective = "peak"`: every local maximum of the curve refined, by frequency: ...
+    pub peaks_omega: Vec<f64>,
+    /// ... and amplitude.
+    pub peaks_amplitude: Vec<f64>,
 }
 
 impl CaseResult {
@@ -118,6 +122,8 @@ impl CaseResult {
             locus_omega: Vec::new(),
             locus_amplitude: Vec::new(),
             locus_evaluations: Vec::new(),
+            peaks_omega: Vec::new(),
+            peaks_amplitude: Vec::new(),
         }
     }
 
@@ -194,14 +200,21 @@ pub fn compute_case(study: &Study, case: &Case) -> CaseResult {
         // sharp peak falls between grid points (issue 15). A refinement that fails leaves the
         // grid's value.
         if r.status != CaseStatus::Failed
-            && let Ok(peaks) = refine_peaks(&rec, &params, &setup.settings.point, &points)
-            && let Some(top) = peaks
+            && let Ok(mut peaks) = refine_peaks(&rec, &params, &setup.settings.point, &points)
+        {
+            if study.objective == Objective::Peak {
+                peaks.sort_by(|a, b| a.omega.total_cmp(&b.omega));
+                r.peaks_omega = peaks.iter().map(|p| p.omega).collect();
+                r.peaks_amplitude = peaks.iter().map(|p| p.amplitude).collect();
+            }
+            if let Some(top) = peaks
                 .iter()
                 .max_by(|a, b| a.amplitude.total_cmp(&b.amplitude))
-            && top.amplitude > r.peak_amplitude
-        {
-            r.peak_omega = top.omega;
-            r.peak_amplitude = top.amplitude;
+                && top.amplitude > r.peak_amplitude
+            {
+                r.peak_omega = top.omega;
+                r.peak_amplitude = top.amplitude;
+            }
         }
         Ok(r)
     };

@@ -115,7 +115,7 @@ pub fn run(
         let key = study.key(case);
         let path = dir.join(case_file_name(&key));
         if path.exists() {
-            match read_case_file(&path, &info.parameters, info.optimize.is_some()) {
+            match read_case_file(&path, &info) {
                 Ok((hash, mut r)) if hash == info.hash && r.key == key => {
                     if opts.retry_failed && r.status == CaseStatus::Failed {
                         pending.push((i, path));

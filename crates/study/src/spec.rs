@@ -32,6 +32,7 @@ struct RawStudy {
     grid: Option<RawParams>,
     cases: Option<Vec<Spanned<RawParams>>>,
     optimize: Option<Spanned<RawOptimize>>,
+    objective: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -169,6 +170,16 @@ impl Parameter {
     }
 }
 
+/// What each case computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Objective {
+    /// The frequency response curve on the study's steps, and its refined peak.
+    Curve,
+    /// The peaks only: every local maximum of a coarse sweep (adaptive steps by default)
+    /// refined to the true maximum in frequency; all of them are stored.
+    Peak,
+}
+
 /// The `[optimize]` section: the parameter whose value minimises the resonance peak, found
 /// per case by tracking the peak over `count` values from `from` to `to` and refining the
 /// smallest by golden section (as `ewr peaks`).
@@ -220,6 +231,8 @@ pub struct Study {
     pub cases: Vec<Case>,
     /// `[optimize]`: each case is then the peak locus over this parameter and its optimum.
     pub optimize: Option<Optimize>,
+    /// `objective`: whole curves, or peaks only (always peaks with `[optimize]`).
+    pub objective: Objective,
     /// Fingerprint of everything except the case values that determines the results: model
     /// file contents, frequency and solver settings, targets. Finished cases are reused only
     /// when it matches.
@@ -873,6 +886,38 @@ impl Study {
             }
         };
 
+        let objective = match &raw.objective {
+            None => Objective::Curve,
+            Some(o) => match o.get_ref().as_str() {
+                "curve" => Objective::Curve,
+                "peak" => Objective::Peak,
+                other => {
+                    return cx.err(
+                        o.span(),
+                        format!("objective {other:?}: use \"curve\" or \"peak\""),
+                    );
+                }
+            },
+        };
+        let objective = match (&optimize, objective, &raw.objective) {
+            (Some(_), Objective::Curve, Some(o)) => {
+                return cx.err(
+                    o.span(),
+                    "objective = \"curve\" with [optimize]: an optimisation tracks peaks, \
+                     not curves",
+                );
+            }
+            (Some(_), _, _) => Objective::Peak,
+            (None, o, _) => o,
+        };
+        if objective == Objective::Peak && frequency.method != Continuation::Sequential {
+            return cx.err(
+                raw.frequency.step.span(),
+                "objective = \"peak\" sweeps sequentially (peaks are refined in frequency); \
+                 remove frequency.continuation = \"arclength\"",
+            );
+        }
+
         let mut h = Fnv::new();
         // "refined peaks": case files from before peaks were refined are not reused.
         h.add(format!("ewr-study {STUDY_FORMAT_VERSION} refined peaks").as_bytes());
@@ -896,6 +941,9 @@ impl Study {
         if let Some(o) = &optimize {
             h.add(format!("{o:?}").as_bytes());
         }
+        if objective == Objective::Peak {
+            h.add(b"objective peak");
+        }
         let study = Study {
             path: path.to_path_buf(),
             title: raw.title,
@@ -909,6 +957,7 @@ impl Study {
             parameters,
             cases,
             optimize,
+            objective,
             hash: h.finish(),
             source: src.clone(),
         };

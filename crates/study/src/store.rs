@@ -8,7 +8,7 @@
 use crate::case::{ParamKind, Value};
 use crate::result::{CaseResult, CaseStatus};
 use crate::shard::Shard;
-use crate::spec::{STUDY_FORMAT_VERSION, Study};
+use crate::spec::{Objective, STUDY_FORMAT_VERSION, Study};
 use ewr_model::h5::{
     atomically, create_h5, get_1d, get_f64, get_i64, get_str, group, h5, put_1d, put_2d, put_f64,
     put_i64, put_str, put_strs,
@@ -38,6 +38,8 @@ pub struct StudyInfo {
     pub monitored_dofs: Vec<usize>,
     /// The optimised parameter of an `[optimize]` study.
     pub optimize: Option<ParamKind>,
+    /// Whether cases store every refined peak (`objective = "peak"` without `[optimize]`).
+    pub peaks: bool,
 }
 
 impl StudyInfo {
@@ -53,6 +55,7 @@ impl StudyInfo {
             n_contacts: study.base.contacts.len(),
             monitored_dofs: study.solver.monitor.clone(),
             optimize: study.optimize.as_ref().map(|o| o.kind),
+            peaks: study.optimize.is_none() && study.objective == Objective::Peak,
         }
     }
 }
@@ -88,6 +91,10 @@ fn write_case(g: &hdf5::Group, info: &StudyInfo, r: &CaseResult) -> Result<(), S
         put_1d(g, "locus_amplitude", &r.locus_amplitude)?;
         put_1d(g, "locus_evaluations", &r.locus_evaluations)?;
     }
+    if info.peaks {
+        put_1d(g, "peaks_omega", &r.peaks_omega)?;
+        put_1d(g, "peaks_amplitude", &r.peaks_amplitude)?;
+    }
     Ok(())
 }
 
@@ -95,6 +102,7 @@ fn read_case(
     g: &hdf5::Group,
     parameters: &[ParamKind],
     optimized: bool,
+    peaks: bool,
 ) -> Result<CaseResult, String> {
     let status_s = get_str(g, "status")?;
     let status =
@@ -144,11 +152,14 @@ fn read_case(
         locus_omega: locus(g, "locus_omega", optimized)?,
         locus_amplitude: locus(g, "locus_amplitude", optimized)?,
         locus_evaluations: locus(g, "locus_evaluations", optimized)?,
+        peaks_omega: locus(g, "peaks_omega", peaks)?,
+        peaks_amplitude: locus(g, "peaks_amplitude", peaks)?,
     })
 }
 
-fn locus<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, optimized: bool) -> Result<Vec<T>, String> {
-    if optimized {
+/// A dataset that only some studies write: read where `present`, else empty.
+fn locus<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, present: bool) -> Result<Vec<T>, String> {
+    if present {
         get_1d(g, name)
     } else {
         Ok(Vec::new())
@@ -174,11 +185,7 @@ pub fn write_case_file(path: &Path, info: &StudyInfo, r: &CaseResult) -> Result<
 }
 
 /// Reads a case file; returns its study hash and the case.
-pub fn read_case_file(
-    path: &Path,
-    parameters: &[ParamKind],
-    optimized: bool,
-) -> Result<(String, CaseResult), String> {
+pub fn read_case_file(path: &Path, info: &StudyInfo) -> Result<(String, CaseResult), String> {
     let f = hdf5::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let inner = || -> Result<(String, CaseResult), String> {
         if get_str(&f, "format")? != "ewr-study-case" {
@@ -186,7 +193,7 @@ pub fn read_case_file(
         }
         Ok((
             get_str(&f, "study_hash")?,
-            read_case(&f, parameters, optimized)?,
+            read_case(&f, &info.parameters, info.optimize.is_some(), info.peaks)?,
         ))
     };
     inner().map_err(|e| format!("{}: {e}", path.display()))
@@ -261,6 +268,9 @@ pub fn write_study_file(
         if let Some(k) = info.optimize {
             put_str(&f, "optimize", k.name())?;
         }
+        if info.peaks {
+            put_str(&f, "objective", "peak")?;
+        }
         if let Some(s) = shard {
             put_i64(&f, "shard_index", s.index as i64)?;
             put_i64(&f, "shard_count", s.count as i64)?;
@@ -309,8 +319,10 @@ pub fn read_study_file(path: &Path) -> Result<StudyFile, String> {
             }
             Err(_) => None,
         };
+        let peaks = f.attr("objective").is_ok() && get_str(&f, "objective")? == "peak";
         let info = StudyInfo {
             optimize,
+            peaks,
             title: get_str(&f, "title")?,
             source: get_str(&f, "study")?,
             model: get_str(&f, "model")?,
@@ -336,7 +348,7 @@ pub fn read_study_file(path: &Path) -> Result<StudyFile, String> {
         for name in cases.member_names().map_err(h5)? {
             let g = cases.group(&name).map_err(h5)?;
             results.push(
-                read_case(&g, &info.parameters, info.optimize.is_some())
+                read_case(&g, &info.parameters, info.optimize.is_some(), info.peaks)
                     .map_err(|e| format!("{name}: {e}"))?,
             );
         }
