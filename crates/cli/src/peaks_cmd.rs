@@ -58,6 +58,16 @@ pub struct PeaksArgs {
     /// Frequency step of the coarse sweep, and the first bracketing step after it.
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     step: f64,
+    /// Adaptive steps for the coarse sweeps (tolerance TOL, default 0.01): --step may then be
+    /// coarse without stepping over a sharp peak.
+    #[arg(
+        long,
+        value_name = "TOL",
+        num_args = 0..=1,
+        default_missing_value = "0.01",
+        allow_negative_numbers = true
+    )]
+    adaptive: Option<f64>,
     /// Do not refine the optimum between parameter values.
     #[arg(long)]
     no_optimum: bool,
@@ -147,6 +157,9 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     ] {
         crate::args::finite(name, x, 0.0, false)?;
     }
+    if let Some(tol) = a.adaptive {
+        crate::args::finite("--adaptive", tol, 0.0, false)?;
+    }
     if !a.from.is_finite() || !a.to.is_finite() {
         return Err(Failure::input(format!(
             "--from {} --to {}: the parameter range must be finite",
@@ -220,7 +233,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         omega_start: a.omega_start,
         omega_end: a.omega_end,
         step: a.step,
-        adaptive: None,
+        adaptive: a.adaptive,
         point: base.point.clone(),
         kind: base.kind,
         structural: param.structural(),
