@@ -20,6 +20,10 @@ macro_rules! say_err {
     }};
 }
 
+/// mimalloc instead of glibc's malloc: see the reason in Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod args;
 mod import_cmd;
 mod interrupt;

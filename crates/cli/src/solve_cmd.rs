@@ -646,6 +646,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 point: setup.point.clone(),
                 max_points: MAX_POINTS,
                 adaptive: a.adaptive,
+                keep_histories: false,
             };
             // Points are kept here as they arrive, so that a curve that stops on an error
             // still has every point it computed.

@@ -147,6 +147,19 @@ pub struct ContactHistories {
     pub normal: Option<NormalHistories>,
 }
 
+impl ContactHistories {
+    /// The same sample count with no samples stored: for results that keep only summaries.
+    pub fn emptied(&self) -> ContactHistories {
+        ContactHistories {
+            n_samples: self.n_samples,
+            displacement: Vec::new(),
+            velocity: Vec::new(),
+            force: Vec::new(),
+            normal: None,
+        }
+    }
+}
+
 /// The normal side of 3-D contacts over one period, `c * n_samples + j`.
 #[derive(Clone, Debug)]
 pub struct NormalHistories {

@@ -703,6 +703,7 @@ impl PyModel {
             point: r.point.clone(),
             max_points: MAX_POINTS,
             adaptive,
+            keep_histories: true,
         };
         let mut interrupted = false;
         let mut callback_error: Option<PyErr> = None;

@@ -53,6 +53,7 @@ fn fig5() {
                 point,
                 max_points: 10_000,
                 adaptive: None,
+                keep_histories: true,
             };
             let t = Instant::now();
             let pts = frc(&rec, &ContactParams::of(&model.contacts), &s, &mut |_| true).unwrap();

@@ -61,6 +61,7 @@ fn sweep(
         point: settings(set, linear, vec![model.forcing[0].dof]),
         max_points: n,
         adaptive: None,
+        keep_histories: true,
     };
     let t = Instant::now();
     let mut done = 0usize;

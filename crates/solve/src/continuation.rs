@@ -62,6 +62,11 @@ pub struct FrcSettings {
     /// through the points (e.g. 1e-2), within `[min_step, max_step]`; `None` keeps the
     /// nominal step (halved only where a point fails).
     pub adaptive: Option<f64>,
+    /// Keep each point's sampled contact histories ([`PointSolution::histories`], one period:
+    /// about 50 KB per point at 512 samples and one 2-D contact). Sweeps that read amplitudes
+    /// and summaries only drop them, which on a 1500-point curve saves 70 MB and a tenth of
+    /// the run time (fresh pages, not arithmetic).
+    pub keep_histories: bool,
 }
 
 /// One point of a frequency response curve.
@@ -217,10 +222,13 @@ fn sequential(
                 Verdict::Accept(next) => next_step = next,
             }
         }
-        let point = FrcPoint {
+        let mut point = FrcPoint {
             solution: sol,
             step,
         };
+        if !s.keep_histories {
+            point.solution.histories = point.solution.histories.emptied();
+        }
         let go_on = on_point(&point);
         if ok {
             before = prev.take().map(|p| (p.omega, p.friction));
@@ -614,10 +622,13 @@ fn arclength(
         if kept.len() > 2 {
             kept.remove(0);
         }
-        let p = FrcPoint {
+        let mut p = FrcPoint {
             solution: sol,
             step,
         };
+        if !s.keep_histories {
+            p.solution.histories = p.solution.histories.emptied();
+        }
         let go_on = on_point(&p);
         out.push(p);
         if !go_on || w < lo || w > hi {

@@ -398,11 +398,13 @@ fn solve_in(
             chord_steps(
                 system,
                 dense,
+                None,
                 &mut x,
                 &mut g,
                 &mut gnorm,
                 Some(radius),
                 polish,
+                0.0,
                 &mut evaluations,
                 (&mut trial, &mut g_trial),
             );
@@ -442,11 +444,13 @@ fn solve_in(
                 chord_steps(
                     system,
                     dense,
+                    Some(jac.as_ref()),
                     &mut x,
                     &mut g,
                     &mut gnorm,
                     None,
                     CHORD_POLISH_STEPS,
+                    1e-4 * opts.tol_residual,
                     &mut evaluations,
                     (&mut trial, &mut g_trial),
                 );
@@ -464,20 +468,35 @@ fn solve_in(
             break;
         }
         if lin.is_none() {
+            // Eisenstat-Walker (choice 2, gamma = 0.9), safeguarded, and never looser than
+            // needed to reach the tolerance in one full step: how well a Krylov solve (the
+            // matrix-free path, or GMRES with an older LU) must solve the Newton equations.
+            if gnorm_prev.is_finite() && gnorm_prev > 0.0 {
+                let ew = 0.9 * (gnorm / gnorm_prev).powi(2);
+                eta = ew.max(0.9 * eta * eta).min(opts.krylov.forcing_max);
+            }
+            let eta_k = eta
+                .max(0.5 * opts.tol_residual / gnorm)
+                .max(opts.krylov.forcing_min)
+                .min(opts.krylov.forcing_max);
             let made = if matrix_free {
-                // Eisenstat-Walker (choice 2, gamma = 0.9), safeguarded, and never looser
-                // than needed to reach the tolerance in one full step.
-                if gnorm_prev.is_finite() && gnorm_prev > 0.0 {
-                    let ew = 0.9 * (gnorm / gnorm_prev).powi(2);
-                    eta = ew.max(0.9 * eta * eta).min(opts.krylov.forcing_max);
-                }
-                let eta_k = eta
-                    .max(0.5 * opts.tol_residual / gnorm)
-                    .max(opts.krylov.forcing_min)
-                    .min(opts.krylov.forcing_max);
                 linearize_matrix_free(system, &g, eta_k, &opts.krylov, &mut krylov_iterations)
             } else {
-                Ok(linearize_dense(jac, &g, norm(&x), dense))
+                Ok(linearize_dense(
+                    jac,
+                    &g,
+                    norm(&x),
+                    dense,
+                    // The dense path's results must be what an exact Newton step gives: its
+                    // last step overshoots the tolerance by orders of magnitude, so the
+                    // Krylov solve aims at 1e-5 of it instead of half.
+                    reuse.then(|| {
+                        eta.max(1e-5 * opts.tol_residual / gnorm)
+                            .max(opts.krylov.forcing_min)
+                            .min(opts.krylov.forcing_max)
+                    }),
+                    &mut krylov_iterations,
+                ))
             };
             match made {
                 Ok(l) => lin = Some(l),
@@ -515,6 +534,34 @@ fn solve_in(
             std::mem::swap(&mut g, &mut g_trial);
             gnorm = trial_norm;
             lin = None;
+            if gnorm <= opts.tol_residual {
+                // Converged on the accepted step: its residual is known, so no Jacobian is
+                // assembled at the root only to find it converged (one of the 2-3 Jacobian
+                // evaluations of a typical sweep point).
+                if reuse && dense.factored {
+                    chord_steps(
+                        system,
+                        dense,
+                        Some(jac.as_ref()),
+                        &mut x,
+                        &mut g,
+                        &mut gnorm,
+                        None,
+                        CHORD_POLISH_STEPS,
+                        1e-4 * opts.tol_residual,
+                        &mut evaluations,
+                        (&mut trial, &mut g_trial),
+                    );
+                }
+                return report(
+                    x,
+                    gnorm,
+                    iteration + 1,
+                    evaluations,
+                    NewtonStatus::Converged,
+                    krylov_iterations,
+                );
+            }
             if ratio > 0.75 {
                 radius = radius.max(3.0 * step_norm);
             } else if ratio < 0.25 {
@@ -530,11 +577,13 @@ fn solve_in(
                     chord_steps(
                         system,
                         dense,
+                        Some(jac.as_ref()),
                         &mut x,
                         &mut g,
                         &mut gnorm,
                         None,
                         CHORD_POLISH_STEPS,
+                        1e-4 * opts.tol_residual,
                         &mut evaluations,
                         (&mut trial, &mut g_trial),
                     );
@@ -690,14 +739,99 @@ fn levenberg_marquardt_step(jac: &Mat<f64>, g: &[f64], par: Par) -> Option<Vec<f
     p.iter().all(|v| v.is_finite()).then_some(p)
 }
 
-/// Newton step by dense LU, gradient and products by dense matrix-vector products.
+/// Relative tolerance of the polishing steps' GMRES solves with the last Jacobian: a polish
+/// starts below the Newton tolerance, so four more digits reach rounding.
+const POLISH_GMRES_RTOL: f64 = 1e-4;
+
+/// Krylov vectors GMRES may spend with an older LU before a fresh factorisation is cheaper:
+/// each costs two `n x n` triangular solves and one product (about `6 n^2` flops against the
+/// `2 n^3 / 3` of a factorisation, so 40 of them are 2 % of one at 3600 unknowns, memory
+/// traffic aside).
+const OLD_LU_GMRES_MAX: usize = 40;
+
+/// `J` (assembled, current) with the LU of an earlier Jacobian as preconditioner: the Newton
+/// system of a large dense step solved by GMRES. The stick/slip pattern of a friction contact
+/// changes at a few samples from one Newton step to the next, so `J_old^{-1} J` is the
+/// identity plus a low-rank part and GMRES needs a few products where a new LU costs `n^3`.
+struct OldLu<'a> {
+    jac: MatRef<'a, f64>,
+    work: &'a mut DenseWork,
+}
+
+impl Residual for OldLu<'_> {
+    fn len(&self) -> usize {
+        self.jac.nrows()
+    }
+
+    fn evaluate(
+        &mut self,
+        _: &[f64],
+        _: &mut [f64],
+        _: Option<MatMut<'_, f64>>,
+    ) -> Result<(), EvalError> {
+        Err(EvalError("a linear operator has no residual".into()))
+    }
+
+    fn supports_matrix_free(&self) -> bool {
+        true
+    }
+
+    fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        self.work.product(self.jac, v, out);
+        Ok(())
+    }
+
+    fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        // newton_step gives -J_old^{-1} v.
+        let p = self
+            .work
+            .newton_step(v)
+            .ok_or_else(|| EvalError("the old factorisation is singular".into()))?;
+        v.iter_mut().zip(p).for_each(|(a, b)| *a = -b);
+        Ok(())
+    }
+}
+
+/// Newton step by dense LU, gradient and products by dense matrix-vector products. With
+/// `reuse` (a relative tolerance, the Newton forcing term) and an earlier factorisation at
+/// hand, the step is first sought by GMRES preconditioned with it ([`OldLu`]); only if that
+/// does not converge within [`OLD_LU_GMRES_MAX`] products is `J` factorised.
+/// `krylov_iterations` counts the products.
 ///
 /// A singular or ill-conditioned Jacobian gives a non-finite Newton step; the steepest-descent
 /// direction is then used alone, which always exists while the gradient is non-zero.
-fn linearize_dense(jac: &Mat<f64>, g: &[f64], x_norm: f64, work: &mut DenseWork) -> Linearization {
+fn linearize_dense(
+    jac: &Mat<f64>,
+    g: &[f64],
+    x_norm: f64,
+    work: &mut DenseWork,
+    reuse: Option<f64>,
+    krylov_iterations: &mut usize,
+) -> Linearization {
     let n = g.len();
-    work.factor(jac.as_ref());
-    let mut newton = work.newton_step(g);
+    let mut newton = None;
+    if let (Some(rtol), true) = (reuse, work.factored) {
+        let rhs: Vec<f64> = g.iter().map(|v| -v).collect();
+        let opts = KrylovOptions {
+            restart: OLD_LU_GMRES_MAX,
+            max_iterations: OLD_LU_GMRES_MAX,
+            ..KrylovOptions::default()
+        };
+        let mut op = OldLu {
+            jac: jac.as_ref(),
+            work,
+        };
+        if let Ok(sol) = gmres(&mut op, &rhs, rtol, &opts) {
+            *krylov_iterations += sol.iterations;
+            if sol.converged && sol.x.iter().all(|v| v.is_finite()) {
+                newton = Some(sol.x);
+            }
+        }
+    }
+    if newton.is_none() {
+        work.factor(jac.as_ref());
+        newton = work.newton_step(g);
+    }
     let mut grad = vec![0.0; n];
     work.product(jac.transpose(), g, &mut grad);
     let mut j_grad = vec![0.0; n];
@@ -736,17 +870,44 @@ fn linearize_dense(jac: &Mat<f64>, g: &[f64], x_norm: f64, work: &mut DenseWork)
 fn chord_steps(
     system: &mut dyn Residual,
     work: &mut DenseWork,
+    jac: Option<MatRef<'_, f64>>,
     x: &mut Vec<f64>,
     g: &mut Vec<f64>,
     gnorm: &mut f64,
     radius: Option<f64>,
     max_steps: usize,
+    floor: f64,
     evaluations: &mut usize,
     (trial, g_trial): (&mut Vec<f64>, &mut Vec<f64>),
 ) {
     let mut steps = 0;
     while steps < max_steps && *gnorm > 0.0 {
-        let Some(p) = work.newton_step(g) else {
+        // Krylov polishing stops at four digits below the tolerance: the Jacobian
+        // factorised steps it replaces got there (rounding), and each further solve costs as
+        // much as a Newton step.
+        if jac.is_some() && *gnorm <= floor {
+            return;
+        }
+        let step = match jac {
+            // Steps with the last assembled Jacobian (one Newton step from the root, so a
+            // far better chord than an older factorisation), solved by GMRES preconditioned
+            // with the factorisation.
+            Some(jac) => {
+                let rhs: Vec<f64> = g.iter().map(|v| -v).collect();
+                let opts = KrylovOptions {
+                    restart: OLD_LU_GMRES_MAX,
+                    max_iterations: OLD_LU_GMRES_MAX,
+                    ..KrylovOptions::default()
+                };
+                let mut op = OldLu { jac, work };
+                gmres(&mut op, &rhs, POLISH_GMRES_RTOL, &opts)
+                    .ok()
+                    .filter(|s| s.converged)
+                    .map(|s| s.x)
+            }
+            None => work.newton_step(g),
+        };
+        let Some(p) = step else {
             return;
         };
         if radius.is_some_and(|r| norm(&p) > r) {

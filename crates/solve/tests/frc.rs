@@ -36,6 +36,7 @@ fn settings(
         },
         max_points: 500,
         adaptive: None,
+        keep_histories: true,
     }
 }
 

@@ -54,6 +54,7 @@ fn sweep_adaptive(
         point: point.clone(),
         max_points: 100_000,
         adaptive,
+        keep_histories: true,
     };
     frc(&rec, &ContactParams::of(&model.contacts), &s, &mut |_| true).unwrap()
 }

@@ -264,6 +264,7 @@ impl Study {
                     .or(Some(ewr_solve::step_control::DEFAULT_TOLERANCE)),
                 Objective::Curve => f.adaptive,
             },
+            keep_histories: false,
         };
         Ok(CaseSetup {
             model,

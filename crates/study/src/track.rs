@@ -104,6 +104,7 @@ impl Tracker<'_> {
             point: s.point.clone(),
             max_points: 100_000,
             adaptive: s.adaptive,
+            keep_histories: false,
         };
         let pts = frc(&rec, &params, &settings, &mut |_| true).map_err(|e| e.to_string());
         let peaks = pts.and_then(|pts| {
