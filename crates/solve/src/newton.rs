@@ -54,11 +54,13 @@ pub const DENSE_SEQUENTIAL_BELOW: usize = 512;
 
 /// From this many unknowns the dense path keeps its LU factorisation across Newton steps:
 /// after an accepted step it first tries chord steps `-J_old^{-1} g` (no new Jacobian), kept
-/// while each one at least halves the residual and stays inside the trust region; the first
-/// that does not is discarded and a fresh Jacobian is factorised. Once converged, chord steps
-/// polish the solution while they keep halving the residual, so the result is the root to
-/// rounding, as with full Newton steps (a 3600-unknown LU costs about 30 GFLOP; a chord step
-/// one residual evaluation and two triangular solves).
+/// while each one at least halves the residual and stays inside the trust region; then the
+/// Newton equations with the new Jacobian are solved by GMRES preconditioned with the old LU
+/// ([`OldLu`]), and only if that fails is `J` factorised again. Once converged, steps with the
+/// last Jacobian (by the same GMRES) polish the solution while they keep halving the
+/// residual, so the result is the root to rounding, as with full Newton steps (a
+/// 3600-unknown LU costs about 30 GFLOP; a GMRES product one product and two triangular
+/// solves).
 pub const DENSE_REUSE_MIN_UNKNOWNS: usize = 1000;
 
 /// A chord step is kept when it multiplies the residual norm by at most this.
