@@ -65,27 +65,10 @@ fn solve_reports_lift_off_in_every_output() {
 #[test]
 fn what_does_not_apply_to_3d_contacts_is_refused() {
     let m = model();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 3] = [
         (
             &["solve", &m, "--omega", "1", "--harmonics", "odd:7"],
             "use all:7",
-        ),
-        (
-            &[
-                "frc",
-                &m,
-                "--omega-start",
-                "1",
-                "--omega-end",
-                "2",
-                "--step",
-                "0.1",
-                "--harmonics",
-                "all:3",
-                "--continuation",
-                "arclength",
-            ],
-            "sequential",
         ),
         (
             &[

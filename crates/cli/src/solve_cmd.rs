@@ -573,12 +573,6 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .iter()
         .map(|&m| setup(&a.common, m))
         .collect::<Result<_, _>>()?;
-    if method == Continuation::Arclength && setups[0].model.contacts.has_normal() {
-        return Err(Failure::input(
-            "--continuation arclength is not available for 3-D contacts (normal direction) \
-             yet: use --continuation sequential",
-        ));
-    }
     let stored: Option<Vec<results::StoredCurve>> = match (&a.output, a.resume) {
         (Some(p), true) if p.exists() => {
             if method != Continuation::Sequential {

@@ -687,12 +687,6 @@ impl PyModel {
                 dofs,
             },
         )?;
-        if method == Continuation::Arclength && r.model.contacts.has_normal() {
-            return Err(InputError::new_err(
-                "continuation=\"arclength\" is not available for 3-D contacts (normal \
-                 direction) yet: use \"sequential\"",
-            ));
-        }
         let settings = FrcSettings {
             omega_start,
             omega_end,

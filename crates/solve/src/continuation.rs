@@ -8,7 +8,7 @@ use crate::periodic::{
     PointSettings, PointSolution, ScaledResidual, SolveError, scaled_norm, solve_point,
 };
 use crate::step_control::{self, Verdict};
-use ewr_contact::{ContactParams, EwrResidual};
+use ewr_contact::{ContactParams, EwrResidual, UnilateralParams};
 use ewr_hb::receptance::Receptance;
 use faer::linalg::solvers::Solve;
 use faer::reborrow::ReborrowMut;
@@ -91,13 +91,6 @@ pub fn frc(
     check_steps(s)?;
     match s.method {
         Continuation::Sequential => sequential(rec, params, s, &[], on_point),
-        // The bordered corrector is written for constant bounds; 3-D contacts are followed
-        // point by point until it learns their residual.
-        Continuation::Arclength if params.normal.is_some() => Err(SolveError::Start(
-            "arclength continuation is not available for 3-D contacts (normal direction) yet: \
-             use --continuation sequential"
-                .into(),
-        )),
         Continuation::Arclength => arclength(rec, params, s, on_point),
     }
 }
@@ -271,6 +264,9 @@ struct Bordered<'r> {
     params: ContactParams,
     point: PointSettings,
     scale: f64,
+    /// 3-D contacts: the scalings of their equations, fixed along the curve (at its first
+    /// point) so that `g(R, w)` is one smooth function; `None` for constant bounds.
+    unilateral: Option<UnilateralParams>,
     r_scale: f64,
     tangent: Vec<f64>,
     predicted: Vec<f64>,
@@ -287,12 +283,25 @@ impl<'r> Bordered<'r> {
         self.tangent.len() - 1
     }
 
-    /// The scaled E-WR system at frequency `w` (owning its prepared receptance).
-    fn system(&self, w: f64) -> Result<ScaledResidual<'r>, EvalError> {
+    /// The scaled system at frequency `w` (owning its prepared receptance): the E-WR
+    /// equations of constant bounds, or of 3-D contacts with the curve's fixed scalings.
+    fn system(&self, w: f64) -> Result<Box<dyn Residual + 'r>, EvalError> {
         let at = self
             .rec
             .prepare(w, self.point.set.harmonics())
             .map_err(err)?;
+        if let Some(p) = &self.unilateral {
+            let cond = ewr_contact::CondensedContacts::from_receptance(&at, &self.point.set)
+                .map_err(err)?;
+            let sys = crate::unilateral::scaled_system(
+                cond,
+                &self.point.set,
+                self.point.n_samples,
+                p.clone(),
+            )
+            .map_err(err)?;
+            return Ok(Box::new(sys));
+        }
         let sys = EwrResidual::owning(
             at,
             self.point.set.clone(),
@@ -301,11 +310,11 @@ impl<'r> Bordered<'r> {
             self.params.clone(),
         )
         .map_err(err)?;
-        Ok(ScaledResidual::with_preconditioner(
+        Ok(Box::new(ScaledResidual::with_preconditioner(
             sys,
             self.scale,
             self.point.preconditioner,
-        ))
+        )))
     }
 
     fn friction(&self, y: &[f64]) -> Vec<f64> {
@@ -339,7 +348,7 @@ impl<'r> Bordered<'r> {
 
 /// The matrix-free linearisation of a [`Bordered`] system, borrowed apart from its other
 /// fields so that products need not copy the tangent.
-type BorderedLinearization<'r> = (ScaledResidual<'r>, Vec<f64>, Vec<f64>);
+type BorderedLinearization<'r> = (Box<dyn Residual + 'r>, Vec<f64>, Vec<f64>);
 
 fn linearized<'a, 'r>(
     lin: &'a mut Option<BorderedLinearization<'r>>,
@@ -465,7 +474,7 @@ fn tangent(
         let mut sys = b.system(y[n])?;
         sys.linearize(&b.friction(y), &mut g)?;
         let rhs: Vec<f64> = b.dg_dw(y, &g)?.iter().map(|v| -v).collect();
-        let sol = newton::gmres(&mut sys, &rhs, 1e-8, &b.point.newton.krylov)?;
+        let sol = newton::gmres(sys.as_mut(), &rhs, 1e-8, &b.point.newton.krylov)?;
         if sol.converged {
             sol.x.iter().map(|v| v / b.r_scale).collect()
         } else {
@@ -482,7 +491,17 @@ fn tangent(
             }
         }
         let x = jr.partial_piv_lu().solve(&rhs);
-        (0..n).map(|i| x[i]).collect()
+        let lu: Vec<f64> = (0..n).map(|i| x[i]).collect();
+        // A contact stuck all period leaves its mean friction force free (no equation fixes
+        // it): J_R is singular while dg/dw is in its range, and the LU solution runs off along
+        // that free direction, turning the curve into it. The least-squares solution of
+        // smallest norm keeps the free force where it is and the curve going in w. At a fold
+        // (dg/dw not in the range) both are dominated by the null vector, as they should be.
+        match min_norm_solution(&jr, &rhs) {
+            // Also when the LU solution is not finite (NaN compares false).
+            Some(mn) if norm2(&lu) > 10.0 * norm2(&mn) || !norm2(&lu).is_finite() => mn,
+            _ => lu,
+        }
     };
     let mut t: Vec<f64> = dr.into_iter().chain([1.0]).collect();
     if t.iter().any(|v| !v.is_finite()) {
@@ -491,7 +510,20 @@ fn tangent(
             .map(<[f64]>::to_vec)
             .ok_or_else(|| EvalError("singular Jacobian at the first point".into()))?;
     }
+    orient(t, previous, dir, n)
+}
+
+/// `t` normalised and oriented along `previous` (or towards increasing `w` times `dir`).
+fn orient(
+    mut t: Vec<f64>,
+    previous: Option<&[f64]>,
+    dir: f64,
+    n: usize,
+) -> Result<Vec<f64>, EvalError> {
     let norm = t.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if !(norm > 0.0 && norm.is_finite()) {
+        return Err(EvalError("the tangent of the curve vanished".into()));
+    }
     t.iter_mut().for_each(|v| *v /= norm);
     let sign = match previous {
         Some(p) => p.iter().zip(&t).map(|(a, b)| a * b).sum::<f64>().signum(),
@@ -501,6 +533,27 @@ fn tangent(
         t.iter_mut().for_each(|v| *v = -*v);
     }
     Ok(t)
+}
+
+fn norm2(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// The least-squares solution of `a x = b` of smallest norm, up to a Tikhonov term
+/// `1e-12 ||a||_F^2 / n` (normal equations): for the singular Jacobians of a contact stuck
+/// all period.
+fn min_norm_solution(a: &Mat<f64>, b: &faer::Col<f64>) -> Option<Vec<f64>> {
+    let n = a.ncols();
+    let mut ata = a.transpose() * a;
+    let fro: f64 = (0..n).map(|i| ata[(i, i)]).sum();
+    let mu = 1e-12 * fro / n.max(1) as f64;
+    for i in 0..n {
+        ata[(i, i)] += mu;
+    }
+    let atb = a.transpose() * b;
+    let x = ata.llt(faer::Side::Lower).ok()?.solve(&atb);
+    let x: Vec<f64> = (0..n).map(|i| x[i]).collect();
+    x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
 fn arclength(
@@ -531,13 +584,38 @@ fn arclength(
     if !first_ok || !go_on {
         return Ok(out);
     }
-    let r_scale = params.mu_n.iter().copied().fold(0.0, f64::max).max(1e-300);
     let n = out[0].solution.friction.len();
+    // Unknowns are scaled by the force level: the friction bound, or for 3-D contacts the
+    // largest force of the first solution (normal and friction forces together).
+    let (r_scale, unilateral, scale) = match params.normal {
+        None => (
+            params.mu_n.iter().copied().fold(0.0, f64::max).max(1e-300),
+            None,
+            scaled_norm(params),
+        ),
+        Some(_) => {
+            let at = rec.prepare(s.omega_start, s.point.set.harmonics())?;
+            let cond = ewr_contact::CondensedContacts::from_receptance(&at, &s.point.set)?;
+            let p = crate::unilateral::auto_params(params, &cond);
+            let f = p.force_scale.iter().copied().fold(0.0, f64::max);
+            let largest = out[0]
+                .solution
+                .friction
+                .iter()
+                .fold(0.0f64, |a, v| a.max(v.abs()));
+            (
+                largest.max(f).max(1e-300),
+                Some(p),
+                if f > 0.0 { 1.0 / (f * f) } else { 1.0 },
+            )
+        }
+    };
     let mut b = Bordered {
         rec,
         params: params.clone(),
         point: s.point.clone(),
-        scale: scaled_norm(params),
+        scale,
+        unilateral,
         r_scale,
         tangent: vec![0.0; n + 1],
         predicted: vec![0.0; n + 1],
@@ -565,7 +643,22 @@ fn arclength(
         b.tangent = t.clone();
         b.predicted = y.iter().zip(&t).map(|(a, d)| a + step * d).collect();
         let x0 = b.predicted.clone();
-        let report = newton::solve(&mut b, &x0, &newton_opts);
+        let mut report = newton::solve(&mut b, &x0, &newton_opts);
+        // A corrector that lands ten steps from the prediction has found
+        // another part of the curve (or of another curve): at a nonsmooth turn (a contact that
+        // starts to close, grazing) it can jump across, even to negative frequencies. Such a
+        // point is refused like a failed one, so the step shrinks.
+        let moved = norm2(
+            &report
+                .x
+                .iter()
+                .zip(&b.predicted)
+                .map(|(a, p)| a - p)
+                .collect::<Vec<f64>>(),
+        );
+        if report.status.converged() && (moved > 10.0 * step || report.x[n] <= 0.0) {
+            report.status = NewtonStatus::Stalled;
+        }
         if !report.status.converged() {
             if step / 2.0 >= s.min_step {
                 step /= 2.0;

@@ -238,6 +238,17 @@ fn system(
     let mut p = auto_params(params, &cond);
     p.rho_t.iter_mut().for_each(|r| *r *= rho_factor);
     p.rho_n.iter_mut().for_each(|r| *r *= rho_factor);
+    scaled_system(cond, set, n_samples, p)
+}
+
+/// The scaled 3-D contact system at a prepared frequency with given scalings (arclength
+/// continuation fixes them along a curve).
+pub(crate) fn scaled_system(
+    cond: CondensedContacts,
+    set: &HarmonicSet,
+    n_samples: usize,
+    p: UnilateralParams,
+) -> Result<ScaledUnilateral, SolveError> {
     let f = p.force_scale.iter().copied().fold(0.0, f64::max);
     let scale = if f > 0.0 { 1.0 / (f * f) } else { 1.0 };
     let inner = UnilateralResidual::new(cond, set.clone(), n_samples, p)?;

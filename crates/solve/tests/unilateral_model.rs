@@ -112,3 +112,74 @@ fn an_odd_harmonic_set_is_refused_with_a_hint() {
     let e = solve_point(&r3, &p3, 1.0, &settings("odd:7"), None).unwrap_err();
     assert!(e.to_string().contains("all:7"), "{e}");
 }
+
+#[test]
+fn arclength_follows_the_3d_curve_through_a_contact_stuck_all_period() {
+    // blade-damper-blade-3d from 1000 to 1600 rad/s: one damper face sticks all period over
+    // about 1180-1195 rad/s, where no equation fixes its mean friction force and the
+    // Jacobian is singular. The tangent of smallest norm keeps that force where it is, so
+    // the curve goes on in w; the sequential sweep is the reference where both faces slip.
+    use ewr_solve::{Continuation, FrcPoint, FrcSettings, frc};
+    let model = examples::blade_damper_blade_3d(&Default::default());
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let mut point = settings("all:15");
+    point.newton.tol_residual = 1e-10;
+    point.monitor = (0..model.n_dofs()).collect();
+    let sweep = |method, step: f64| {
+        let s = FrcSettings {
+            omega_start: 1000.0,
+            omega_end: 1600.0,
+            step,
+            min_step: step / 64.0,
+            max_step: step * 8.0,
+            method,
+            point: point.clone(),
+            max_points: 20_000,
+            adaptive: None,
+            keep_histories: false,
+        };
+        frc(&rec, &params, &s, &mut |_| true).unwrap()
+    };
+    let arc = sweep(Continuation::Arclength, 1.2);
+    let seq = sweep(Continuation::Sequential, 1.2);
+    assert!(arc.iter().all(|p| p.solution.status.converged()));
+    let ws: Vec<f64> = arc.iter().map(|p| p.solution.omega).collect();
+    assert!(
+        *ws.last().unwrap() >= 1600.0,
+        "the curve was lost at {ws:?}"
+    );
+    assert!(ws.windows(2).all(|w| w[1] > w[0]), "no fold here: {ws:?}");
+    let stuck = |p: &FrcPoint| p.solution.stick_fractions().iter().any(|f| *f > 0.95);
+    assert!(
+        arc.iter().any(stuck),
+        "the example should stick all period somewhere"
+    );
+    // Where both faces slip, each arclength point is the solution the sequential sweep
+    // continues to at that frequency.
+    let mut compared = 0;
+    for p in arc.iter().filter(|p| !stuck(p)) {
+        let w = p.solution.omega;
+        let near = seq
+            .iter()
+            .min_by(|a, b| {
+                (a.solution.omega - w)
+                    .abs()
+                    .total_cmp(&(b.solution.omega - w).abs())
+            })
+            .unwrap();
+        let again = solve_point(
+            &rec,
+            &params,
+            w,
+            &point,
+            Some((&near.solution.set, &near.solution.friction)),
+        )
+        .unwrap();
+        assert!(again.status.converged());
+        let rel = (again.dofs.norm_peak / p.solution.dofs.norm_peak - 1.0).abs();
+        assert!(rel < 1e-6, "w = {w}: {rel}");
+        compared += 1;
+    }
+    assert!(compared > 20, "{compared}");
+}
