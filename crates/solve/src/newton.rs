@@ -443,16 +443,12 @@ fn solve_in(
         }
         if gnorm <= opts.tol_residual {
             if reuse && dense.factored {
-                chord_steps(
+                polish_root(
                     system,
                     dense,
-                    Some(jac.as_ref()),
-                    &mut x,
-                    &mut g,
-                    &mut gnorm,
-                    None,
-                    CHORD_POLISH_STEPS,
-                    1e-4 * opts.tol_residual,
+                    jac,
+                    (&mut x, &mut g, &mut gnorm),
+                    opts,
                     &mut evaluations,
                     (&mut trial, &mut g_trial),
                 );
@@ -541,16 +537,12 @@ fn solve_in(
                 // assembled at the root only to find it converged (one of the 2-3 Jacobian
                 // evaluations of a typical sweep point).
                 if reuse && dense.factored {
-                    chord_steps(
+                    polish_root(
                         system,
                         dense,
-                        Some(jac.as_ref()),
-                        &mut x,
-                        &mut g,
-                        &mut gnorm,
-                        None,
-                        CHORD_POLISH_STEPS,
-                        1e-4 * opts.tol_residual,
+                        jac,
+                        (&mut x, &mut g, &mut gnorm),
+                        opts,
                         &mut evaluations,
                         (&mut trial, &mut g_trial),
                     );
@@ -576,16 +568,12 @@ fn solve_in(
         if radius <= opts.tol_step * (xnorm + opts.tol_step) {
             if lin.is_none() && gnorm <= opts.tol_residual {
                 if reuse && dense.factored {
-                    chord_steps(
+                    polish_root(
                         system,
                         dense,
-                        Some(jac.as_ref()),
-                        &mut x,
-                        &mut g,
-                        &mut gnorm,
-                        None,
-                        CHORD_POLISH_STEPS,
-                        1e-4 * opts.tol_residual,
+                        jac,
+                        (&mut x, &mut g, &mut gnorm),
+                        opts,
                         &mut evaluations,
                         (&mut trial, &mut g_trial),
                     );
@@ -864,10 +852,39 @@ fn linearize_dense(
     }
 }
 
+/// After convergence, steps with the last assembled Jacobian while they keep halving the
+/// residual, down to four digits below the tolerance: the root to rounding, as full Newton
+/// steps with fresh factorisations would give.
+fn polish_root(
+    system: &mut dyn Residual,
+    dense: &mut DenseWork,
+    jac: &Mat<f64>,
+    (x, g, gnorm): (&mut Vec<f64>, &mut Vec<f64>, &mut f64),
+    opts: &NewtonOptions,
+    evaluations: &mut usize,
+    scratch: (&mut Vec<f64>, &mut Vec<f64>),
+) {
+    chord_steps(
+        system,
+        dense,
+        Some(jac.as_ref()),
+        x,
+        g,
+        gnorm,
+        None,
+        CHORD_POLISH_STEPS,
+        1e-4 * opts.tol_residual,
+        evaluations,
+        scratch,
+    );
+}
+
 /// Chord steps `x <- x - J_old^{-1} g(x)` with the factorisation in `work`, at most
 /// `max_steps`, each kept only when it multiplies `||g||` by at most [`CHORD_CONTRACTION`]
 /// (and, with a `radius`, is no longer than it); the first that fails is discarded and the
-/// iterate is left where the last kept step put it.
+/// iterate is left where the last kept step put it. With `jac`, the
+/// steps solve the last assembled Jacobian's equations by GMRES preconditioned with the
+/// factorisation instead, and stop once `||g|| <= floor`.
 #[allow(clippy::too_many_arguments)]
 fn chord_steps(
     system: &mut dyn Residual,
