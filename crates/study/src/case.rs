@@ -66,9 +66,13 @@ impl ParamKind {
     }
 
     /// Whether a value changes the structure or its loads, so that the receptance must be
-    /// built again; friction bounds and coefficients enter the contact law only.
+    /// built again; friction, `rho`, the law and the harmonic set enter the contact
+    /// equations only.
     pub fn structural(self) -> bool {
-        !matches!(self, ParamKind::MuN | ParamKind::Mu)
+        matches!(
+            self,
+            ParamKind::ForcingScale | ParamKind::Mass | ParamKind::NormalPreload
+        )
     }
 
     /// Sets the numeric parameter to `x` in `model`: on `contacts` (friction) or `dofs`

@@ -13,6 +13,7 @@ pub mod hash;
 pub mod result;
 pub mod run;
 pub mod shard;
+pub mod shared;
 pub mod spec;
 pub mod store;
 pub mod track;

@@ -2,6 +2,7 @@
 //! computed (a failure of any kind becomes a recorded status, never an abort).
 
 use crate::case::{Case, Value};
+use crate::shared::Receptances;
 use crate::spec::{Objective, Optimize, Study};
 use crate::track::{TrackSettings, track};
 use ewr_contact::ContactParams;
@@ -183,24 +184,32 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Computes one case: its frequency response curve, or for an `[optimize]` study its peak
 /// locus and optimum. Never fails: errors (and even panics of the solver) become a
-/// [`CaseStatus::Failed`] result with the reason.
-pub fn compute_case(study: &Study, case: &Case) -> CaseResult {
+/// [`CaseStatus::Failed`] result with the reason. With `shared`, the receptance comes from
+/// (or goes to) the run's cache, keyed by [`Study::structure_key`].
+pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) -> CaseResult {
     let run = || -> Result<CaseResult, String> {
         if let Some(o) = &study.optimize {
             return Ok(optimize_case(study, case, o));
         }
         let setup = study.case_setup(case)?;
-        let rec = Receptance::new(&setup.model, setup.kind)
-            .map_err(|e| format!("cannot condense the model: {e}"))?;
+        let build = || {
+            Receptance::new(&setup.model, setup.kind)
+                .map_err(|e| format!("cannot condense the model: {e}"))
+        };
+        let rec = match shared {
+            Some(cache) => cache.get(&study.structure_key(case), build)?,
+            None => std::sync::Arc::new(build()?),
+        };
+        let rec = rec.as_ref();
         let params = ContactParams::of(&setup.model.contacts);
-        let points = frc(&rec, &params, &setup.settings, &mut |_| true)
+        let points = frc(rec, &params, &setup.settings, &mut |_| true)
             .map_err(|e| format!("frequency sweep: {e}"))?;
         let mut r = CaseResult::from_points(study, case, &points);
         // The case's peak is the true maximum in frequency, not the largest grid point: a
         // sharp peak falls between grid points (issue 15). A refinement that fails leaves the
         // grid's value.
         if r.status != CaseStatus::Failed
-            && let Ok(mut peaks) = refine_peaks(&rec, &params, &setup.settings.point, &points)
+            && let Ok(mut peaks) = refine_peaks(rec, &params, &setup.settings.point, &points)
         {
             if study.objective == Objective::Peak {
                 peaks.sort_by(|a, b| a.omega.total_cmp(&b.omega));

@@ -2,6 +2,7 @@
 //! is reported, and resuming from the files already there.
 
 use crate::result::{CaseResult, CaseStatus, compute_case};
+use crate::shared::Receptances;
 use crate::spec::Study;
 use crate::store::{StudyInfo, case_file_name, read_case_file, write_case_file};
 use rayon::prelude::*;
@@ -149,6 +150,11 @@ pub fn run(
         .map_err(|e| format!("cannot start worker threads: {e}"))?;
     let stop = AtomicBool::new(false);
     let write_error = Mutex::new(None::<String>);
+    let keys: Vec<String> = pending
+        .iter()
+        .map(|(i, _)| study.structure_key(&study.cases[*i]))
+        .collect();
+    let shared = Receptances::new(keys.iter().map(String::as_str));
     let computed: Vec<CaseResult> = pool.install(|| {
         pending
             .par_iter()
@@ -158,7 +164,9 @@ pub fn run(
                     return None;
                 }
                 let t0 = Instant::now();
-                let r = compute_case(study, &study.cases[*i]);
+                let case = &study.cases[*i];
+                let r = compute_case(study, case, Some(&shared));
+                shared.done(&study.structure_key(case));
                 if let Err(e) = write_case_file(path, &info, &r) {
                     stop.store(true, Ordering::SeqCst);
                     write_error.lock().expect("lock").get_or_insert(e);

@@ -988,6 +988,18 @@ impl Study {
         Study::from_source(path, src.to_string()).map_err(StudyError)
     }
 
+    /// What of a case changes the receptance: its structural values (mass, forcing scale,
+    /// normal preload) as `name=value` pairs; cases with equal keys share one condensation.
+    pub fn structure_key(&self, case: &Case) -> String {
+        self.parameters
+            .iter()
+            .zip(&case.values)
+            .filter(|(p, _)| p.kind.structural())
+            .map(|(p, v)| format!("{}={v}", p.name()))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// The identity of a case: its parameter values as `name=value` pairs.
     pub fn key(&self, case: &Case) -> String {
         if self.parameters.is_empty() {

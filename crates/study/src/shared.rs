@@ -1,0 +1,97 @@
+//! One condensation per distinct structure among a run's cases: cases that differ only in
+//! friction (`mu_n`, `mu`), `rho`, law or harmonics share the receptance, which for a large
+//! model is a modal extraction of minutes (as `ewr frc` shares one across its `--mu-n`
+//! curves).
+
+use ewr_hb::receptance::Receptance;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+type Slot = Arc<OnceLock<Result<Arc<Receptance>, String>>>;
+
+/// Receptances by structure key, each built once (other cases of the same structure wait for
+/// it) and dropped when the last case that needs it is done, so that memory holds only the
+/// structures in flight.
+#[derive(Default)]
+pub struct Receptances {
+    entries: Mutex<HashMap<String, (Slot, usize)>>,
+    built: AtomicUsize,
+}
+
+impl Receptances {
+    /// A cache for cases with these structure keys (one per case, repeats counted).
+    pub fn new<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut entries: HashMap<String, (Slot, usize)> = HashMap::new();
+        for k in keys {
+            entries.entry(k.to_string()).or_default().1 += 1;
+        }
+        Receptances {
+            entries: Mutex::new(entries),
+            built: AtomicUsize::new(0),
+        }
+    }
+
+    /// The receptance of structure `key`, built by `build` if no case has built it yet.
+    pub fn get(
+        &self,
+        key: &str,
+        build: impl FnOnce() -> Result<Receptance, String>,
+    ) -> Result<Arc<Receptance>, String> {
+        let slot = {
+            let mut map = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(key.to_string())
+                .or_insert_with(|| (Slot::default(), 1))
+                .0
+                .clone()
+        };
+        slot.get_or_init(|| {
+            self.built.fetch_add(1, Ordering::SeqCst);
+            build().map(Arc::new)
+        })
+        .clone()
+    }
+
+    /// A case of structure `key` is finished: the receptance is released after the last.
+    pub fn done(&self, key: &str) {
+        let mut map = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = map.get_mut(key) {
+            e.1 = e.1.saturating_sub(1);
+            if e.1 == 0 {
+                map.remove(key);
+            }
+        }
+    }
+
+    /// Receptances built so far.
+    pub fn built(&self) -> usize {
+        self.built.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_structure_is_built_once_and_released_after_its_last_case() {
+        let model = ewr_model::examples::oscillator_2d();
+        let build = || {
+            Receptance::new(&model, ewr_hb::receptance::ReceptanceKind::Dense)
+                .map_err(|e| e.to_string())
+        };
+        let keys = ["a", "b", "a", "a"];
+        let cache = Receptances::new(keys);
+        let first = cache.get("a", build).unwrap();
+        let again = cache.get("a", build).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        cache.get("b", build).unwrap();
+        assert_eq!(cache.built(), 2);
+        for k in keys {
+            cache.done(k);
+        }
+        assert!(cache.entries.lock().unwrap().is_empty());
+        drop(again);
+        assert_eq!(Arc::strong_count(&first), 1, "only the caller holds it now");
+    }
+}
