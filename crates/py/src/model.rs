@@ -11,6 +11,9 @@ use ewr_model::{
     has_errors, validate,
 };
 use ewr_solve::{Continuation, FrcPoint, FrcSettings, frc, refine_peaks, solve_point};
+use ewr_study::ParamKind;
+use ewr_study::track::{TrackSettings, track};
+use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -627,6 +630,156 @@ impl PyModel {
                 .map_err(|e| Fail::Work(format!("at w = {omega}: {e}")))
         })?;
         Ok(PySolution::new(sol, &r.model))
+    }
+
+    /// The resonance peak followed over a parameter, and the optimum (see `_ewr.pyi`).
+    #[pyo3(signature = (param, start, end, *, omega_start, omega_end, step, count=11,
+        optimum=true, adaptive=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
+        law="exact".to_string(), samples=None, tol=1e-10, max_iter=200, ramp=true, dofs=None,
+        receptance="auto".to_string(), linear="auto".to_string()))]
+    #[allow(clippy::too_many_arguments)]
+    fn peaks<'py>(
+        &self,
+        py: Python<'py>,
+        param: String,
+        start: f64,
+        end: f64,
+        omega_start: f64,
+        omega_end: f64,
+        step: f64,
+        count: usize,
+        optimum: bool,
+        adaptive: Option<f64>,
+        harmonics: String,
+        mu_n: Option<f64>,
+        rho: Option<f64>,
+        law: String,
+        samples: Option<usize>,
+        tol: f64,
+        max_iter: usize,
+        ramp: bool,
+        dofs: Option<Vec<Bound<'py, PyAny>>>,
+        receptance: String,
+        linear: String,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        finite_positive("omega_start", omega_start)?;
+        finite_positive("omega_end", omega_end)?;
+        finite_positive("step", step)?;
+        if let Some(tol) = adaptive {
+            finite_positive("adaptive", tol)?;
+        }
+        if !start.is_finite() || !end.is_finite() {
+            return Err(InputError::new_err(format!(
+                "start={start}, end={end}: the parameter range must be finite"
+            )));
+        }
+        if count == 0 {
+            return Err(InputError::new_err("count=0: give at least 1 value"));
+        }
+        let r = resolve(
+            &self.model,
+            &SolveOptions {
+                harmonics,
+                samples,
+                mu_n,
+                rho,
+                law,
+                receptance,
+                linear,
+                tol,
+                max_iter,
+                ramp,
+                dofs,
+            },
+        )?;
+        // The parameter as `ewr peaks --param` spells it, `normal_preload` accepted too.
+        let (kind, on) = match param.as_str() {
+            "mu_n" => (ParamKind::MuN, vec![]),
+            "mu" => (ParamKind::Mu, vec![]),
+            "normal-preload" | "normal_preload" => (ParamKind::NormalPreload, vec![]),
+            "forcing" => (ParamKind::ForcingScale, vec![]),
+            other => match other.strip_prefix("mass:") {
+                Some(d) => {
+                    let dof = match d.parse::<i64>() {
+                        Ok(i) => i.into_pyobject(py)?.into_any(),
+                        Err(_) => d.into_pyobject(py)?.into_any(),
+                    };
+                    (ParamKind::Mass, dof_list(&r.model, &[dof], "param")?)
+                }
+                None => {
+                    return Err(InputError::new_err(format!(
+                        "param={other:?}: use mu_n, forcing or mass:DOF (3-D contacts: mu, \
+                         normal-preload)"
+                    )));
+                }
+            },
+        };
+        let contacts: Vec<usize> = (0..r.model.contacts.len()).collect();
+        let model_at = |v: f64| {
+            let mut m = r.model.clone();
+            kind.apply(&mut m, v, &contacts, &on).map(|()| m)
+        };
+        // Refused at once where the parameter does not apply, or gives an invalid model.
+        model_at(start).map_err(InputError::new_err)?;
+        let settings = TrackSettings {
+            omega_start,
+            omega_end,
+            step,
+            adaptive,
+            point: r.point.clone(),
+            kind: r.kind,
+            structural: kind.structural(),
+        };
+        let values = ewr_study::track::values(start, end, count);
+        let locus = py.detach(|| track(&model_at, &settings, &values, optimum, &mut || {}));
+        let d = PyDict::new(py);
+        let col = |f: &dyn Fn(&ewr_study::track::Evaluated) -> f64| -> Vec<f64> {
+            locus.points.iter().map(f).collect()
+        };
+        d.set_item("parameter", &param)?;
+        d.set_item("value", col(&|e| e.value).into_pyarray(py))?;
+        d.set_item("omega", col(&|e| e.peak.omega).into_pyarray(py))?;
+        d.set_item("amplitude", col(&|e| e.peak.amplitude).into_pyarray(py))?;
+        d.set_item(
+            "evaluations",
+            locus
+                .points
+                .iter()
+                .map(|e| e.peak.evaluations as u64)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        match locus.optimum {
+            Some((v, a, w)) => {
+                let o = PyDict::new(py);
+                o.set_item("value", v)?;
+                o.set_item("amplitude", a)?;
+                o.set_item("omega", w)?;
+                o.set_item("interior", locus.interior)?;
+                d.set_item("optimum", o)?;
+            }
+            None => d.set_item("optimum", py.None())?,
+        }
+        d.set_item("solves", locus.solves)?;
+        match locus.failure {
+            Some(e) if locus.points.is_empty() => {
+                Err(SolveError::new_err(format!("{param} = {e}")))
+            }
+            Some(e) => {
+                warn(
+                    py,
+                    &format!(
+                        "the peak was lost at {param} = {e}; the locus up to there is returned"
+                    ),
+                )?;
+                d.set_item("error", e)?;
+                Ok(d)
+            }
+            None => {
+                d.set_item("error", py.None())?;
+                Ok(d)
+            }
+        }
     }
 
     /// A frequency response curve from `omega_start` to `omega_end` (see `_ewr.pyi`).

@@ -200,6 +200,31 @@ def test_adaptive_steps_resolve_a_sharp_peak():
         m.frc(0.3, 1.4, 0.02, adaptive=-1.0)
 
 
+def test_peaks_finds_the_optimum_of_full_curves():
+    # Two-mass damper with damper mass 0.5: the optimum friction bound, where the highest
+    # peak changes resonance (w 0.86 -> 1.64), against the refined peaks of full curves on a
+    # grid around it (spacing 0.02).
+    m = ewr.Model.example("two-mass-damper", damper_mass=0.5)
+    common = dict(harmonics="odd:15", dofs=["u11", "u12"])
+    loc = m.peaks("mu_n", 1.0, 30.0, omega_start=0.2, omega_end=2.6, step=0.02, count=8,
+                  adaptive=0.01, **common)
+    opt = loc["optimum"]
+    assert loc["error"] is None and opt["interior"]
+    assert loc["value"].shape == loc["amplitude"].shape and len(loc["value"]) > 8
+    assert opt["amplitude"] == loc["amplitude"].min()
+    grid = [opt["value"] + 0.02 * k for k in range(-5, 6)]
+    brute = [max(p["amplitude"] for p in m.frc(0.2, 2.6, 0.01, mu_n=v, **common).peaks)
+             for v in grid]
+    best = int(np.argmin(brute))
+    assert abs(grid[best] - opt["value"]) <= 0.021
+    assert opt["amplitude"] <= min(brute) * (1 + 1e-6)
+    assert opt["amplitude"] >= min(brute) * (1 - 1e-2)
+    with pytest.raises(ewr.InputError, match="3-D"):
+        m.peaks("mu", 0.1, 0.5, omega_start=0.2, omega_end=2.6, step=0.02)
+    with pytest.raises(ewr.InputError):
+        m.peaks("stiffness", 0.1, 0.5, omega_start=0.2, omega_end=2.6, step=0.02)
+
+
 def test_a_failing_callback_raises():
     m = ewr.Model.example("oscillator-2d")
 

@@ -171,6 +171,39 @@ class Model:
         ``progress(points_done, omega,
         amplitude)`` is called after every point. Ctrl-C stops the sweep and returns the points
         computed so far (``Frc.stopped`` says so, with a warning)."""
+    def peaks(
+        self,
+        param: str,
+        start: float,
+        end: float,
+        *,
+        omega_start: float,
+        omega_end: float,
+        step: float,
+        count: int = 11,
+        optimum: bool = True,
+        adaptive: Optional[float] = None,
+        harmonics: str = "odd:59",
+        mu_n: Optional[float] = None,
+        rho: Optional[float] = None,
+        law: str = "exact",
+        samples: Optional[int] = None,
+        tol: float = 1e-10,
+        max_iter: int = 200,
+        ramp: bool = True,
+        dofs: Optional[Sequence[Dof]] = None,
+        receptance: str = "auto",
+        linear: str = "auto",
+    ) -> dict[str, Any]:
+        """The resonance peak followed as ``param`` goes from ``start`` to ``end`` (``count``
+        values), and the value with the smallest peak, as ``ewr peaks``: ``param`` is ``mu_n``,
+        ``forcing``, ``mass:DOF`` (index or label), or for 3-D contacts ``mu`` and
+        ``normal-preload``. Coarse sweeps over ``omega_start..omega_end`` (``step``, adaptive if
+        given) at both ends find the maxima; each is followed without full curves; golden
+        section refines the optimum when ``optimum``. Returns ``{"parameter", "value",
+        "omega", "amplitude", "evaluations"`` (arrays over the evaluated values, sorted),
+        ``"optimum": {"value", "amplitude", "omega", "interior"} or None, "solves",
+        "error"}``; a peak lost midway warns and returns the locus so far."""
     def simulate(
         self,
         omega: float,
