@@ -516,3 +516,12 @@ fn peak_objective_finds_the_peaks_of_fine_curves_with_fewer_points() {
         assert_eq!(top, b.peak_amplitude);
     }
 }
+
+#[test]
+fn the_shipped_optimisation_study_is_valid() {
+    let study = common::workspace().join("models/damper-optimum.toml");
+    let o = ewr(&["study", s(&study), "--check"]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
+    assert!(so.contains("3 cases"), "{so}");
+}
