@@ -210,6 +210,20 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
             .map(|s| format!("; shard {s}: {} cases", indices.len()))
             .unwrap_or_default()
     );
+    if let Some(o) = &study.optimize {
+        say!(
+            "each case: the {} with the smallest resonance peak, {} values from {} to {} tracked, \
+             then golden section",
+            o.kind.name(),
+            o.count,
+            o.from,
+            o.to
+        );
+    } else if study.objective == ewr_study::Objective::Peak {
+        say!(
+            "each case: every resonance peak of a coarse adaptive sweep, refined (objective = \"peak\")"
+        );
+    }
     if a.check {
         for &i in &indices {
             say!("case {i}: {}", study.key(&study.cases[i]));
