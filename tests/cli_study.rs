@@ -525,3 +525,36 @@ fn the_shipped_optimisation_study_is_valid() {
     assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
     assert!(so.contains("3 cases"), "{so}");
 }
+
+#[test]
+fn adding_an_optimisation_to_a_study_does_not_overwrite_its_finished_cases() {
+    // The case files of the curve study have another layout and fingerprint: the run must
+    // stop naming the folder, not read them as broken and compute over them.
+    let dir = tempfile::tempdir().unwrap();
+    let study = damper_study(dir.path(), "s.toml", "mass = [0.5]", "");
+    let out = dir.path().join("s.h5");
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let cases = dir.path().join("s.h5.cases");
+    let case_files = || -> Vec<Vec<u8>> {
+        let mut files: Vec<_> = std::fs::read_dir(&cases)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".h5"))
+            .collect();
+        files.sort();
+        files.iter().map(|p| std::fs::read(p).unwrap()).collect()
+    };
+    let before = case_files();
+    let opt = "[optimize]\nparameter = \"mu_n\"\nfrom = 1\nto = 30\ncount = 4\n";
+    let study = damper_study(dir.path(), "s.toml", "mass = [0.5]", opt);
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{se}");
+    assert!(se.contains("another study"), "{se}");
+    let after = case_files();
+    assert!(
+        !before.is_empty() && before == after,
+        "a finished case file changed"
+    );
+}

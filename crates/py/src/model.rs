@@ -714,6 +714,17 @@ impl PyModel {
                 }
             },
         };
+        // The range rules of `ewr peaks`: friction and masses >= 0, a forcing factor > 0.
+        let lowest_ok = match kind {
+            ParamKind::ForcingScale => f64::MIN_POSITIVE,
+            _ => 0.0,
+        };
+        if start.min(end) < lowest_ok {
+            return Err(InputError::new_err(format!(
+                "start={start}, end={end}: {param} must be >= 0{}",
+                if lowest_ok > 0.0 { " and not 0" } else { "" }
+            )));
+        }
         let contacts: Vec<usize> = (0..r.model.contacts.len()).collect();
         let model_at = |v: f64| {
             let mut m = r.model.clone();
@@ -721,6 +732,7 @@ impl PyModel {
         };
         // Refused at once where the parameter does not apply, or gives an invalid model.
         model_at(start).map_err(InputError::new_err)?;
+        model_at(end).map_err(InputError::new_err)?;
         let settings = TrackSettings {
             omega_start,
             omega_end,

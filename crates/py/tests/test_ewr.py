@@ -223,6 +223,8 @@ def test_peaks_finds_the_optimum_of_full_curves():
         m.peaks("mu", 0.1, 0.5, omega_start=0.2, omega_end=2.6, step=0.02)
     with pytest.raises(ewr.InputError):
         m.peaks("stiffness", 0.1, 0.5, omega_start=0.2, omega_end=2.6, step=0.02)
+    with pytest.raises(ewr.InputError, match=">= 0"):
+        m.peaks("mu_n", -1.0, 5.0, omega_start=0.2, omega_end=2.6, step=0.02)
 
 
 def test_a_failing_callback_raises():

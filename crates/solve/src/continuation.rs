@@ -247,6 +247,9 @@ fn sequential(
         // Land exactly on the end frequency rather than stepping past it.
         if beyond(w) && !beyond(last_w) && (last_w - s.omega_end).abs() > 1e-12 {
             w = s.omega_end;
+            // The step is what is left, so that a retry (a failed or refused point) halves
+            // the real distance and stays inside the band instead of stepping past its end.
+            step = (s.omega_end - last_w).abs();
         }
     }
     Ok(out)
@@ -575,10 +578,13 @@ fn arclength(
     let mut out = Vec::new();
     let first = solve_point(rec, params, s.omega_start, &s.point, None)?;
     let first_ok = first.status.converged();
-    let point = FrcPoint {
+    let mut point = FrcPoint {
         solution: first,
         step: 0.0,
     };
+    if !s.keep_histories {
+        point.solution.histories = point.solution.histories.emptied();
+    }
     let go_on = on_point(&point);
     out.push(point);
     if !first_ok || !go_on {

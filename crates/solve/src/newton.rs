@@ -285,7 +285,9 @@ pub struct NewtonReport {
     pub status: NewtonStatus,
     /// True when the matrix-free (Newton-Krylov) path was used.
     pub matrix_free: bool,
-    /// GMRES iterations (`J x` products inside GMRES) over the solve; 0 on the dense path.
+    /// GMRES iterations (`J x` products inside GMRES) over the solve: matrix-free steps, and
+    /// from [`DENSE_REUSE_MIN_UNKNOWNS`] unknowns the dense steps solved with an older LU
+    /// (polishing at the root not counted); 0 on the dense path of smaller systems.
     pub krylov_iterations: usize,
 }
 

@@ -117,7 +117,7 @@ pub fn run(
         let path = dir.join(case_file_name(&key));
         if path.exists() {
             match read_case_file(&path, &info) {
-                Ok((hash, mut r)) if hash == info.hash && r.key == key => {
+                Ok((hash, Ok(mut r))) if hash == info.hash && r.key == key => {
                     if opts.retry_failed && r.status == CaseStatus::Failed {
                         pending.push((i, path));
                     } else {
@@ -126,13 +126,12 @@ pub fn run(
                     }
                     continue;
                 }
-                Ok((hash, r)) if hash != info.hash => {
+                Ok((hash, _)) if hash != info.hash => {
                     return Err(format!(
                         "{} holds results of another study (model or settings changed since \
-                         case {:?} was computed): delete the folder to start afresh, or write \
-                         to another --output",
+                         case {key:?} was computed): delete the folder to start afresh, or \
+                         write to another --output",
                         dir.display(),
-                        r.key
                     ));
                 }
                 // A hash collision of keys, or an unreadable file: compute again.

@@ -6,23 +6,28 @@
 use ewr_hb::receptance::Receptance;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-type Slot = Arc<OnceLock<Result<Arc<Receptance>, String>>>;
+/// A structure's receptance once built, and how many of the run's cases still need it.
+type Entry = (Option<Arc<Receptance>>, usize);
 
-/// Receptances by structure key, each built once (other cases of the same structure wait for
-/// it) and dropped when the last case that needs it is done, so that memory holds only the
-/// structures in flight.
+/// Receptances by structure key, built by the first case that needs one and dropped when the
+/// last case that needs it is done, so that memory holds only the structures in flight.
+///
+/// A case never waits for another's build: the condensation runs rayon kernels inside the
+/// study's own pool, where a waiting worker may pick up a case of the same structure and
+/// would then wait on itself. Two cases of one structure that start at the same moment may
+/// therefore both build it (the first finished is kept); every later case reuses it.
 #[derive(Default)]
 pub struct Receptances {
-    entries: Mutex<HashMap<String, (Slot, usize)>>,
+    entries: Mutex<HashMap<String, Entry>>,
     built: AtomicUsize,
 }
 
 impl Receptances {
     /// A cache for cases with these structure keys (one per case, repeats counted).
     pub fn new<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut entries: HashMap<String, (Slot, usize)> = HashMap::new();
+        let mut entries: HashMap<String, Entry> = HashMap::new();
         for k in keys {
             entries.entry(k.to_string()).or_default().1 += 1;
         }
@@ -32,24 +37,22 @@ impl Receptances {
         }
     }
 
-    /// The receptance of structure `key`, built by `build` if no case has built it yet.
+    /// The receptance of structure `key`, built by `build` if none is cached yet.
     pub fn get(
         &self,
         key: &str,
         build: impl FnOnce() -> Result<Receptance, String>,
     ) -> Result<Arc<Receptance>, String> {
-        let slot = {
-            let mut map = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            map.entry(key.to_string())
-                .or_insert_with(|| (Slot::default(), 1))
-                .0
-                .clone()
-        };
-        slot.get_or_init(|| {
-            self.built.fetch_add(1, Ordering::SeqCst);
-            build().map(Arc::new)
-        })
-        .clone()
+        let lock = || self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((Some(r), _)) = lock().get(key) {
+            return Ok(r.clone());
+        }
+        // Built outside the lock (see the type's note).
+        let fresh = Arc::new(build()?);
+        self.built.fetch_add(1, Ordering::SeqCst);
+        let mut map = lock();
+        let entry = map.entry(key.to_string()).or_insert((None, 1));
+        Ok(entry.0.get_or_insert(fresh).clone())
     }
 
     /// A case of structure `key` is finished: the receptance is released after the last.

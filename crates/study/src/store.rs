@@ -184,19 +184,21 @@ pub fn write_case_file(path: &Path, info: &StudyInfo, r: &CaseResult) -> Result<
     })
 }
 
-/// Reads a case file; returns its study hash and the case.
-pub fn read_case_file(path: &Path, info: &StudyInfo) -> Result<(String, CaseResult), String> {
+/// Reads a case file: its study hash, and the case as this study's layout reads it. The hash
+/// comes first, so that a case of another study (whose layout may differ: an `[optimize]`
+/// added since) is recognised as such even where its body cannot be read.
+pub fn read_case_file(
+    path: &Path,
+    info: &StudyInfo,
+) -> Result<(String, Result<CaseResult, String>), String> {
     let f = hdf5::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let inner = || -> Result<(String, CaseResult), String> {
-        if get_str(&f, "format")? != "ewr-study-case" {
-            return Err("not a study case file".into());
-        }
-        Ok((
-            get_str(&f, "study_hash")?,
-            read_case(&f, &info.parameters, info.optimize.is_some(), info.peaks)?,
-        ))
-    };
-    inner().map_err(|e| format!("{}: {e}", path.display()))
+    let at = |e: String| format!("{}: {e}", path.display());
+    if get_str(&f, "format").map_err(at)? != "ewr-study-case" {
+        return Err(at("not a study case file".into()));
+    }
+    let hash = get_str(&f, "study_hash").map_err(at)?;
+    let case = read_case(&f, &info.parameters, info.optimize.is_some(), info.peaks).map_err(at);
+    Ok((hash, case))
 }
 
 fn summary(g: &hdf5::Group, info: &StudyInfo, results: &[CaseResult]) -> Result<(), String> {
