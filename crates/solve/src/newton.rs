@@ -413,7 +413,10 @@ fn solve_in(
                 (&mut trial, &mut g_trial),
             );
         }
-        if lin.is_none() {
+        // After a step that reached the tolerance, its residual is current: no Jacobian is
+        // assembled at the root only to find it converged (one of the 2-3 Jacobian
+        // evaluations of a typical sweep point).
+        if lin.is_none() && (gnorm > opts.tol_residual || gnorm.is_nan()) {
             evaluations += 1;
             let res = if matrix_free {
                 system.linearize(&x, &mut g)
@@ -535,28 +538,8 @@ fn solve_in(
             gnorm = trial_norm;
             lin = None;
             if gnorm <= opts.tol_residual {
-                // Converged on the accepted step: its residual is known, so no Jacobian is
-                // assembled at the root only to find it converged (one of the 2-3 Jacobian
-                // evaluations of a typical sweep point).
-                if reuse && dense.factored {
-                    polish_root(
-                        system,
-                        dense,
-                        jac,
-                        (&mut x, &mut g, &mut gnorm),
-                        opts,
-                        &mut evaluations,
-                        (&mut trial, &mut g_trial),
-                    );
-                }
-                return report(
-                    x,
-                    gnorm,
-                    iteration + 1,
-                    evaluations,
-                    NewtonStatus::Converged,
-                    krylov_iterations,
-                );
+                // Converged: the next pass's test reports it, without a new Jacobian.
+                continue;
             }
             if ratio > 0.75 {
                 radius = radius.max(3.0 * step_norm);
@@ -568,27 +551,7 @@ fn solve_in(
         }
         let xnorm = norm(&x);
         if radius <= opts.tol_step * (xnorm + opts.tol_step) {
-            if lin.is_none() && gnorm <= opts.tol_residual {
-                if reuse && dense.factored {
-                    polish_root(
-                        system,
-                        dense,
-                        jac,
-                        (&mut x, &mut g, &mut gnorm),
-                        opts,
-                        &mut evaluations,
-                        (&mut trial, &mut g_trial),
-                    );
-                }
-                return report(
-                    x,
-                    gnorm,
-                    iteration + 1,
-                    evaluations,
-                    NewtonStatus::Converged,
-                    krylov_iterations,
-                );
-            }
+            // (A step that reached the tolerance was reported converged above.)
             return report(
                 x,
                 gnorm,
