@@ -109,6 +109,29 @@ fn committed_calculix_export_matches_calculix_frequencies() {
     assert_eq!(info["n_dofs"], 342);
     assert_eq!(info["contacts"]["kinematics"], "node-to-ground DOFs");
     assert_eq!(info["damping"][0], "Rayleigh alpha = 0e0, beta = 1e-6");
+    // No rho in the contacts file: the SI model gets the automatic scaling.
+    assert_eq!(info["contacts"]["rho_auto"], true);
+    // A rho in the file is kept as given.
+    let contacts = tmp.path().join("rho.csv");
+    std::fs::write(
+        &contacts,
+        "node,other,mu_n,rho,nx,ny,nz\n127,ground,5.0,2.5,0,1,0\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("rho.h5");
+    let dir = workspace().join("tests/ccx");
+    ok(&[
+        "import",
+        "calculix",
+        s(&dir.join("plate")),
+        "-o",
+        s(&out),
+        "--contacts",
+        s(&contacts),
+    ]);
+    let info = info_json(&out);
+    assert_eq!(info["contacts"]["rho_auto"], false);
+    assert_eq!(info["contacts"]["rho_min"], 2.5);
 }
 
 #[test]

@@ -332,6 +332,10 @@ fn bad_input_exits_2() {
     refused(&["solve", &m, "--omega", "1", "--mu-n", "-8"], "--mu-n -8");
     refused(&["solve", &m, "--omega", "1", "--rho", "0"], "--rho 0");
     refused(
+        &["solve", &m, "--omega", "1", "--rho", "fast"],
+        "--rho fast",
+    );
+    refused(
         &["solve", &m, "--omega", "1", "--samples", "50"],
         "--samples 50",
     );
@@ -446,4 +450,61 @@ fn frc_figures_of_fe_models_have_plain_tick_labels_and_units() {
         );
         assert!(texts.iter().any(|t| t.ends_with("[m]")), "{texts:?}");
     }
+}
+
+#[test]
+fn rho_auto_scales_an_si_model_and_says_so() {
+    // blade-ccx is SI (N, m) and was imported without rho, so it carries the automatic
+    // scaling; `--rho 1` weighs velocities of micrometres per second against forces of
+    // newtons instead. The zero set is the same, so both converge to the same response (to
+    // the truncation level, small at odd:63), the automatic one in fewer iterations, and the
+    // result file says which scaling was used.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |rho: Option<&str>| {
+        let out = tmp_path(&dir, &format!("{}.h5", rho.unwrap_or("model")));
+        let m = model("blade-ccx");
+        let mut args = vec![
+            "solve",
+            &m,
+            "--omega",
+            "8056",
+            "--harmonics",
+            "odd:63",
+            "--mu-n",
+            "5",
+            "-o",
+            &out,
+            "--json",
+        ];
+        if let Some(r) = rho {
+            args.extend(["--rho", r]);
+        }
+        let o = ewr(&args);
+        assert_eq!(o.status.code(), Some(0), "{rho:?}: {}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f = hdf5::File::open(&out).unwrap();
+        let mode = f
+            .attr("rho_mode")
+            .unwrap()
+            .read_scalar::<hdf5::types::VarLenUnicode>()
+            .unwrap()
+            .to_string();
+        let peak = j["dofs"][0]["peak"].as_f64().unwrap();
+        (mode, peak, j["iterations"].as_u64().unwrap())
+    };
+    let (mode_model, model_peak, _) = run(None);
+    let (mode_auto, auto, auto_it) = run(Some("auto"));
+    let (mode_fixed, fixed, fixed_it) = run(Some("1"));
+    assert_eq!(mode_model, "auto");
+    assert_eq!(mode_auto, "auto");
+    assert_eq!(mode_fixed, "fixed");
+    assert_eq!(model_peak, auto);
+    assert!(
+        (auto - fixed).abs() < 1e-3 * fixed,
+        "rho auto {auto} vs rho 1 {fixed}"
+    );
+    assert!(
+        auto_it < fixed_it,
+        "iterations: auto {auto_it}, rho 1 {fixed_it}"
+    );
 }

@@ -224,6 +224,8 @@ struct ContactInfo {
     mu_n_max: Option<f64>,
     rho_min: Option<f64>,
     rho_max: Option<f64>,
+    /// `rho` is a factor on the automatic scaling (always for 3-D contacts).
+    rho_auto: bool,
     /// 3-D contacts: friction coefficient, initial gap and contact stiffness ranges.
     #[serde(skip_serializing_if = "Option::is_none")]
     normal: Option<NormalInfo>,
@@ -378,6 +380,7 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
             mu_n_min,
             mu_n_max,
             rho_min,
+            rho_auto: c.rho_auto || c.has_normal(),
             rho_max,
             normal: c.normal.as_ref().map(|n| NormalInfo {
                 mu: span(&n.mu),
@@ -502,12 +505,13 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
         }
     } else {
         say!(
-            "contacts:  {} of dim {} ({}), mu_n {} .. {}, rho {} .. {}",
+            "contacts:  {} of dim {} ({}), mu_n {} .. {}, rho {}{} .. {}",
             ci.count,
             ci.dim,
             ci.kinematics,
             fmt_opt(ci.mu_n_min),
             fmt_opt(ci.mu_n_max),
+            if ci.rho_auto { "auto, factor " } else { "" },
             fmt_opt(ci.rho_min),
             fmt_opt(ci.rho_max)
         );

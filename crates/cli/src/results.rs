@@ -185,7 +185,11 @@ fn common_attrs(f: &hdf5::File, kind: &str, model: &Path, setup: &Setup) -> Resu
     let dofs: Vec<i64> = setup.point.monitor.iter().map(|&d| d as i64).collect();
     put_1d(f, "monitored_dofs", &dofs)?;
     put_1d(f, "mu_n", &setup.model.contacts.mu_n)?;
-    put_1d(f, "rho", &setup.model.contacts.rho)
+    put_1d(f, "rho", &setup.model.contacts.rho)?;
+    // "auto": `rho` holds factors on 1 / (h w |G_h|) at each point (3-D contacts: always).
+    let c = &setup.model.contacts;
+    let auto = c.rho_auto || c.has_normal();
+    put_str(f, "rho_mode", if auto { "auto" } else { "fixed" })
 }
 
 /// Writes one periodic solution (layout in docs/results-format.md).

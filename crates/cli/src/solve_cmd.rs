@@ -32,9 +32,12 @@ pub struct Common {
     /// power of two, at least 64).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub samples: Option<usize>,
-    /// Scaling rho of the friction law for every contact (default: the model's, usually 1).
-    #[arg(long, value_name = "R", allow_negative_numbers = true)]
-    pub rho: Option<f64>,
+    /// Scaling rho of the friction law for every contact (default: the model's, usually 1),
+    /// or `auto`: at each frequency rho = 1 / (h w |G_h|) from the structure (times the
+    /// model's rho), so that a model in SI or any other units needs no hand-picked rho. 3-D
+    /// contacts are always scaled so; a number is then a factor.
+    #[arg(long, value_name = "R|auto", allow_negative_numbers = true)]
+    pub rho: Option<String>,
     /// Friction law: exact, projection, tanh:ALPHA, pwl:DELTA or maxeps:EPS.
     #[arg(long, default_value = "exact", value_name = "LAW")]
     pub law: String,
@@ -216,9 +219,17 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
             .set_mu_n(x)
             .map_err(|e| Failure::input(format!("--mu-n {x}: {e}")))?;
     }
-    if let Some(r) = c.rho {
-        finite_positive("--rho", r)?;
-        model.contacts.rho.iter_mut().for_each(|m| *m = r);
+    match c.rho.as_deref() {
+        None => {}
+        Some("auto") => model.contacts.rho_auto = true,
+        Some(s) => {
+            let r: f64 = s
+                .parse()
+                .map_err(|_| Failure::input(format!("--rho {s}: a number > 0 or auto")))?;
+            finite_positive("--rho", r)?;
+            model.contacts.rho.iter_mut().for_each(|m| *m = r);
+            model.contacts.rho_auto = false;
+        }
     }
     let set: HarmonicSet = c
         .harmonics

@@ -86,8 +86,12 @@ pub struct ContactParams {
     pub dim: usize,
     /// Friction bound `mu N` per contact.
     pub mu_n: Vec<f64>,
-    /// Scaling `rho` per contact (for 3-D contacts a factor on the automatic scaling).
+    /// Scaling `rho` per contact (for 3-D contacts, and with `rho_auto`, a factor on the
+    /// automatic scaling).
     pub rho: Vec<f64>,
+    /// Constant bounds: `rho` is a factor on `1 / (h w |G_h|)` at the solve's frequency
+    /// (`ewr_model::Contacts::rho_auto`); the solver resolves it, the residual never sees it.
+    pub rho_auto: bool,
     /// The normal side of 3-D contacts (`None`: constant bounds `mu_n`).
     pub normal: Option<NormalParams>,
 }
@@ -108,6 +112,7 @@ impl ContactParams {
             dim: contacts.dim,
             mu_n: contacts.mu_n.clone(),
             rho: contacts.rho.clone(),
+            rho_auto: contacts.rho_auto,
             normal: contacts.normal.as_ref().map(|n| NormalParams {
                 mu: n.mu.clone(),
                 g0: n.g0.clone(),

@@ -93,8 +93,8 @@ pub fn read_contacts(path: &Path, space: &DofSpace<'_>) -> Result<ReadContacts, 
     }
 }
 
-/// mu_n and rho of one row, checked.
-fn bounds(t: &Table<'_>, row: &Row) -> Result<(f64, f64), ImportError> {
+/// mu_n and rho of one row, checked, and whether the row gave rho.
+fn bounds(t: &Table<'_>, row: &Row) -> Result<(f64, f64, bool), ImportError> {
     let mu_n = t.f64(row, "mu_n")?;
     if mu_n < 0.0 {
         return Err(t.file.err(
@@ -102,14 +102,23 @@ fn bounds(t: &Table<'_>, row: &Row) -> Result<(f64, f64), ImportError> {
             format!("mu_n = {mu_n}: the friction bound must be >= 0"),
         ));
     }
-    let rho = t.f64_opt(row, "rho")?.unwrap_or(1.0);
+    let given = t.f64_opt(row, "rho")?;
+    let rho = given.unwrap_or(1.0);
     if rho <= 0.0 {
         return Err(t.file.err(
             row.line,
-            format!("rho = {rho}: the E-WR scaling must be > 0 (leave it empty for 1)"),
+            format!("rho = {rho}: the E-WR scaling must be > 0 (leave it empty for automatic)"),
         ));
     }
-    Ok((mu_n, rho))
+    Ok((mu_n, rho, given.is_some()))
+}
+
+/// An FE model is in physical units, where `rho = 1` can be many decades off the contact's
+/// force per velocity (blade-ccx: 4x the Newton iterations of the automatic scaling), so a
+/// contacts file that gives no `rho` at all gets the automatic one.
+fn set_rho(contacts: &mut Contacts, rho: Vec<f64>, any_given: bool) {
+    contacts.rho = rho;
+    contacts.rho_auto = !any_given;
 }
 
 /// A field that names the opposite side: empty, `ground` or `-` for ground.
@@ -138,6 +147,7 @@ fn equation_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, I
         check_equation(&t.file, row.line, name, e, n)
     };
     let (mut dofs, mut other, mut mu_n, mut rho) = (vec![], vec![], vec![], vec![]);
+    let mut any_rho = false;
     for row in &t.rows {
         let next = on_next_sector(t, row)?;
         for k in 1..=dim {
@@ -167,16 +177,17 @@ fn equation_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, I
             dofs.push(d);
             other.push(o);
         }
-        let (m, r) = bounds(t, row)?;
+        let (m, r, given) = bounds(t, row)?;
         mu_n.push(m);
         rho.push(r);
+        any_rho |= given;
     }
     let mut contacts = if other.iter().all(Option::is_none) {
         Contacts::to_ground(dim, dofs, mu_n)
     } else {
         Contacts::between(dim, dofs, other, mu_n)
     };
-    contacts.rho = rho;
+    set_rho(&mut contacts, rho, any_rho);
     Ok(ReadContacts {
         contacts,
         notes: Vec::new(),
@@ -322,6 +333,7 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
     };
     let mut trip = Vec::new();
     let (mut mu_n, mut rho, mut notes) = (vec![], vec![], vec![]);
+    let mut any_rho = false;
     let mut any_next = false;
     for (c, row) in t.rows.iter().enumerate() {
         let node = lookup(row, "node")?;
@@ -400,16 +412,17 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
                 ));
             }
         }
-        let (m, r) = bounds(t, row)?;
+        let (m, r, given) = bounds(t, row)?;
         mu_n.push(m);
         rho.push(r);
+        any_rho |= given;
     }
     let rows = dim * mu_n.len();
     let cols = if any_next { 2 * space.n } else { space.n };
     let w = SparseMatrix::try_new_from_triplets(rows, cols, &trip)
         .map_err(|e| t.header_err(format!("cannot build W: {}", e.sentence())))?;
     let mut contacts = Contacts::from_matrix(dim, w, mu_n);
-    contacts.rho = rho;
+    set_rho(&mut contacts, rho, any_rho);
     simplify(&mut contacts);
     Ok(ReadContacts { contacts, notes })
 }

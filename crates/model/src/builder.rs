@@ -207,6 +207,7 @@ impl Contacts {
             dim,
             mu_n,
             rho,
+            rho_auto: false,
             kinematics: Kinematics::Dofs { dofs, other: None },
             k_t: None,
             normal: None,
@@ -225,6 +226,7 @@ impl Contacts {
             dim,
             mu_n,
             rho,
+            rho_auto: false,
             kinematics: Kinematics::Dofs {
                 dofs,
                 other: Some(other),
@@ -241,6 +243,7 @@ impl Contacts {
             dim,
             mu_n,
             rho,
+            rho_auto: false,
             kinematics: Kinematics::Matrix(w),
             k_t: None,
             normal: None,

@@ -184,6 +184,7 @@ impl Model {
                 dim: c.dim,
                 mu_n: rep(&c.mu_n),
                 rho: rep(&c.rho),
+                rho_auto: c.rho_auto,
                 kinematics: Kinematics::Matrix(rows_map(&w, c.dim * nc)?),
                 k_t: c.k_t.as_deref().map(rep),
                 normal,

@@ -1036,6 +1036,25 @@ fn read_contacts(file: &hdf5::File, n: Option<usize>, out: &mut Vec<Problem>) ->
     } else {
         vec![1.0; nc]
     };
+    let rho_auto = match attr_string(&g, "rho_mode") {
+        Ok(None) => false,
+        Ok(Some(m)) if m == "auto" => true,
+        Ok(Some(m)) if m == "fixed" => false,
+        Ok(Some(m)) => {
+            out.push(Problem::error(
+                "/contacts",
+                format!("attribute rho_mode = {m:?}, must be \"auto\" or \"fixed\""),
+            ));
+            return None;
+        }
+        Err(e) => {
+            out.push(Problem::error(
+                "/contacts",
+                format!("attribute rho_mode: {e}"),
+            ));
+            return None;
+        }
+    };
     let has_dofs = g.link_exists("dofs");
     let has_w = g.link_exists("W");
     let kinematics = match (has_dofs, has_w) {
@@ -1068,6 +1087,7 @@ fn read_contacts(file: &hdf5::File, n: Option<usize>, out: &mut Vec<Problem>) ->
         dim,
         mu_n,
         rho,
+        rho_auto,
         kinematics,
         k_t,
         normal,
@@ -1369,6 +1389,10 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
         g.new_dataset_builder()
             .with_data(c.rho.as_slice())
             .create("rho")?;
+        // Written only when set, so that files of fixed-rho models stay as they were.
+        if c.rho_auto && !c.has_normal() {
+            put_str_attr(&g, "rho_mode", "auto")?;
+        }
         if let Some(k) = &c.k_t {
             g.new_dataset_builder()
                 .with_data(k.as_slice())

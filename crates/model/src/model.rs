@@ -186,8 +186,13 @@ pub struct Contacts {
     pub dim: usize,
     /// Friction bound `mu N` per contact.
     pub mu_n: Vec<f64>,
-    /// Scaling parameter `rho` of the E-WR law per contact (default 1).
+    /// Scaling parameter `rho` of the E-WR law per contact (default 1); with `rho_auto` a
+    /// factor on the automatic scaling.
     pub rho: Vec<f64>,
+    /// Scale `rho` at each frequency from the structure, `rho = factor / (h w |G_h|)` on the
+    /// lowest harmonic (`/contacts@rho_mode = "auto"`, `--rho auto`), so that a model in any
+    /// units converges without a hand-picked `rho`. 3-D contacts always do this.
+    pub rho_auto: bool,
     /// How `W` was given; kept so that a model is written back in the form it was read.
     pub kinematics: Kinematics,
     /// Tangential contact stiffness per contact in series with the friction law (a Jenkins
@@ -226,6 +231,7 @@ impl Contacts {
             dim: 1,
             mu_n: Vec::new(),
             rho: Vec::new(),
+            rho_auto: false,
             kinematics: Kinematics::Dofs {
                 dofs: Vec::new(),
                 other: None,

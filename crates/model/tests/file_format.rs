@@ -27,6 +27,7 @@ fn assert_same_model(a: &Model, b: &Model) {
     assert_eq!(a.contacts.dim, b.contacts.dim);
     assert_eq!(a.contacts.mu_n, b.contacts.mu_n);
     assert_eq!(a.contacts.rho, b.contacts.rho);
+    assert_eq!(a.contacts.rho_auto, b.contacts.rho_auto);
     let n = a.n_dofs();
     assert_eq!(
         dense(&a.contacts.w_matrix(n).unwrap()),
@@ -86,6 +87,34 @@ fn rigid_blade_damper_blade_round_trips_through_a_w_matrix() {
     let a = std::f64::consts::FRAC_PI_6;
     assert!((w[(0, 1)] - a.cos()).abs() < 1e-15 && (w[(0, 3)] + a.cos()).abs() < 1e-15);
     assert!((w[(0, 2)] - a.sin()).abs() < 1e-15 && (w[(0, 4)] + a.sin()).abs() < 1e-15);
+}
+
+#[test]
+fn automatic_rho_round_trips_and_a_bad_mode_is_named() {
+    let mut m = examples::oscillator_2d();
+    m.contacts.rho_auto = true;
+    let dir = tmp();
+    let f = dir.path().join("auto.h5");
+    write(&f, &m).unwrap();
+    let r = read(&f).unwrap();
+    assert!(r.model.contacts.rho_auto);
+    assert_same_model(&m, &r.model);
+    // A file without the attribute keeps its rho fixed.
+    m.contacts.rho_auto = false;
+    write(&f, &m).unwrap();
+    assert!(!read(&f).unwrap().model.contacts.rho_auto);
+    {
+        let h = hdf5::File::open_rw(&f).unwrap();
+        let g = h.group("contacts").unwrap();
+        let v: hdf5::types::VarLenUnicode = "quick".parse().unwrap();
+        g.new_attr::<hdf5::types::VarLenUnicode>()
+            .create("rho_mode")
+            .unwrap()
+            .write_scalar(&v)
+            .unwrap();
+    }
+    let e = read(&f).unwrap_err().to_string();
+    assert!(e.contains("rho_mode") && e.contains("quick"), "{e}");
 }
 
 #[test]

@@ -175,9 +175,18 @@ fn contacts(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Contacts> {
         }
         (None, Some(_)) => vec![0.0; nc],
     };
-    let rho = match key(d, "rho")? {
-        Some(v) => floats(&v, "rho", nc)?,
-        None => vec![1.0; nc],
+    // "auto": rho scaled at each frequency from the structure (docs/contact-3d.md, Scaling).
+    let (rho, rho_auto) = match key(d, "rho")? {
+        Some(v) => match v.extract::<String>() {
+            Ok(s) if s == "auto" => (vec![1.0; nc], true),
+            Ok(s) => {
+                return Err(InputError::new_err(format!(
+                    "contacts[\"rho\"]={s:?}: \"auto\" or numbers > 0, one per contact"
+                )));
+            }
+            Err(_) => (floats(&v, "rho", nc)?, false),
+        },
+        None => (vec![1.0; nc], false),
     };
     let k_t = match key(d, "k_t")? {
         Some(v) => Some(floats(&v, "k_t", nc)?),
@@ -187,6 +196,7 @@ fn contacts(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Contacts> {
         dim,
         mu_n,
         rho,
+        rho_auto,
         kinematics: kin,
         k_t,
         normal,

@@ -69,6 +69,27 @@ def linear_amplitudes(w):
     return [10.0 / abs(k - w * w + 1j * 0.01 * w) for k in (1.0, 2.0)]
 
 
+def test_rho_auto_makes_a_model_unit_free():
+    """Den Hartog's stick-slip oscillator in non-dimensional units and with lengths in
+    micrometres read as metres and forces in kN read as N: with rho="auto" both converge to
+    the same solution (fixed rho = 1 stalls in the second)."""
+
+    def den_hartog(a, b):
+        return ewr.Model(
+            np.eye(1) * b / a,
+            np.eye(1) * b / a,
+            contacts={"dim": 1, "dofs": [0], "mu_n": b, "rho": "auto"},
+            forcing=[(0, 1, 0.0, 2.0 * b)],
+        )
+
+    ref = den_hartog(1.0, 1.0).solve(2.0, harmonics="odd:81")
+    si = den_hartog(1e-6, 1e3).solve(2.0, harmonics="odd:81")
+    assert ref.converged and si.converged
+    assert math.isclose(si.dof_peaks[0] / 1e-6, ref.dof_peaks[0], rel_tol=1e-7)
+    # Den Hartog's exact max |x| k / p0 = 0.2204793 (digest V8), error ~ 1/H.
+    assert abs(ref.dof_peaks[0] / 2.0 - 0.2204793) < 2e-2 * 0.2204793
+
+
 def test_zero_friction_is_the_linear_frf():
     with pytest.warns(UserWarning, match="every friction bound is 0"):
         m = oscillator_from_arrays(mu_n=0.0)
@@ -296,6 +317,9 @@ def test_simulate_agrees_with_harmonic_balance():
          "mu"),
         (lambda: ewr.Model(np.eye(2), np.eye(2), contacts={"dofs": [0], "mu": 1.0}),
          "unknown key"),
+        (lambda: ewr.Model(np.eye(2), np.eye(2),
+                           contacts={"dim": 1, "dofs": [0], "mu_n": 1.0, "rho": "fast"}),
+         "auto"),
     ],
 )
 def test_bad_input_raises_input_error(call, message):

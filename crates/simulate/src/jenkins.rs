@@ -145,6 +145,7 @@ fn jenkins(model: &Model, k_t: &[f64]) -> Result<Model, SimulateError> {
             dim,
             mu_n: c.mu_n.clone(),
             rho: c.rho.clone(),
+            rho_auto: c.rho_auto,
             kinematics: Kinematics::Dofs {
                 dofs: (n..n2).collect(),
                 other: None,

@@ -591,6 +591,14 @@ fn arclength(
         return Ok(out);
     }
     let n = out[0].solution.friction.len();
+    // Automatic rho of constant bounds is fixed at the first frequency along the curve, as
+    // the scalings of 3-D contacts are.
+    let resolved = if params.rho_auto {
+        let at = rec.prepare(s.omega_start, s.point.set.harmonics())?;
+        crate::periodic::resolve_rho(&at, &s.point.set, params)?
+    } else {
+        params.clone()
+    };
     // Unknowns are scaled by the force level: the friction bound, or for 3-D contacts the
     // largest force of the first solution (normal and friction forces together).
     let (r_scale, unilateral, scale) = match params.normal {
@@ -618,7 +626,7 @@ fn arclength(
     };
     let mut b = Bordered {
         rec,
-        params: params.clone(),
+        params: resolved,
         point: s.point.clone(),
         scale,
         unilateral,
@@ -641,6 +649,9 @@ fn arclength(
     let mut kept: Vec<(f64, f64)> = vec![(arc, out[0].solution.dofs.norm_peak.ln())];
     let mut newton_opts = s.point.newton.clone();
     newton_opts.max_iterations = newton_opts.max_iterations.min(30);
+    if params.normal.is_some() && newton_opts.krylov.stagnation_window == 0 {
+        newton_opts.krylov.stagnation_window = crate::unilateral::STAGNATION_WINDOW_3D;
+    }
     while out.len() < s.max_points {
         let t = match tangent(&b, &y, t_prev.as_deref(), dir) {
             Ok(t) => t,

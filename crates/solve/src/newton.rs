@@ -117,6 +117,11 @@ pub struct KrylovOptions {
     pub forcing_max: f64,
     /// Tightest relative tolerance.
     pub forcing_min: f64,
+    /// Stop early (not converged) when this many products do not halve the residual; 0
+    /// never does. For systems whose Jacobian may be singular with `g` outside its range,
+    /// where GMRES sits on its least-squares floor (3-D contacts stuck all period). Off by
+    /// default: a weak but working preconditioner can plateau as long and then drop.
+    pub stagnation_window: usize,
 }
 
 impl Default for KrylovOptions {
@@ -126,6 +131,7 @@ impl Default for KrylovOptions {
             max_iterations: 1000,
             forcing_max: 1e-2,
             forcing_min: 1e-10,
+            stagnation_window: 0,
         }
     }
 }
@@ -961,7 +967,8 @@ pub struct GmresSolution {
 /// [`jacobian_product`](Residual::jacobian_product) and [`precondition`](Residual::precondition)
 /// at its last linearisation. Modified Gram-Schmidt with one reorthogonalisation pass, Givens
 /// rotations; the preconditioned vectors are stored (flexible form), so a preconditioner that
-/// varies between calls is also allowed. Starts from `x = 0`.
+/// varies between calls is also allowed. Starts from `x = 0`. Stops early, not converged,
+/// when [`KrylovOptions::stagnation_window`] products do not halve the residual.
 pub fn gmres(
     system: &mut dyn Residual,
     b: &[f64],
@@ -984,6 +991,9 @@ pub fn gmres(
     let mut beta = bnorm;
     let mut total = 0;
     let mut w = vec![0.0; n];
+    // The residual estimate after each product, to notice stagnation.
+    let mut history: Vec<f64> = Vec::new();
+    let mut stagnated = false;
     loop {
         let mut v: Vec<Vec<f64>> = Vec::with_capacity(m + 1);
         let mut z: Vec<Vec<f64>> = Vec::with_capacity(m);
@@ -1031,7 +1041,12 @@ pub fn gmres(
             h.push(hk);
             k += 1;
             resid = s[k].abs();
+            history.push(resid);
             if resid <= rtol * bnorm || wn <= 1e-14 * beta || !resid.is_finite() {
+                break;
+            }
+            if stagnating(&history, opts.stagnation_window) {
+                stagnated = true;
                 break;
             }
             v.push(w.iter().map(|x| x / wn).collect());
@@ -1049,7 +1064,7 @@ pub fn gmres(
             x.iter_mut().zip(zj).for_each(|(a, b)| *a += yj * b);
         }
         let converged = resid <= rtol * bnorm;
-        if converged || total >= opts.max_iterations || !resid.is_finite() || k < m {
+        if converged || stagnated || total >= opts.max_iterations || !resid.is_finite() || k < m {
             return Ok(GmresSolution {
                 x,
                 iterations: total,
@@ -1073,6 +1088,17 @@ pub fn gmres(
             });
         }
     }
+}
+
+/// True when the last `window` products (0: never) did not halve the residual.
+///
+/// A singular Jacobian with `g` outside its range (a contact stuck all period leaves its mean
+/// friction force free, docs/contact-3d.md pitfall 3) stalls GMRES at the least-squares
+/// residual: the products up to `max_iterations` only cost time (17 s per Newton step on the
+/// 200-contact 3-D sector); the best step so far goes to the trust region instead.
+fn stagnating(history: &[f64], window: usize) -> bool {
+    let k = history.len();
+    window > 0 && k > window && history[k - 1] > 0.5 * history[k - 1 - window]
 }
 
 /// A dogleg step and `||g + J p||^2`, the squared residual the linear model predicts.
@@ -1138,6 +1164,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::unilateral::STAGNATION_WINDOW_3D;
 
     /// A system given by closures, for tests.
     struct Closure<F, J> {
@@ -1168,6 +1195,59 @@ mod tests {
 
     fn system<F, J>(n: usize, f: F, j: J) -> Closure<F, J> {
         Closure { n, f, j, calls: 0 }
+    }
+
+    /// `J = diag(d)` as a matrix-free system.
+    struct Diagonal(Vec<f64>);
+
+    impl Residual for Diagonal {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn evaluate(
+            &mut self,
+            _: &[f64],
+            _: &mut [f64],
+            _: Option<MatMut<'_, f64>>,
+        ) -> Result<(), EvalError> {
+            Ok(())
+        }
+        fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+            for ((o, d), x) in out.iter_mut().zip(&self.0).zip(v) {
+                *o = d * x;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn gmres_stops_at_the_least_squares_residual_of_a_singular_system() {
+        // A zero eigenvalue with b partly along it (a contact stuck all period): no Krylov
+        // vector removes that part, so GMRES cannot reach rtol. It must stop soon after the
+        // rest is solved instead of spending every product it is allowed.
+        let n = 400;
+        let d: Vec<f64> = (0..n).map(|i| i as f64 / 10.0).collect();
+        let b: Vec<f64> = (0..n).map(|i| if i == 0 { 1.0 } else { 0.05 }).collect();
+        let opts = KrylovOptions {
+            max_iterations: 2000,
+            stagnation_window: STAGNATION_WINDOW_3D,
+            ..KrylovOptions::default()
+        };
+        let sol = gmres(&mut Diagonal(d.clone()), &b, 1e-10, &opts).unwrap();
+        assert!(!sol.converged);
+        assert!(sol.iterations < 200, "{} products", sol.iterations);
+        // What is left is the part GMRES cannot reach: |b_0| / |b|, to within a few percent.
+        let floor = 1.0 / norm(&b);
+        assert!(
+            sol.relative_residual < 1.05 * floor && sol.relative_residual >= floor * (1.0 - 1e-9),
+            "{} vs {floor}",
+            sol.relative_residual
+        );
+        // A regular system is unaffected: it converges to rtol.
+        let mut regular = d.clone();
+        regular[0] = 0.05;
+        let sol = gmres(&mut Diagonal(regular), &b, 1e-10, &opts).unwrap();
+        assert!(sol.converged, "{}", sol.relative_residual);
     }
 
     #[test]

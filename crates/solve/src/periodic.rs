@@ -4,7 +4,7 @@
 use crate::newton::{self, EvalError, NewtonOptions, NewtonReport, NewtonStatus, Residual};
 use crate::post::{ContactSummary, summarise};
 use ewr_contact::{ContactHistories, ContactParams, EwrResidual, FrictionLaw, ResidualError};
-use ewr_hb::receptance::{Receptance, ReceptanceError};
+use ewr_hb::receptance::{Receptance, ReceptanceAt, ReceptanceError};
 use ewr_hb::{FourierError, HarmonicSet};
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::reborrow::ReborrowMut;
@@ -635,6 +635,35 @@ pub(crate) fn initial_stages(
     Ok((stages, x_set, x))
 }
 
+/// `params` with `rho_auto` resolved at the prepared frequency: each contact's `rho` times
+/// `1 / (h w max_k |G_h,kk|)` on the lowest positive harmonic `h` of `set` (a force per
+/// velocity, as `rho_T` of 3-D contacts); unchanged without `rho_auto` or for 3-D contacts,
+/// which scale themselves.
+pub(crate) fn resolve_rho(
+    at: &ReceptanceAt<'_>,
+    set: &HarmonicSet,
+    params: &ContactParams,
+) -> Result<ContactParams, SolveError> {
+    let mut p = params.clone();
+    if !p.rho_auto || p.normal.is_some() {
+        return Ok(p);
+    }
+    p.rho_auto = false;
+    let Some(&h) = set.harmonics().iter().find(|&&h| h > 0) else {
+        return Ok(p);
+    };
+    let w = at.frequency();
+    for c in 0..p.len() {
+        let block = at.diagonal_block(h, c * p.dim, p.dim)?;
+        let g = (0..p.dim).map(|k| block[(k, k)].norm()).fold(0.0, f64::max);
+        let velocity_per_force = h as f64 * w * g;
+        if velocity_per_force > 0.0 && velocity_per_force.is_finite() {
+            p.rho[c] /= velocity_per_force;
+        }
+    }
+    Ok(p)
+}
+
 /// Solves for the periodic response at `omega`, from `start` (coefficients on some harmonic
 /// set, prolonged to `settings.set`) or from zero friction force.
 pub fn solve_point(
@@ -648,6 +677,8 @@ pub fn solve_point(
         return crate::unilateral::solve_point(rec, params, omega, settings, start);
     }
     let at = rec.prepare(omega, settings.set.harmonics())?;
+    let resolved = resolve_rho(&at, &settings.set, params)?;
+    let params = &resolved;
     let scale = scaled_norm(params);
     let m = params.dim * params.len();
     let (stages, mut x_set, mut x) = initial_stages(settings, start, m)?;

@@ -237,6 +237,7 @@ mod tests {
             dim: 1,
             mu_n: vec![mu_n],
             rho: vec![1.0],
+            rho_auto: false,
             normal: None,
         };
         let s = &summarise(&h, &p, 1.0, 1)[0];
@@ -264,6 +265,7 @@ mod tests {
             dim: 1,
             mu_n: vec![1.0],
             rho: vec![1.0],
+            rho_auto: false,
             normal: None,
         };
         let s = &summarise(&h, &p, 1.0, 1)[0];

@@ -255,6 +255,13 @@ pub(crate) fn scaled_system(
     Ok(ScaledUnilateral::new(inner, scale))
 }
 
+/// [`crate::KrylovOptions::stagnation_window`] of 3-D contact solves: contacts stuck all
+/// period make `J` nearly singular, and a stagnating GMRES then spent up to its 1000 products
+/// per Newton step (17 s on the 200-contact sector). Measured there on 5 points near the
+/// resonance: 50 products gave 464 Newton iterations; 100 products with a tenth as the
+/// required gain gave more than 1400 (an early-stopped Krylov step is also a regularised one).
+pub(crate) const STAGNATION_WINDOW_3D: usize = 50;
+
 /// Factors on both scalings tried when a solve stalls (the zero set does not depend on them).
 const RHO_RETRIES: [f64; 3] = [1.0, 10.0, 0.1];
 
@@ -276,6 +283,10 @@ pub fn solve_point(
         ))));
     }
     let at = rec.prepare(omega, settings.set.harmonics())?;
+    let mut newton_opts = settings.newton.clone();
+    if newton_opts.krylov.stagnation_window == 0 {
+        newton_opts.krylov.stagnation_window = STAGNATION_WINDOW_3D;
+    }
     let m = params.rows();
     let (stages, mut x_set, mut x) = initial_stages(settings, start, m)?;
     let mut iterations = 0;
@@ -288,12 +299,12 @@ pub fn solve_point(
         let mut best: Option<NewtonReport> = None;
         for rho_factor in RHO_RETRIES {
             let mut sys = system(&at, params, stage, n_samples, rho_factor)?;
-            let mut r = newton::solve(&mut sys, &x0, &settings.newton);
+            let mut r = newton::solve(&mut sys, &x0, &newton_opts);
             iterations += r.iterations;
             krylov += r.krylov_iterations;
             if rho_factor != 1.0 && r.status.converged() {
                 let mut sys = system(&at, params, stage, n_samples, 1.0)?;
-                let polished = newton::solve(&mut sys, &r.x, &settings.newton);
+                let polished = newton::solve(&mut sys, &r.x, &newton_opts);
                 iterations += polished.iterations;
                 krylov += polished.krylov_iterations;
                 if polished.status.converged() {

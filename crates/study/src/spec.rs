@@ -63,7 +63,7 @@ struct RawSolver {
     harmonics: Option<Spanned<String>>,
     samples: Option<Spanned<i64>>,
     law: Option<Spanned<String>>,
-    rho: Option<Spanned<f64>>,
+    rho: Option<Spanned<toml::Value>>,
     tol: Option<Spanned<f64>>,
     max_iter: Option<Spanned<i64>>,
     ramp: Option<bool>,
@@ -606,8 +606,18 @@ impl Study {
         };
         let mut base = base;
         if let Some(r) = &s.rho {
-            let r = cx.positive("solver.rho", r)?;
-            base.contacts.rho.iter_mut().for_each(|x| *x = r);
+            if r.get_ref().as_str() == Some("auto") {
+                base.contacts.rho_auto = true;
+            } else {
+                let x = match r.get_ref() {
+                    toml::Value::Float(x) => *x,
+                    toml::Value::Integer(i) => *i as f64,
+                    _ => return cx.err(r.span(), "solver.rho: a number > 0 or \"auto\""),
+                };
+                let r = cx.positive("solver.rho", &Spanned::new(r.span(), x))?;
+                base.contacts.rho.iter_mut().for_each(|v| *v = r);
+                base.contacts.rho_auto = false;
+            }
         }
         let tol = match &s.tol {
             Some(v) => cx.positive("solver.tol", v)?,
@@ -1074,6 +1084,23 @@ mod tests {
         let d = load(&format!("{HEAD}[grid]\nmu_n = [1]\n")).unwrap();
         assert_eq!(d.solver.newton.linear, LinearSolve::Auto);
         assert_eq!(d.solver.preconditioner, Preconditioner::TwoLevel);
+    }
+
+    #[test]
+    fn solver_rho_is_a_number_or_auto() {
+        let grid = "[grid]\nmu_n = [1]\n";
+        let s = load(&format!("{HEAD}[solver]\nrho = \"auto\"\n{grid}")).unwrap();
+        assert!(s.base.contacts.rho_auto);
+        let s = load(&format!("{HEAD}[solver]\nrho = 3\n{grid}")).unwrap();
+        assert!(!s.base.contacts.rho_auto);
+        assert!(s.base.contacts.rho.iter().all(|&r| r == 3.0));
+        for bad in ["\"fast\"", "0", "-1.5"] {
+            let e = load(&format!("{HEAD}[solver]\nrho = {bad}\n{grid}")).unwrap_err();
+            assert!(
+                e.contains("line 7") && e.contains("solver.rho"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -35,7 +35,8 @@ class Model:
       list) with optional ``other`` (the opposite node's DOFs, same layout; ``None`` or -1
       for ground), or ``W``, a ``(dim * n_contacts, n_dofs)`` matrix;
     - ``mu_n``: friction bound per contact (a number applies to all);
-    - ``rho`` (optional): E-WR scaling per contact (default 1);
+    - ``rho`` (optional): E-WR scaling per contact (default 1), or ``"auto"``: scaled at each
+      frequency from the structure, ``1 / (h w |G_h|)`` (3-D contacts always are);
     - ``k_t`` (optional): tangential contact stiffness in series (a Jenkins element);
     - ``normal`` (optional, 3-D contacts, excludes ``mu_n``): a dict with ``dofs``/``other``
       or ``W`` (one normal row per contact, gap ``g = g0 + W_N u``, positive open),
