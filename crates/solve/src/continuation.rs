@@ -593,7 +593,7 @@ fn arclength(
     let n = out[0].solution.friction.len();
     // Automatic rho of constant bounds is fixed at the first frequency along the curve, as
     // the scalings of 3-D contacts are.
-    let resolved = if params.rho_auto {
+    let resolved = if params.rho_auto && params.normal.is_none() {
         let at = rec.prepare(s.omega_start, s.point.set.harmonics())?;
         crate::periodic::resolve_rho(&at, &s.point.set, params)?
     } else {
@@ -649,8 +649,8 @@ fn arclength(
     let mut kept: Vec<(f64, f64)> = vec![(arc, out[0].solution.dofs.norm_peak.ln())];
     let mut newton_opts = s.point.newton.clone();
     newton_opts.max_iterations = newton_opts.max_iterations.min(30);
-    if params.normal.is_some() && newton_opts.krylov.stagnation_window == 0 {
-        newton_opts.krylov.stagnation_window = crate::unilateral::STAGNATION_WINDOW_3D;
+    if params.normal.is_some() {
+        newton_opts = crate::unilateral::with_stagnation_window(&newton_opts);
     }
     while out.len() < s.max_points {
         let t = match tangent(&b, &y, t_prev.as_deref(), dir) {

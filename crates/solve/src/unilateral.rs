@@ -2,7 +2,7 @@
 //! the automatic scaling of the equations and the Newton solve of
 //! [`ewr_contact::UnilateralResidual`] (`docs/contact-3d.md`).
 
-use crate::newton::{self, EvalError, NewtonReport, Residual};
+use crate::newton::{self, EvalError, NewtonOptions, NewtonReport, Residual};
 use crate::periodic::{
     HarmonicLu, PointSettings, PointSolution, SolveError, apply_harmonics, dof_response,
     factor_harmonics, initial_stages, stage_samples,
@@ -262,6 +262,15 @@ pub(crate) fn scaled_system(
 /// required gain gave more than 1400 (an early-stopped Krylov step is also a regularised one).
 pub(crate) const STAGNATION_WINDOW_3D: usize = 50;
 
+/// `opts` with [`STAGNATION_WINDOW_3D`] unless the caller chose a window.
+pub(crate) fn with_stagnation_window(opts: &NewtonOptions) -> NewtonOptions {
+    let mut o = opts.clone();
+    if o.krylov.stagnation_window == 0 {
+        o.krylov.stagnation_window = STAGNATION_WINDOW_3D;
+    }
+    o
+}
+
 /// Factors on both scalings tried when a solve stalls (the zero set does not depend on them).
 const RHO_RETRIES: [f64; 3] = [1.0, 10.0, 0.1];
 
@@ -283,10 +292,7 @@ pub fn solve_point(
         ))));
     }
     let at = rec.prepare(omega, settings.set.harmonics())?;
-    let mut newton_opts = settings.newton.clone();
-    if newton_opts.krylov.stagnation_window == 0 {
-        newton_opts.krylov.stagnation_window = STAGNATION_WINDOW_3D;
-    }
+    let newton_opts = with_stagnation_window(&settings.newton);
     let m = params.rows();
     let (stages, mut x_set, mut x) = initial_stages(settings, start, m)?;
     let mut iterations = 0;
