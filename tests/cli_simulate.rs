@@ -274,6 +274,7 @@ fn lifting_model(path: &Path, k_t: bool) {
         g0: vec![0.0],
         mu: vec![0.5],
         k_n: None,
+        load: None,
     });
     if k_t {
         contacts.k_t = Some(vec![50.0]);

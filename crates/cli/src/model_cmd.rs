@@ -239,6 +239,10 @@ struct NormalInfo {
     g0: [f64; 2],
     #[serde(skip_serializing_if = "Option::is_none")]
     k_n: Option<[f64; 2]>,
+    /// Contacts without a normal direction, at a fixed normal force, and its range.
+    fixed_load_count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixed_load: Option<[f64; 2]>,
 }
 
 #[derive(Serialize)]
@@ -386,6 +390,11 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
                 mu: span(&n.mu),
                 g0: span(&n.g0),
                 k_n: n.k_n.as_deref().map(span),
+                fixed_load_count: (0..c.len()).filter(|&i| n.fixed_load(i).is_some()).count(),
+                fixed_load: {
+                    let l: Vec<f64> = (0..c.len()).filter_map(|i| n.fixed_load(i)).collect();
+                    (!l.is_empty()).then(|| span(&l))
+                },
             }),
             k_t: c.k_t.as_deref().map(span),
         },
@@ -501,6 +510,14 @@ fn info(a: &InfoArgs) -> Result<(), Failure> {
                 "           normal contact stiffness k_n {} .. {}",
                 k[0],
                 k[1]
+            );
+        }
+        if let Some(l) = n.fixed_load {
+            say!(
+                "           {} with a fixed normal load (no normal direction), {} .. {}",
+                n.fixed_load_count,
+                l[0],
+                l[1]
             );
         }
     } else {

@@ -103,6 +103,9 @@ pub struct NormalParams {
     pub mu: Vec<f64>,
     /// Initial gap per contact (negative: interference).
     pub g0: Vec<f64>,
+    /// Per contact, a normal force held constant (no normal direction), `None` for a
+    /// unilateral contact.
+    pub load: Vec<Option<f64>>,
 }
 
 impl ContactParams {
@@ -116,6 +119,7 @@ impl ContactParams {
             normal: contacts.normal.as_ref().map(|n| NormalParams {
                 mu: n.mu.clone(),
                 g0: n.g0.clone(),
+                load: (0..n.mu.len()).map(|c| n.fixed_load(c)).collect(),
             }),
         }
     }

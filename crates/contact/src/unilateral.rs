@@ -11,6 +11,7 @@
 //! sample, with `F` the contact's force scale (every equation has units of force squared):
 //!
 //! ```text
+//! fixed normal load N:         Psi_N = F (lambda - N)   (closed; no normal direction)
 //! closed  (lambda > rho_N g):  Psi_N = F rho_N g
 //! open    (otherwise):         Psi_N = F lambda
 //! friction, closed and lambda > 0, b = mu lambda, z = r - rho_T v:
@@ -48,6 +49,10 @@ pub struct UnilateralParams {
     /// Force scale `F` per contact (e.g. `mu` times the static normal load), which makes the
     /// open-set and normal equations commensurate with the friction equality.
     pub force_scale: Vec<f64>,
+    /// Per contact, a normal force held constant instead of the unilateral law (empty: every
+    /// contact is unilateral). Its normal equation is `F (lambda - load)`: with an empty
+    /// `W_N` row, the constant-bound contact `mu load` among 3-D ones.
+    pub load: Vec<Option<f64>>,
 }
 
 impl UnilateralParams {
@@ -64,6 +69,11 @@ impl UnilateralParams {
     /// Rows of the condensed structure: `dim * nc` friction rows, then `nc` normal rows.
     pub fn rows(&self) -> usize {
         (self.dim + 1) * self.len()
+    }
+
+    /// The constant normal force of contact `c`, `None` for a unilateral contact.
+    pub fn fixed_load(&self, c: usize) -> Option<f64> {
+        self.load.get(c).copied().flatten()
     }
 
     fn check(&self) -> Result<(), ResidualError> {
@@ -87,6 +97,13 @@ impl UnilateralParams {
                     got: v.len(),
                 });
             }
+        }
+        if !(self.load.is_empty() || self.load.len() == nc) {
+            return Err(ResidualError::Size {
+                what: "fixed normal loads",
+                expected: nc,
+                got: self.load.len(),
+            });
         }
         Ok(())
     }
@@ -234,7 +251,9 @@ impl UnilateralResidual {
         this.structure(None, true, &mut yf);
         let p0 = this.set.coeff_index(0).expect("h = 0 is in the set");
         for c in 0..nc {
-            yf[(this.friction_rows() + c) * nco + p0] += this.params.g0[c];
+            if this.params.fixed_load(c).is_none() {
+                yf[(this.friction_rows() + c) * nco + p0] += this.params.g0[c];
+            }
         }
         this.y_forced = yf;
         Ok(this)
@@ -380,10 +399,15 @@ impl UnilateralResidual {
                         "contact {c}: a force or displacement is not finite at sample {s}"
                     )));
                 }
-                let closed = lam > rn * gap;
-                self.psi[(mt + c) * nt + s] = if closed { f * rn * gap } else { f * lam };
+                let fixed = p.fixed_load(c);
+                let closed = fixed.is_some() || lam > rn * gap;
+                self.psi[(mt + c) * nt + s] = match fixed {
+                    Some(n) => f * (lam - n),
+                    None if closed => f * rn * gap,
+                    None => f * lam,
+                };
                 if derivatives {
-                    if closed {
+                    if closed && fixed.is_none() {
                         self.d_y[di(d, d, s)] = f * rn;
                     } else {
                         self.d_x[di(d, d, s)] = f;
@@ -736,7 +760,8 @@ impl UnilateralResidual {
                     })
                     .sum::<f64>()
                     .sqrt();
-                state.push(if !(lam > rn * gap && lam > 0.0) {
+                let closed = self.params.fixed_load(c).is_some() || lam > rn * gap;
+                state.push(if !(closed && lam > 0.0) {
                     SampleState::Separated
                 } else if z > mu * lam {
                     SampleState::Slip

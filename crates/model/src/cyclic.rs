@@ -177,6 +177,7 @@ impl Model {
                         g0: rep(&nm.g0),
                         mu: rep(&nm.mu),
                         k_n: nm.k_n.as_deref().map(rep),
+                        load: nm.load.as_deref().map(rep),
                     })
                 }
             };

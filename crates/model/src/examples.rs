@@ -464,6 +464,7 @@ fn wedge_normal(p: &BladeDamperBlade3d, w_n: crate::SparseMatrix) -> NormalConta
         g0: vec![-p.preload / k_n; 2],
         mu: vec![p.mu; 2],
         k_n: Some(vec![k_n; 2]),
+        load: None,
     }
 }
 
@@ -687,6 +688,7 @@ pub fn single_contact_3d() -> Model {
         g0: vec![0.0],
         mu: vec![0.4],
         k_n: Some(vec![100.0]),
+        load: None,
     });
     built(
         ModelBuilder::new(3)
@@ -1115,6 +1117,7 @@ pub fn sector(p: &Sector) -> Model {
             g0: vec![-p.mu_n / SECTOR_MU / SECTOR_K_CONTACT; nc],
             mu: vec![SECTOR_MU; nc],
             k_n: Some(vec![SECTOR_K_CONTACT; nc]),
+            load: None,
         });
     }
     let tip = node((ix0 + ix1) / 2, ny + nby, nz / 2).expect("blade tip");

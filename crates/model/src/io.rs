@@ -1173,6 +1173,11 @@ fn read_normal(
     } else {
         None
     };
+    let load = if g.link_exists("load") {
+        Some(per_contact(g, PATH, "load", nc, out)?)
+    } else {
+        None
+    };
     match (g.link_exists("dofs"), g.link_exists("W")) {
         (true, true) => {
             out.push(Problem::error(
@@ -1190,12 +1195,39 @@ fn read_normal(
         }
         _ => {}
     }
-    let kinematics = read_kinematics(g, PATH, nc, 1, n, out)?;
+    let kinematics = match &load {
+        // A contact with a fixed load has no normal DOF: -1 there.
+        Some(load) if g.link_exists("dofs") => {
+            let nn = n.unwrap_or(usize::MAX);
+            let dofs = dof_table(g, PATH, "dofs", nc, 1, nn, true, out)?;
+            let other = if g.link_exists("dofs_other") {
+                Some(dof_table(g, PATH, "dofs_other", nc, 1, nn, true, out)?)
+            } else {
+                None
+            };
+            if let Some(c) = (0..nc).find(|&c| dofs[c].is_none() && load[c].is_nan()) {
+                out.push(Problem::error(
+                    format!("{PATH}/dofs"),
+                    format!(
+                        "contact {c} has no normal DOF (-1) but no fixed load either: give its \
+                         DOF, or its constant normal force in {PATH}/load"
+                    ),
+                ));
+                return None;
+            }
+            Kinematics::Dofs {
+                dofs: dofs.into_iter().map(|d| d.unwrap_or(0)).collect(),
+                other,
+            }
+        }
+        _ => read_kinematics(g, PATH, nc, 1, n, out)?,
+    };
     Some(NormalContacts {
         kinematics,
         g0,
         mu,
         k_n,
+        load,
     })
 }
 
@@ -1412,7 +1444,38 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
                     .with_data(k.as_slice())
                     .create("k_n")?;
             }
-            write_kinematics(&ng, &nc.kinematics, c.len(), 1)?;
+            match (&nc.load, &nc.kinematics) {
+                (Some(load), Kinematics::Dofs { dofs, other }) => {
+                    ng.new_dataset_builder()
+                        .with_data(load.as_slice())
+                        .create("load")?;
+                    // -1: the contacts with a fixed load have no normal DOF.
+                    let fixed = |c: usize| nc.fixed_load(c).is_some();
+                    let table: Vec<i64> = (0..c.len())
+                        .map(|i| if fixed(i) { -1 } else { dofs[i] as i64 })
+                        .collect();
+                    ng.new_dataset_builder().with_data(&table).create("dofs")?;
+                    if let Some(o) = other {
+                        let table: Vec<i64> = (0..c.len())
+                            .map(|i| match o[i] {
+                                Some(d) if !fixed(i) => d as i64,
+                                _ => -1,
+                            })
+                            .collect();
+                        ng.new_dataset_builder()
+                            .with_data(&table)
+                            .create("dofs_other")?;
+                    }
+                }
+                (load, kin) => {
+                    if let Some(load) = load {
+                        ng.new_dataset_builder()
+                            .with_data(load.as_slice())
+                            .create("load")?;
+                    }
+                    write_kinematics(&ng, kin, c.len(), 1)?;
+                }
+            }
         }
     }
     if !model.forcing.is_empty() {

@@ -222,6 +222,21 @@ pub struct NormalContacts {
     /// Normal contact stiffness per contact in series with the unilateral law, `None` for
     /// rigid contacts.
     pub k_n: Option<Vec<f64>>,
+    /// Per contact, a normal force held constant instead of the unilateral law (`NaN`: the
+    /// contact is unilateral; `None`: all are). Such a contact has no normal direction: its
+    /// `W_N` row, `g0` and `k_n` are not used and its friction bound is `mu * load`, the
+    /// constant-bound contact of a model whose other contacts lift off.
+    pub load: Option<Vec<f64>>,
+}
+
+impl NormalContacts {
+    /// The constant normal force of contact `c`, `None` for a unilateral contact.
+    pub fn fixed_load(&self, c: usize) -> Option<f64> {
+        self.load
+            .as_ref()
+            .and_then(|l| l.get(c).copied())
+            .filter(|x| !x.is_nan())
+    }
 }
 
 impl Contacts {
@@ -300,7 +315,10 @@ impl Contacts {
             c.extend(std::iter::repeat_n(ct, self.dim));
         }
         if let Some(n) = &self.normal {
-            c.extend((0..self.len()).map(|i| n.k_n.as_ref().map_or(0.0, |k| inv(k[i]))));
+            c.extend((0..self.len()).map(|i| match n.fixed_load(i) {
+                Some(_) => 0.0,
+                None => n.k_n.as_ref().map_or(0.0, |k| inv(k[i])),
+            }));
         }
         Some(c)
     }
@@ -314,11 +332,13 @@ impl Contacts {
         };
         let wn = kinematic_matrix(&normal.kinematics, self.len(), n_dofs, "normal")?;
         let top = w.nrows();
+        // A contact with a fixed normal load has no normal direction: an empty row.
         let trip: Vec<Triplet<usize, usize, f64>> = w
             .triplet_iter()
             .map(|t| Triplet::new(t.row, t.col, *t.val))
             .chain(
                 wn.triplet_iter()
+                    .filter(|t| normal.fixed_load(t.row).is_none())
                     .map(|t| Triplet::new(top + t.row, t.col, *t.val)),
             )
             .collect();

@@ -519,6 +519,26 @@ fn check_compliance_and_normal(out: &mut Vec<Problem>, c: &Contacts, n: usize) {
     if let Some(k) = &normal.k_n {
         positive("/contacts/normal/k_n", "k_n", k);
     }
+    if let Some(load) = &normal.load {
+        if load.len() != nc {
+            out.push(Problem::error(
+                "/contacts/normal/load",
+                format!("has {} entries for {nc} contacts", load.len()),
+            ));
+        }
+        for (i, &x) in load.iter().enumerate() {
+            let valid = x.is_nan() || (x.is_finite() && x >= 0.0);
+            if !valid {
+                out.push(Problem::error(
+                    "/contacts/normal/load",
+                    format!(
+                        "contact {i} has load = {x}; a fixed normal force must be finite and \
+                         >= 0 (NaN: the contact is unilateral)"
+                    ),
+                ));
+            }
+        }
+    }
     for (name, v) in [("mu", &normal.mu), ("g0", &normal.g0)] {
         let path = format!("/contacts/normal/{name}");
         if v.len() != nc {

@@ -38,6 +38,10 @@ fn assert_same_model(a: &Model, b: &Model) {
     assert_eq!(a.contacts.has_normal(), b.contacts.has_normal());
     if let (Some(na), Some(nb)) = (&a.contacts.normal, &b.contacts.normal) {
         assert_eq!((&na.g0, &na.mu, &na.k_n), (&nb.g0, &nb.mu, &nb.k_n));
+        let fixed = |x: &ewr_model::NormalContacts| -> Vec<Option<f64>> {
+            (0..a.contacts.len()).map(|c| x.fixed_load(c)).collect()
+        };
+        assert_eq!(fixed(na), fixed(nb));
         assert_eq!(
             dense(&a.contacts.contact_matrix(n).unwrap()),
             dense(&b.contacts.contact_matrix(n).unwrap()),
@@ -259,6 +263,72 @@ fn bad_3d_contact_data_is_named() {
             .unwrap();
     });
     assert_problem(&p, "/contacts/k_t", "finite and > 0");
+}
+
+#[test]
+fn fixed_normal_loads_round_trip_and_bad_ones_are_named() {
+    // One contact of a two-contact model keeps its normal DOF, the other has none (-1 in the
+    // file) but a fixed normal force.
+    let m = ewr_model::ModelBuilder::new(4)
+        .mass(0, 1.0)
+        .mass(1, 1.0)
+        .mass(2, 1.0)
+        .mass(3, 1.0)
+        .spring_to_ground(0, 1.0)
+        .spring_to_ground(1, 1.0)
+        .spring_to_ground(2, 1.0)
+        .spring_to_ground(3, 1.0)
+        .contacts({
+            let mut c = ewr_model::Contacts::to_ground(1, vec![0, 1], vec![0.0, 0.0]);
+            c.normal = Some(ewr_model::NormalContacts {
+                kinematics: ewr_model::Kinematics::Dofs {
+                    dofs: vec![2, 0],
+                    other: None,
+                },
+                g0: vec![0.0, 0.0],
+                mu: vec![0.3, 0.5],
+                k_n: None,
+                load: Some(vec![f64::NAN, 12.0]),
+            });
+            c
+        })
+        .force(2, 0, -10.0, 0.0)
+        .force(0, 1, 1.0, 0.0)
+        .build()
+        .unwrap();
+    let dir = tmp();
+    let p = dir.path().join("mixed.h5");
+    write(&p, &m).unwrap();
+    let r = read(&p).unwrap();
+    assert_same_model(&m, &r.model);
+    let f = hdf5::File::open(&p).unwrap();
+    let dofs = f.dataset("contacts/normal/dofs").unwrap();
+    assert_eq!(dofs.read_raw::<i64>().unwrap(), vec![2, -1]);
+    // The fixed contact's normal row is empty.
+    let wn = r.model.contacts.contact_matrix(4).unwrap().to_dense();
+    assert_eq!((0..4).map(|j| wn[(3, j)].abs()).sum::<f64>(), 0.0);
+    assert_eq!(wn[(2, 2)], 1.0);
+    let p = broken_3d(|f| {
+        f.group("contacts/normal")
+            .unwrap()
+            .new_dataset_builder()
+            .with_data(&[-1.0])
+            .create("load")
+            .unwrap();
+    });
+    assert_problem(&p, "/contacts/normal/load", "finite and >= 0");
+    let p = broken_3d(|f| replace_i64(f, "contacts/normal/dofs", &[-1]));
+    assert_problem(&p, "/contacts/normal/dofs", "out of range");
+    let p = broken_3d(|f| {
+        f.group("contacts/normal")
+            .unwrap()
+            .new_dataset_builder()
+            .with_data(&[f64::NAN])
+            .create("load")
+            .unwrap();
+        replace_i64(f, "contacts/normal/dofs", &[-1]);
+    });
+    assert_problem(&p, "/contacts/normal/dofs", "no fixed load");
 }
 
 fn replace_f64(f: &hdf5::File, path: &str, v: &[f64]) {

@@ -65,7 +65,14 @@ fn dof_indices(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Option<usize>>>
 }
 
 /// One side (tangential or normal) of the contacts' kinematics: `dofs` (+ `other`) or `W`.
-fn kinematics(d: &Bound<'_, PyDict>, n: usize, what: &str) -> PyResult<(Kinematics, usize)> {
+/// With `blank`, a negative entry of `dofs` marks a row without a DOF (returned in the third
+/// item; the row's DOF is then 0, unused).
+fn kinematics(
+    d: &Bound<'_, PyDict>,
+    n: usize,
+    what: &str,
+    blank: bool,
+) -> PyResult<(Kinematics, usize, Vec<bool>)> {
     if let Some(w) = key(d, "W")? {
         let w = sparse(&w, &format!("{what}[\"W\"]"), None)?;
         if w.ncols() != n {
@@ -75,17 +82,18 @@ fn kinematics(d: &Bound<'_, PyDict>, n: usize, what: &str) -> PyResult<(Kinemati
             )));
         }
         let r = w.nrows();
-        return Ok((Kinematics::Matrix(w), r));
+        return Ok((Kinematics::Matrix(w), r, vec![false; r]));
     }
     let dofs = key(d, "dofs")?
         .ok_or_else(|| InputError::new_err(format!("{what}: give \"dofs\" or \"W\"")))?;
     let dofs = dof_indices(&dofs, "dofs")?;
-    if dofs.iter().any(Option::is_none) {
+    if !blank && dofs.iter().any(Option::is_none) {
         return Err(InputError::new_err(format!(
             "{what}[\"dofs\"]: a negative DOF index"
         )));
     }
-    let dofs: Vec<usize> = dofs.into_iter().flatten().collect();
+    let blanks: Vec<bool> = dofs.iter().map(Option::is_none).collect();
+    let dofs: Vec<usize> = dofs.into_iter().map(|d| d.unwrap_or(0)).collect();
     let other = match key(d, "other")? {
         Some(o) => {
             let o = dof_indices(&o, "other")?;
@@ -101,7 +109,7 @@ fn kinematics(d: &Bound<'_, PyDict>, n: usize, what: &str) -> PyResult<(Kinemati
         None => None,
     };
     let r = dofs.len();
-    Ok((Kinematics::Dofs { dofs, other }, r))
+    Ok((Kinematics::Dofs { dofs, other }, r, blanks))
 }
 
 /// The contacts of a model from the dict documented in `_ewr.pyi`.
@@ -123,7 +131,7 @@ fn contacts(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Contacts> {
             "contacts[\"dim\"]={dim}: 1 or 2 tangential directions"
         )));
     }
-    let (kin, rows) = kinematics(d, n, "contacts")?;
+    let (kin, rows, _) = kinematics(d, n, "contacts", false)?;
     if rows % dim != 0 || rows == 0 {
         return Err(InputError::new_err(format!(
             "contacts: {rows} tangential rows is not a positive multiple of dim = {dim}"
@@ -133,9 +141,11 @@ fn contacts(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Contacts> {
     let normal = match key(d, "normal")? {
         Some(nd) => {
             let nd = nd.cast_into::<PyDict>().map_err(|_| {
-                InputError::new_err("contacts[\"normal\"]: a dict with dofs or W, g0, mu, k_n")
+                InputError::new_err(
+                    "contacts[\"normal\"]: a dict with dofs or W, g0, mu, k_n, load",
+                )
             })?;
-            let (kn, rows_n) = kinematics(&nd, n, "contacts[\"normal\"]")?;
+            let (kn, rows_n, blanks) = kinematics(&nd, n, "contacts[\"normal\"]", true)?;
             if rows_n != nc {
                 return Err(InputError::new_err(format!(
                     "contacts[\"normal\"]: {rows_n} normal rows for {nc} contacts"
@@ -156,6 +166,18 @@ fn contacts(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Contacts> {
                     )
                 })?,
                 k_n: get("k_n", None)?,
+                load: {
+                    let load = get("load", None)?;
+                    let fixed = |c: usize| load.as_ref().is_some_and(|l| !l[c].is_nan());
+                    if let Some(c) = (0..nc).find(|&c| blanks[c] && !fixed(c)) {
+                        return Err(InputError::new_err(format!(
+                            "contacts[\"normal\"][\"dofs\"]: contact {c} has no normal DOF \
+                             (-1) but no fixed load either: give its DOF, or its constant normal \
+                             force in \"load\""
+                        )));
+                    }
+                    load
+                },
             })
         }
         None => None,

@@ -141,6 +141,44 @@ def test_three_d_contact_results():
         m.solve(6.0, harmonics="odd:31")
 
 
+def test_fixed_normal_load_contact_is_the_constant_bound_contact():
+    """A 3-D model whose contact has no normal DOF (-1) but a fixed normal force 20 with
+    mu = 0.4: the constant bound mu N = 8 of the shipped oscillator (same rho)."""
+    base = oscillator_from_arrays()
+    m3 = ewr.Model(
+        base.mass,
+        base.stiffness,
+        base.damping,
+        contacts={
+            "dim": 2,
+            "dofs": [[0, 1]],
+            "rho": "auto",
+            "normal": {"dofs": [-1], "mu": [0.4], "load": [20.0]},
+        },
+        forcing=base.forcing,
+    )
+    m2 = ewr.Model(
+        base.mass,
+        base.stiffness,
+        base.damping,
+        contacts={"dim": 2, "dofs": [[0, 1]], "mu_n": [8.0], "rho": "auto"},
+        forcing=base.forcing,
+    )
+    assert m3.has_normal
+    for w in (0.6, 1.2):
+        a, b = m3.solve(w, harmonics="all:15"), m2.solve(w, harmonics="all:15")
+        assert a.converged and b.converged
+        assert np.allclose(a.normal_force, 20.0, rtol=1e-9)
+        pa, pb = np.asarray(a.dof_peaks), np.asarray(b.dof_peaks)
+        assert abs(pa - pb).max() < 1e-6 * pb.max()
+    with pytest.raises(ewr.InputError, match="no fixed load"):
+        ewr.Model(
+            base.mass,
+            base.stiffness,
+            contacts={"dim": 2, "dofs": [[0, 1]], "normal": {"dofs": [-1], "mu": [0.4]}},
+        )
+
+
 def cli_binary():
     env = os.environ.get("EWR_BIN")
     if env:

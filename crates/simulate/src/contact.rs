@@ -203,6 +203,8 @@ pub(crate) struct ContactSolver {
 pub(crate) struct NormalPart {
     /// Friction coefficient per contact.
     pub mu: Vec<f64>,
+    /// Per contact, a normal force held constant (no normal direction), `None`: unilateral.
+    pub load: Vec<Option<f64>>,
     /// Series compliance `1/k_n` per contact, 0 for a rigid contact.
     pub compliance: Vec<f64>,
     /// `f_s / f_d`.
@@ -219,6 +221,8 @@ pub(crate) struct NormalPart {
 /// (0 = rigid), `f_s / f_d` and the time step.
 pub(crate) struct NormalSpec {
     pub mu: Vec<f64>,
+    /// Per contact, a normal force held constant (no normal direction), `None`: unilateral.
+    pub load: Vec<Option<f64>>,
     pub compliance: Vec<f64>,
     pub static_factor: f64,
     pub h: f64,
@@ -278,6 +282,11 @@ impl ContactSolver {
                 })
                 .collect(),
             mu: s.mu,
+            load: if s.load.is_empty() {
+                vec![None; nc]
+            } else {
+                s.load
+            },
             compliance: s.compliance,
             static_factor: s.static_factor,
             h: s.h,
@@ -407,7 +416,10 @@ impl ContactSolver {
                 }
                 // Normal first, with this contact's current friction kept.
                 let bn = vel[on] - dnn * r[on];
-                let lambda = normal_force(gap[c], bn, dnn, np.h, np.compliance[c]);
+                let lambda = match np.load[c] {
+                    Some(n) => n,
+                    None => normal_force(gap[c], bn, dnn, np.h, np.compliance[c]),
+                };
                 for i in 0..dim {
                     bt[i] += dtn[i] * lambda;
                 }

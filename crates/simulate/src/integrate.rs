@@ -474,7 +474,8 @@ impl<'a> Integrator<'a> {
                     .map_or_else(|| vec![0.0; nc], |c| c[m..].to_vec());
                 for c in 0..nc {
                     let dnn = d[(m + c) * rows + m + c];
-                    if compliance[c] == 0.0
+                    if nc_.fixed_load(c).is_none()
+                        && compliance[c] == 0.0
                         && dnn.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
                     {
                         return Err(SimulateError::Model(format!(
@@ -485,7 +486,13 @@ impl<'a> Integrator<'a> {
                     }
                 }
                 Some(NormalRun {
-                    g0: nc_.g0.clone(),
+                    // A contact with a fixed load has no normal direction, hence no gap.
+                    g0: (0..nc)
+                        .map(|c| match nc_.fixed_load(c) {
+                            Some(_) => 0.0,
+                            None => nc_.g0[c],
+                        })
+                        .collect(),
                     compliance,
                     mu: nc_.mu.clone(),
                     k_n: nc_.k_n.clone(),
@@ -499,6 +506,11 @@ impl<'a> Integrator<'a> {
         let f_s: Vec<f64> = f_d.iter().map(|x| x * opts.static_factor).collect();
         let spec = normal.as_ref().map(|nr| NormalSpec {
             mu: nr.mu.clone(),
+            load: contacts
+                .normal
+                .as_ref()
+                .map(|n| (0..nc).map(|c| n.fixed_load(c)).collect())
+                .unwrap_or_default(),
             compliance: nr.compliance.clone(),
             static_factor: opts.static_factor,
             h,

@@ -36,6 +36,7 @@ fn normal_on(
         g0,
         mu,
         k_n,
+        load: None,
     }
 }
 
@@ -449,6 +450,7 @@ fn inclined_coupled_contact_satisfies_signorini_and_coulomb() {
         g0: vec![0.0],
         mu: vec![0.4],
         k_n: None,
+        load: None,
     });
     let model = ModelBuilder::new(2)
         .mass(0, 1.0)

@@ -166,8 +166,8 @@ impl Residual for ScaledUnilateral {
 /// The scalings of the 3-D contact equations at one frequency, from the structure alone:
 /// `rho_N = 1 / |G_1,NN|` (force per gap), `rho_T = 1 / (w |G_1,TT|)` (force per velocity),
 /// each times the model's `rho` (default 1), and the force scale `F = max(mu, 0.05) lambda_ref`
-/// with `lambda_ref` the static normal load the interference and static forcing would give
-/// each contact alone, else the dynamic one. The zero set does not depend on them; Newton's
+/// with `lambda_ref` a contact's fixed normal load, else the static normal load the
+/// interference and static forcing would give it alone, else the dynamic one. The zero set does not depend on them; Newton's
 /// path does (see docs/contact-3d.md, "Scaling").
 pub fn auto_params(params: &ContactParams, cond: &CondensedContacts) -> UnilateralParams {
     let normal = params.normal.as_ref().expect("3-D contacts");
@@ -208,7 +208,9 @@ pub fn auto_params(params: &ContactParams, cond: &CondensedContacts) -> Unilater
                 0.0
             }
         });
-        let lambda_ref = if stat > 0.0 {
+        let lambda_ref = if let Some(n) = normal.load[c].filter(|&n| n > 0.0) {
+            n
+        } else if stat > 0.0 {
             stat
         } else if dynamic > 0.0 {
             dynamic
@@ -221,6 +223,7 @@ pub fn auto_params(params: &ContactParams, cond: &CondensedContacts) -> Unilater
         dim: d,
         mu: normal.mu.clone(),
         g0: normal.g0.clone(),
+        load: normal.load.clone(),
         rho_t,
         rho_n,
         force_scale,

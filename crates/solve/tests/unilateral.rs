@@ -59,6 +59,7 @@ fn element(set: &HarmonicSet, x: &Motion, y: &Motion) -> (CondensedContacts, Uni
         rho_t: vec![K],
         rho_n: vec![K],
         force_scale: vec![MU * N0],
+        load: Vec::new(),
     };
     (cond, params)
 }
@@ -347,6 +348,7 @@ fn coupled_pair(set: &HarmonicSet) -> (CondensedContacts, UnilateralParams) {
             rho_t: vec![K, 2.0 * K],
             rho_n: vec![K, K],
             force_scale: vec![MU * N0, MU * N0],
+            load: Vec::new(),
         },
     )
 }

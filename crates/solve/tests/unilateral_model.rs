@@ -38,6 +38,7 @@ fn pressed_oscillator(mu: f64, f0: f64) -> Model {
         g0: vec![0.0],
         mu: vec![mu],
         k_n: None,
+        load: None,
     });
     ModelBuilder::new(3)
         .mass(0, 1.0)
@@ -57,21 +58,21 @@ fn pressed_oscillator(mu: f64, f0: f64) -> Model {
         .unwrap()
 }
 
-#[test]
-fn constant_normal_load_limit_equals_the_constant_bound_contact() {
-    let (mu, f0) = (0.4, 20.0);
-    let m3 = pressed_oscillator(mu, f0);
-    let m2 = examples::oscillator_2d(); // mu_n = 8 = mu f0
-    assert_eq!(m2.contacts.mu_n, vec![mu * f0]);
-    let r3 = Receptance::new(&m3, ReceptanceKind::Dense).unwrap();
+/// Solves the 3-D model `m3` (one contact, normal force `f0`, bound `mu f0`) and the
+/// constant-bound oscillator_2d (`mu_n = 8 = mu f0`) below resonance (stick-slip), near it
+/// (slip) and far above (stuck), and asserts the same friction coefficients and peaks to
+/// round-off, and a normal force that stays `f0`.
+fn assert_equals_the_constant_bound_oscillator(m3: &Model, f0: f64) {
+    let m2 = examples::oscillator_2d();
+    let r3 = Receptance::new(m3, ReceptanceKind::Dense).unwrap();
     let r2 = Receptance::new(&m2, ReceptanceKind::Dense).unwrap();
     let (p3, p2) = (
         ContactParams::of(&m3.contacts),
         ContactParams::of(&m2.contacts),
     );
+    let bound = m2.contacts.mu_n[0];
     let s = settings("all:15");
     let nco = s.set.n_coeffs();
-    // Below resonance (stick-slip), near it (slip), far above (stuck).
     for omega in [0.6, 1.2, 3.0] {
         // The Galerkin solution depends on rho through the truncation error only, so the
         // constant-bound contact is given the tangential rho the 3-D contact chooses.
@@ -85,7 +86,6 @@ fn constant_normal_load_limit_equals_the_constant_bound_contact() {
         let worst = (0..2 * nco)
             .map(|i| (a.friction[i] - b.friction[i]).abs())
             .fold(0.0, f64::max);
-        // The normal force stays the static load.
         let p0 = s.set.coeff_index(0).unwrap();
         let lambda = &a.friction[2 * nco..3 * nco];
         let dynamic = (0..nco)
@@ -96,12 +96,40 @@ fn constant_normal_load_limit_equals_the_constant_bound_contact() {
             "w = {omega}: |R_3d - R_2d| = {worst:.1e}, lambda mean {:.12}, dynamic {dynamic:.1e}, peak {} vs {}",
             lambda[p0], a.dofs.norm_peak, b.dofs.norm_peak
         );
-        assert!(worst < 1e-7 * mu * f0, "w = {omega}: {worst}");
+        assert!(worst < 1e-7 * bound, "w = {omega}: {worst}");
         assert!((lambda[p0] - f0).abs() < 1e-9 * f0);
         assert!(dynamic < 1e-9 * f0);
         assert!((a.dofs.norm_peak - b.dofs.norm_peak).abs() < 1e-8 * b.dofs.norm_peak);
         assert!(a.contacts[0].separation_intervals.is_empty());
     }
+}
+
+#[test]
+fn constant_normal_load_limit_equals_the_constant_bound_contact() {
+    let (mu, f0) = (0.4, 20.0);
+    assert_eq!(examples::oscillator_2d().contacts.mu_n, vec![mu * f0]);
+    assert_equals_the_constant_bound_oscillator(&pressed_oscillator(mu, f0), f0);
+}
+
+#[test]
+fn a_contact_with_a_fixed_normal_load_is_the_constant_bound_contact() {
+    // Seed 000's oscillator as a 3-D model whose only contact has no normal direction but a
+    // fixed normal force 20 and mu = 0.4: the friction law with the bound mu N = 8.
+    let mut m3 = examples::oscillator_2d();
+    m3.contacts.mu_n = vec![0.0];
+    m3.contacts.normal = Some(NormalContacts {
+        // Not used: a contact with a fixed load has no normal direction.
+        kinematics: Kinematics::Dofs {
+            dofs: vec![0],
+            other: None,
+        },
+        g0: vec![-1.0],
+        mu: vec![0.4],
+        k_n: Some(vec![1.0]),
+        load: Some(vec![20.0]),
+    });
+    assert!(!ewr_model::has_errors(&ewr_model::validate(&m3)));
+    assert_equals_the_constant_bound_oscillator(&m3, 20.0);
 }
 
 #[test]

@@ -115,6 +115,10 @@ impl ParamKind {
                     .for_each(|f| f.cos *= x);
                 if let Some(n) = model.contacts.normal.as_mut() {
                     n.g0.iter_mut().filter(|g| **g < 0.0).for_each(|g| *g *= x);
+                    // Fixed normal loads too (NaN, a unilateral contact, stays NaN).
+                    if let Some(l) = n.load.as_mut() {
+                        l.iter_mut().for_each(|v| *v *= x);
+                    }
                 }
             }
             // The excitation only: a static load (preload) is not part of it.

@@ -41,7 +41,9 @@ class Model:
     - ``normal`` (optional, 3-D contacts, excludes ``mu_n``): a dict with ``dofs``/``other``
       or ``W`` (one normal row per contact, gap ``g = g0 + W_N u``, positive open),
       ``g0`` (initial gap, negative = interference/preload, default 0), ``mu`` (friction
-      coefficient, required) and optional ``k_n`` (normal contact stiffness).
+      coefficient, required), optional ``k_n`` (normal contact stiffness) and optional
+      ``load``: per contact a fixed normal force (``nan``: unilateral), for a contact with
+      no normal direction (its ``dofs`` entry -1) whose friction bound is ``mu * load``.
 
     ``forcing`` is a list of ``(dof, harmonic, cos[, sin])``: ``f_dof(t) += cos cos(h w t) +
     sin sin(h w t)``; harmonic 0 is a static load (needs ``harmonics="all:H"``).
