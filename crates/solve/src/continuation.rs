@@ -137,7 +137,8 @@ fn sequential(
     } else {
         -1.0
     };
-    let beyond = |w: f64| (w - s.omega_end) * dir > 1e-12 * s.omega_end.abs().max(1.0);
+    let tol_w = 1e-12 * s.omega_end.abs().max(1.0);
+    let beyond = |w: f64| (w - s.omega_end) * dir > tol_w;
     let mut out = Vec::new();
     let mut prev: Option<PointSolution> = previous.last().cloned();
     let mut before: Option<(f64, Vec<f64>)> = previous
@@ -243,9 +244,14 @@ fn sequential(
         if !go_on {
             break;
         }
+        // A point within rounding of the end frequency ends the sweep (the steps add up to
+        // it only to rounding; a step of that size would creep on by ever longer tiny steps).
+        if (last_w - s.omega_end).abs() <= tol_w {
+            break;
+        }
         w = last_w + dir * step;
         // Land exactly on the end frequency rather than stepping past it.
-        if beyond(w) && !beyond(last_w) && (last_w - s.omega_end).abs() > 1e-12 {
+        if beyond(w) && !beyond(last_w) {
             w = s.omega_end;
             // The step is what is left, so that a retry (a failed or refused point) halves
             // the real distance and stays inside the band instead of stepping past its end.

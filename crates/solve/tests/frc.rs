@@ -237,3 +237,23 @@ fn matrix_free_arclength_follows_the_dense_curve() {
     }
     assert!(checked >= 5, "only {checked} points in range");
 }
+
+#[test]
+fn a_sweep_whose_steps_add_up_to_its_end_only_to_rounding_stops_there() {
+    // 3524.71 + 8 x 7.07, added step by step, is 3581.2700000000013: past the end by more
+    // than 1e-12 but within rounding of it. The sweep used to land on the end with a step of
+    // 1.3e-12 and then creep on by steps growing 1.5x, 18 more points at the same frequency.
+    let mut model = examples::oscillator_2d();
+    model.contacts.mu_n = vec![0.0];
+    let s = settings(
+        3,
+        FrictionLaw::Projection,
+        Continuation::Sequential,
+        (3524.71, 3581.27, 7.07),
+    );
+    let pts = run(&model, &s);
+    let ws: Vec<f64> = pts.iter().map(|p| p.solution.omega).collect();
+    assert_eq!(ws.len(), 9, "{ws:?}");
+    assert!(ws.windows(2).all(|w| w[1] - w[0] > 7.0), "{ws:?}");
+    assert!((ws[8] - 3581.27).abs() < 1e-9, "{ws:?}");
+}
