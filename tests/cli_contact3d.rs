@@ -182,12 +182,15 @@ fn a_contact_stuck_all_period_is_flagged() {
     let o = ewr(&["solve", m, "--omega", "1500", "--harmonics", "all:15"]);
     let out = text(&o).0;
     assert_eq!(out.matches("sticks the whole period").count(), 1, "{out}");
-    // Further from the peak than the contact's stick-slip range: not flagged at 1400.
+    // Within the band where both faces slip (about 1192-1380 rad/s along a sweep): not
+    // flagged. (Further out, e.g. at 1400, a solution where the face sticks all period and
+    // one where it slips a little can both exist; which one Newton finds from zero is not
+    // what this test is about.)
     let o = ewr(&[
         "solve",
         m,
         "--omega",
-        "1400",
+        "1300",
         "--harmonics",
         "all:15",
         "--json",

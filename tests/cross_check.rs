@@ -228,9 +228,8 @@ fn hb_against_time_3d(
         .fold(0.0, f64::max);
     for (col, max, rms, abs, _) in d {
         // Second tangential directions (w<c>_2, wedge-damper-3d's axial slip, 1-15 % of the
-        // in-plane motion) have their largest difference, 1.2-2.4 % of their own size at
-        // all:63, where the face lands or lifts off; it halves at all:127 (truncation of a
-        // kink), so 3 % there.
+        // in-plane motion) have their largest difference, about 2 % of their own size at
+        // all:127, where the face lands or lifts off (truncation of a kink), so 3 % there.
         let ok = match &col[..1] {
             "w" if col.ends_with("_2") => max < 3e-2 && rms < 1.5e-2,
             "w" | "n" => max < 1e-2,
@@ -275,7 +274,11 @@ fn wedge_damper_3d_with_two_tangential_directions() {
     let m = model("wedge-damper-3d");
     let dir = tempfile::tempdir().unwrap();
     for (omega, separates) in [("1240", [true, true]), ("1300", [true, false])] {
-        let hb = hb_against_time_3d(&m, dir.path(), omega, separates, "all:63");
+        // all:127: the axial slip (second direction) converges to the time integration
+        // at first order, at 1240 rad/s by max difference 4.1e-2, 2.0e-2, 0.9e-2 of its size
+        // at all:63, 127, 255 (docs/contact-3d.md, section 3: the friction equality's
+        // weights, 2.3e-2, 1.2e-2, 0.8e-2 with the paper's).
+        let hb = hb_against_time_3d(&m, dir.path(), omega, separates, "all:127");
         let hb = hb.as_str();
         let d = diffs(
             &dir.path().join(format!("td{omega}.csv")).to_string_lossy(),

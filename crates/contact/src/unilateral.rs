@@ -14,15 +14,17 @@
 //! fixed normal load N:         Psi_N = F (lambda - N)   (closed; no normal direction)
 //! closed  (lambda > rho_N g):  Psi_N = F rho_N g
 //! open    (otherwise):         Psi_N = F lambda
-//! friction, closed and lambda > 0, b = mu lambda, z = r - rho_T v:
-//!                              Psi_T = r max(b, |z|) - b z
-//! friction, otherwise:         Psi_T = F r
+//! friction, b = mu max(0, lambda - rho_N g) (mu max(0, lambda) for a fixed load),
+//! z = r - rho_T v, s = |z|:
+//!                              Psi_T = k (r - proj_b(z)), k = F clamp(s / max(b, 0.1 F), 1, 50)
 //! ```
 //!
-//! `Psi_N = F min(lambda, rho_N g)` is Signorini's `lambda >= 0, g >= 0, lambda g = 0`; the
-//! friction equality is the paper's eq. 2 with the bound following the normal force, and is
-//! replaced by `r = 0` where the normal set is open: the product form alone would admit the
-//! spurious root `r = rho_T v` at `b = 0`.
+//! `Psi_N = F min(lambda, rho_N g)` is Signorini's `lambda >= 0, g >= 0, lambda g = 0`. The
+//! friction equality is the paper's eq. 2, `max(b, s) (r - proj_b(z)) = r max(b, s) - b z`,
+//! with the bound following the normal force and a different positive factor: the paper's
+//! `max(b, s)` vanishes at `b = s = 0` and admits the spurious root `r = rho_T v` where the
+//! contact is open. The bound uses the augmented normal force, equal to `lambda` at every
+//! solution, so that the equality is continuous across the normal switch at iterates.
 
 // Component loops (`i`, `j` over the contact's local signals) mirror the formulas above.
 #![allow(clippy::needless_range_loop)]
@@ -32,6 +34,18 @@ use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, c64};
+
+/// `beta` of the friction equality's factor `k = F clamp(s / max(b, beta F), 1, FACTOR_CAP)`
+/// (docs/contact-3d.md, section 3): where the bound is above `beta F`, the paper's factor
+/// `max(b, s)` over `b`. In stick `k = F` whatever the bound, so the `h = 0` row of a contact
+/// stuck all period is identically zero as for a constant bound; below the floor `k` stops
+/// following `b`, so it stays positive at `b = 0` (no spurious root `r = rho_T v` where the
+/// contact opens, without a separate, discontinuous open branch) and continuous.
+pub const BOUND_FLOOR: f64 = 0.1;
+
+/// Largest `k / F` of the friction equality (docs/contact-3d.md, section 3): 10 stalled the
+/// prescribed-motion element with lift-off, 100 and no cap the single 3-D contact at w = 8.
+pub const FACTOR_CAP: f64 = 50.0;
 
 /// Parameters of the 3-D contacts as the residual needs them.
 #[derive(Clone, Debug, PartialEq)]
@@ -413,41 +427,28 @@ impl UnilateralResidual {
                         self.d_x[di(d, d, s)] = f;
                     }
                 }
-                if closed && lam > 0.0 {
-                    let b = mu * lam;
-                    let mut z = [0.0; 2];
-                    for k in 0..d {
-                        z[k] = r[k] - rt * v[k];
-                    }
-                    let sn = z[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
-                    let slip = sn > b;
-                    for k in 0..d {
-                        // r max(b, s) - b z, evaluated as r max(s - b, 0) + b rho v (no
-                        // cancellation in stick).
-                        self.psi[(c * d + k) * nt + s] = r[k] * (sn - b).max(0.0) + b * rt * v[k];
-                    }
-                    if derivatives {
-                        for i in 0..d {
-                            if slip {
-                                let zh: Vec<f64> = z[..d].iter().map(|x| x / sn).collect();
-                                for j in 0..d {
-                                    let id = if i == j { 1.0 } else { 0.0 };
-                                    self.d_x[di(i, j, s)] = (sn - b) * id + r[i] * zh[j];
-                                    self.d_y[di(i, j, s)] = rt * (b * id - r[i] * zh[j]);
-                                }
-                                self.d_x[di(i, d, s)] = -mu * z[i];
-                            } else {
-                                self.d_y[di(i, i, s)] = rt * b;
-                                self.d_x[di(i, d, s)] = mu * rt * v[i];
-                            }
-                        }
-                    }
+                // The bound follows the augmented normal force max(0, lambda - rho_N g), which
+                // is lambda at every solution (g = 0 where closed, lambda = 0 where open) and
+                // continuous across the normal switch at iterates.
+                let (aug, da_dlam, da_dgap) = match fixed {
+                    Some(_) => (lam, 1.0, 0.0),
+                    None => (lam - rn * gap, 1.0, -rn),
+                };
+                let (b, db_dlam, db_dgap) = if aug > 0.0 {
+                    (mu * aug, mu * da_dlam, mu * da_dgap)
                 } else {
-                    for k in 0..d {
-                        self.psi[(c * d + k) * nt + s] = f * r[k];
-                        if derivatives {
-                            self.d_x[di(k, k, s)] = f;
+                    (0.0, 0.0, 0.0)
+                };
+                let fr = friction(&r[..d], &v[..d], b, rt, f);
+                for i in 0..d {
+                    self.psi[(c * d + i) * nt + s] = fr.psi[i];
+                    if derivatives {
+                        for j in 0..d {
+                            self.d_x[di(i, j, s)] = fr.d_r[i][j];
+                            self.d_y[di(i, j, s)] = fr.d_v[i][j];
                         }
+                        self.d_x[di(i, d, s)] = fr.d_b[i] * db_dlam;
+                        self.d_y[di(i, d, s)] = fr.d_b[i] * db_dgap;
                     }
                 }
             }
@@ -825,6 +826,87 @@ impl UnilateralResidual {
 /// force signal `t` to the law variable of signal `sj` (velocity when `velocity`, else
 /// displacement), for each `(t, col0)` of `targets`, into `dst` at rows `row0 ..` and columns
 /// `col0 + (cos, sin coefficient of each harmonic)`.
+/// The weighted friction equality of one sample and its derivatives (`dim` = `r.len()`).
+#[derive(Clone, Copy, Debug, Default)]
+struct FrictionSample {
+    psi: [f64; 2],
+    d_r: [[f64; 2]; 2],
+    d_v: [[f64; 2]; 2],
+    d_b: [f64; 2],
+}
+
+/// `Psi_T = k (r - proj_b(z))`, `k = F clamp(s / max(b, beta F), 1, FACTOR_CAP)`,
+/// `z = r - rho_T v`, `s = |z|`, `proj_b` the projection on the disc of radius `b`
+/// (docs/contact-3d.md, section 3). A positive factor times `r - proj_b(z)`, so its zero set
+/// is Coulomb's law with bound `b` (`r = 0` at `b = 0`: no spurious root), and continuous in
+/// `(r, v, b)`. In stick `F rho_T v`; in slip with `b >= beta F` and `s < FACTOR_CAP b` the
+/// paper's form times `F / b`, `(F / b) (r s - b z)`.
+fn friction(r: &[f64], v: &[f64], b: f64, rho: f64, f: f64) -> FrictionSample {
+    let d = r.len();
+    let mut out = FrictionSample::default();
+    let mut z = [0.0; 2];
+    for k in 0..d {
+        z[k] = r[k] - rho * v[k];
+    }
+    let sn = z[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
+    let slip = sn > b;
+    // e = r - P(z), P the projection on the disc of radius b, and dP/dz.
+    let mut e = [0.0; 2];
+    let mut dp = [[0.0; 2]; 2];
+    let mut de_db = [0.0; 2];
+    let mut zh = [0.0; 2];
+    if slip {
+        let q = b / sn;
+        for i in 0..d {
+            zh[i] = z[i] / sn;
+        }
+        for i in 0..d {
+            e[i] = r[i] - q * z[i];
+            de_db[i] = -zh[i];
+            for j in 0..d {
+                let id = if i == j { 1.0 } else { 0.0 };
+                dp[i][j] = q * (id - zh[i] * zh[j]);
+            }
+        }
+    } else {
+        for i in 0..d {
+            // r - z, written so that stick gives exactly rho v.
+            e[i] = rho * v[i];
+            dp[i][i] = 1.0;
+        }
+    }
+    // k = F clamp(s / m, 1, FACTOR_CAP), m = max(b, beta F); its derivatives where it varies.
+    let m = b.max(BOUND_FLOOR * f);
+    let ratio = sn / m;
+    let (k, varies) = if ratio <= 1.0 {
+        (f, false)
+    } else if ratio >= FACTOR_CAP {
+        (f * FACTOR_CAP, false)
+    } else {
+        (f * ratio, true)
+    };
+    let mut dk_dz = [0.0; 2];
+    let mut dk_db = 0.0;
+    if varies {
+        for j in 0..d {
+            dk_dz[j] = f * zh[j] / m;
+        }
+        if b > BOUND_FLOOR * f {
+            dk_db = -f * sn / (m * m);
+        }
+    }
+    for i in 0..d {
+        out.psi[i] = k * e[i];
+        for j in 0..d {
+            let id = if i == j { 1.0 } else { 0.0 };
+            out.d_r[i][j] = k * (id - dp[i][j]) + e[i] * dk_dz[j];
+            out.d_v[i][j] = rho * (k * dp[i][j] - e[i] * dk_dz[j]);
+        }
+        out.d_b[i] = k * de_db[i] + e[i] * dk_db;
+    }
+    out
+}
+
 fn add_structure_columns(
     cond: &CondensedContacts,
     set: &HarmonicSet,
@@ -876,4 +958,129 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Resi
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `r - proj_b(z)`: Coulomb's law as a projection, written independently of `friction`.
+    fn coulomb_gap(r: &[f64], v: &[f64], b: f64, rho: f64) -> Vec<f64> {
+        let z: Vec<f64> = r.iter().zip(v).map(|(r, v)| r - rho * v).collect();
+        let s = z.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let t = if s > b { b / s } else { 1.0 };
+        r.iter().zip(&z).map(|(r, z)| r - t * z).collect()
+    }
+
+    #[test]
+    fn friction_is_a_positive_multiple_of_the_projection_law_and_continuous() {
+        let (rho, f) = (0.7, 3.0);
+        let v = [0.4, -0.9];
+        // Along a line in r crossing stick, both slip pieces and back, at bounds from 0 up.
+        for &b in &[0.0, 1e-3, 0.05, 0.5, 2.0] {
+            for i in 0..=4000 {
+                let t = -4.0 + 8.0 * i as f64 / 4000.0;
+                let r = [rho * v[0] + t, rho * v[1] + 0.3 * t];
+                let out = friction(&r, &v, b, rho, f);
+                let gap = coulomb_gap(&r, &v, b, rho);
+                // Psi = k gap with one k in [F, F / beta] for both components.
+                let k: Vec<f64> = (0..2)
+                    .filter(|&c| gap[c].abs() > 1e-9)
+                    .map(|c| out.psi[c] / gap[c])
+                    .collect();
+                for w in k.windows(2) {
+                    assert!(
+                        (w[0] - w[1]).abs() < 1e-9 * w[0].abs(),
+                        "b {b} t {t}: {k:?}"
+                    );
+                }
+                for &k in &k {
+                    assert!(
+                        k >= f * (1.0 - 1e-12) && k <= f * FACTOR_CAP * (1.0 + 1e-12),
+                        "b {b} t {t}: k = {k}"
+                    );
+                }
+            }
+            // Continuous across the piece boundaries: stick/slip at s = b, and the clamp of k
+            // at s = m and s = m / beta, m = max(b, beta F) (|z| = 1.044 |t| on this line).
+            let m = b.max(BOUND_FLOOR * f);
+            {
+                for t0 in [b, m, m * FACTOR_CAP].into_iter().filter(|&t| t > 0.0) {
+                    let t0 = t0 / 1.09f64.sqrt();
+                    let at = |t: f64| {
+                        let r = [rho * v[0] + t, rho * v[1] + 0.3 * t];
+                        friction(&r, &v, b, rho, f).psi
+                    };
+                    let (lo, hi) = (at(t0 * (1.0 - 1e-10)), at(t0 * (1.0 + 1e-10)));
+                    let jump = (0..2).map(|c| (lo[c] - hi[c]).abs()).fold(0.0, f64::max);
+                    let size = lo[0].abs().max(lo[1].abs());
+                    assert!(jump < 1e-6 * size, "b {b}: jump {jump} at |z| = {t0}");
+                }
+            }
+        }
+        // In stick the equality does not depend on the bound: F rho v.
+        let r = [0.1, 0.2];
+        let a = friction(&r, &v, 5.0, rho, f);
+        let b = friction(&r, &v, 50.0, rho, f);
+        assert_eq!(a.psi, b.psi);
+        assert!((a.psi[0] - f * rho * v[0]).abs() < 1e-15);
+        // Open (b = 0) with a large slip: the clamped k, FACTOR_CAP F r.
+        let o = friction(&[20.0, -10.0], &v, 0.0, rho, f);
+        assert!((o.psi[0] - 20.0 * f * FACTOR_CAP).abs() < 1e-10);
+        assert!((o.psi[1] + 10.0 * f * FACTOR_CAP).abs() < 1e-10);
+    }
+
+    #[test]
+    fn friction_derivatives_equal_finite_differences_in_every_piece() {
+        let (rho, f) = (0.7, 3.0);
+        let v = [0.4, -0.9];
+        // Stick; slip with k = F s / b, clamped at FACTOR_CAP F, below the floor (k = F and
+        // k = F s / (beta F)); open.
+        let cases = [
+            ([0.5, -0.3], 2.0),
+            ([1.5, -1.0], 1.0),
+            ([80.0, 2.0], 1.0),
+            ([0.4, -0.5], 0.1),
+            ([1.0, 0.5], 0.1),
+            ([1.0, 0.5], 0.0),
+        ];
+        for (r, b) in cases {
+            let out = friction(&r, &v, b, rho, f);
+            let h = 1e-6;
+            for j in 0..2 {
+                let mut rp = r;
+                let mut rm = r;
+                rp[j] += h;
+                rm[j] -= h;
+                let (p, m) = (friction(&rp, &v, b, rho, f), friction(&rm, &v, b, rho, f));
+                let mut vp = v;
+                let mut vm = v;
+                vp[j] += h;
+                vm[j] -= h;
+                let (pv, mv) = (friction(&r, &vp, b, rho, f), friction(&r, &vm, b, rho, f));
+                for i in 0..2 {
+                    let fd = (p.psi[i] - m.psi[i]) / (2.0 * h);
+                    assert!(
+                        (fd - out.d_r[i][j]).abs() < 1e-6,
+                        "r {r:?} b {b}: d_r[{i}][{j}]"
+                    );
+                    let fd = (pv.psi[i] - mv.psi[i]) / (2.0 * h);
+                    assert!(
+                        (fd - out.d_v[i][j]).abs() < 1e-6,
+                        "r {r:?} b {b}: d_v[{i}][{j}]"
+                    );
+                }
+            }
+            if b > 0.0 {
+                let (p, m) = (
+                    friction(&r, &v, b + 1e-6, rho, f),
+                    friction(&r, &v, b - 1e-6, rho, f),
+                );
+                for i in 0..2 {
+                    let fd = (p.psi[i] - m.psi[i]) / 2e-6;
+                    assert!((fd - out.d_b[i]).abs() < 1e-5, "r {r:?} b {b}: d_b[{i}]");
+                }
+            }
+        }
+    }
 }

@@ -625,6 +625,7 @@ impl DenseWork {
     /// Factorises `jac` (partial pivoting, as `Mat::partial_piv_lu`).
     fn factor(&mut self, jac: MatRef<'_, f64>) {
         self.lu.copy_from(jac);
+        pin_empty_rows(self.lu.as_mut(), f64::abs, |v| v);
         faer::linalg::lu::partial_pivoting::factor::lu_in_place(
             self.lu.as_mut(),
             &mut self.fwd,
@@ -668,6 +669,37 @@ impl DenseWork {
 /// A dense Newton step longer than this many times `max(||x||, Cauchy step)` is taken as
 /// coming from a (nearly) singular Jacobian and replaced by a Levenberg-Marquardt step.
 const NEAR_SINGULAR_STEP: f64 = 1e3;
+
+/// Puts the matrix's largest magnitude on the diagonal of every row that is empty (below
+/// `1e-12` of it) before a factorisation. Such a row is an equation that holds identically,
+/// e.g. the `h = 0` friction equation of a contact stuck all period, whose mean force no
+/// equation fixes (its residual entry is zero too): with the pivot the step leaves that
+/// unknown where it is, instead of a singular factorisation (and, in a preconditioner block,
+/// a fallback to the identity for the whole block).
+pub(crate) fn pin_empty_rows<T: Copy>(
+    mut a: faer::MatMut<'_, T>,
+    abs: impl Fn(T) -> f64,
+    from: impl Fn(f64) -> T,
+) {
+    let n = a.nrows().min(a.ncols());
+    let mut big = 0.0f64;
+    let mut rows = vec![0.0f64; a.nrows()];
+    for j in 0..a.ncols() {
+        for (i, r) in rows.iter_mut().enumerate() {
+            let v = abs(a[(i, j)]);
+            *r = r.max(v);
+            big = big.max(v);
+        }
+    }
+    if !(big > 0.0 && big.is_finite()) {
+        return;
+    }
+    for (i, &r) in rows.iter().enumerate().take(n) {
+        if r <= 1e-12 * big {
+            a[(i, i)] = from(big);
+        }
+    }
+}
 
 /// `-(J^T J + mu I)^{-1} J^T g` with `mu = 1e-10 ||J||_F^2 / n`: the Gauss-Newton step,
 /// regularised along directions the equations do not determine. `None` if it fails.

@@ -2,7 +2,7 @@
 //! the automatic scaling of the equations and the Newton solve of
 //! [`ewr_contact::UnilateralResidual`] (`docs/contact-3d.md`).
 
-use crate::newton::{self, EvalError, NewtonOptions, NewtonReport, Residual};
+use crate::newton::{self, EvalError, NewtonOptions, NewtonReport, Residual, pin_empty_rows};
 use crate::periodic::{
     HarmonicLu, PointSettings, PointSolution, SolveError, apply_harmonics, dof_response,
     factor_harmonics, initial_stages, stage_samples,
@@ -14,9 +14,9 @@ use ewr_contact::{
 };
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::{Receptance, ReceptanceAt};
-use faer::MatMut;
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::reborrow::ReborrowMut;
+use faer::{MatMut, c64};
 use rayon::prelude::*;
 
 /// The 3-D contact residual divided by the square of the largest force scale, so that the
@@ -124,12 +124,16 @@ impl Residual for ScaledUnilateral {
             .par_iter_mut()
             .map(|b| {
                 *b *= faer::Scale(s);
+                pin_empty_rows(b.as_mut(), f64::abs, |a| a);
                 b.partial_piv_lu()
             })
             .collect();
         // Refactorised at every linearisation: keeping them while GMRES stays short, as
-        // constant bounds do, cost more GMRES than it saved on the 3-D sector (measured).
+        // constant bounds do, cost as much GMRES as it saved factorisations on the 3-D sector
+        // (measured twice, before and after the continuous friction equality).
         let mut ks = self.inner.averaged_harmonic_jacobians();
+        ks.iter_mut()
+            .for_each(|k| pin_empty_rows(k.as_mut(), |x| x.norm(), |a| c64::new(a, 0.0)));
         self.harmonic = factor_harmonics(&mut ks, self.inner.harmonic_set(), s);
         Ok(())
     }
