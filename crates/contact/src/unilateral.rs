@@ -430,12 +430,12 @@ impl UnilateralResidual {
                 // The bound follows the augmented normal force max(0, lambda - rho_N g), which
                 // is lambda at every solution (g = 0 where closed, lambda = 0 where open) and
                 // continuous across the normal switch at iterates.
-                let (aug, da_dlam, da_dgap) = match fixed {
-                    Some(_) => (lam, 1.0, 0.0),
-                    None => (lam - rn * gap, 1.0, -rn),
+                let (aug, da_dgap) = match fixed {
+                    Some(_) => (lam, 0.0),
+                    None => (lam - rn * gap, -rn),
                 };
                 let (b, db_dlam, db_dgap) = if aug > 0.0 {
-                    (mu * aug, mu * da_dlam, mu * da_dgap)
+                    (mu * aug, mu, mu * da_dgap)
                 } else {
                     (0.0, 0.0, 0.0)
                 };

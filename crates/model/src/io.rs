@@ -1444,11 +1444,13 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
                     .with_data(k.as_slice())
                     .create("k_n")?;
             }
+            if let Some(load) = &nc.load {
+                ng.new_dataset_builder()
+                    .with_data(load.as_slice())
+                    .create("load")?;
+            }
             match (&nc.load, &nc.kinematics) {
-                (Some(load), Kinematics::Dofs { dofs, other }) => {
-                    ng.new_dataset_builder()
-                        .with_data(load.as_slice())
-                        .create("load")?;
+                (Some(_), Kinematics::Dofs { dofs, other }) => {
                     // -1: the contacts with a fixed load have no normal DOF.
                     let fixed = |c: usize| nc.fixed_load(c).is_some();
                     let table: Vec<i64> = (0..c.len())
@@ -1467,14 +1469,7 @@ fn write_to(path: &Path, model: &Model) -> hdf5::Result<()> {
                             .create("dofs_other")?;
                     }
                 }
-                (load, kin) => {
-                    if let Some(load) = load {
-                        ng.new_dataset_builder()
-                            .with_data(load.as_slice())
-                            .create("load")?;
-                    }
-                    write_kinematics(&ng, kin, c.len(), 1)?;
-                }
+                (_, kin) => write_kinematics(&ng, kin, c.len(), 1)?,
             }
         }
     }

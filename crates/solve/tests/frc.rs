@@ -53,19 +53,20 @@ fn run(model: &Model, s: &FrcSettings) -> Vec<FrcPoint> {
     pts
 }
 
+/// A sequential sweep of seed 000's oscillator without friction (`mu N = 0`, projection law:
+/// the exact law's spurious branch `r = rho v` is not a Coulomb solution there), odd:3.
+fn frictionless_sweep(range: (f64, f64, f64)) -> Vec<FrcPoint> {
+    let mut model = examples::oscillator_2d();
+    model.contacts.mu_n = vec![0.0];
+    let s = settings(3, FrictionLaw::Projection, Continuation::Sequential, range);
+    run(&model, &s)
+}
+
 #[test]
 fn without_friction_the_curve_is_the_linear_frf() {
     // mu N = 0 with the projection law (the exact law's spurious branch r = rho v is not a
     // Coulomb solution there): u_k = 10 / |k_k - w^2 + 0.01 i w|.
-    let mut model = examples::oscillator_2d();
-    model.contacts.mu_n = vec![0.0];
-    let s = settings(
-        3,
-        FrictionLaw::Projection,
-        Continuation::Sequential,
-        (0.5, 1.5, 0.1),
-    );
-    let pts = run(&model, &s);
+    let pts = frictionless_sweep((0.5, 1.5, 0.1));
     assert_eq!(pts.len(), 11);
     for p in &pts {
         let w = p.solution.omega;
@@ -243,15 +244,7 @@ fn a_sweep_whose_steps_add_up_to_its_end_only_to_rounding_stops_there() {
     // 3524.71 + 8 x 7.07, added step by step, is 3581.2700000000013: past the end by more
     // than 1e-12 but within rounding of it. The sweep used to land on the end with a step of
     // 1.3e-12 and then creep on by steps growing 1.5x, 18 more points at the same frequency.
-    let mut model = examples::oscillator_2d();
-    model.contacts.mu_n = vec![0.0];
-    let s = settings(
-        3,
-        FrictionLaw::Projection,
-        Continuation::Sequential,
-        (3524.71, 3581.27, 7.07),
-    );
-    let pts = run(&model, &s);
+    let pts = frictionless_sweep((3524.71, 3581.27, 7.07));
     let ws: Vec<f64> = pts.iter().map(|p| p.solution.omega).collect();
     assert_eq!(ws.len(), 9, "{ws:?}");
     assert!(ws.windows(2).all(|w| w[1] - w[0] > 7.0), "{ws:?}");
