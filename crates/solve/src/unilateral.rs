@@ -282,7 +282,7 @@ pub(crate) fn with_stagnation_window(opts: &NewtonOptions) -> NewtonOptions {
 /// A smaller `rho` first: the stalls traced on the 3-D sectors are local minima of `||g||`
 /// that `x 10` crawled out of for its whole iteration budget and `x 0.1` left in about ten
 /// iterations (docs/performance.md, "3-D contacts": 200-contact sector, first 63 points of
-/// the 100-point sweep 2655 -> 2081 Newton iterations; 100-contact sector 1485 -> 1285).
+/// the 100-point sweep 2655 -> 2455 Newton iterations; 100-contact sector 1485 -> 1285).
 const RHO_RETRIES: [f64; 3] = [1.0, 0.1, 10.0];
 
 /// As [`crate::solve_point`], for a model with 3-D contacts: the unknowns are the friction
