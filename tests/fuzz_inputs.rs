@@ -315,7 +315,10 @@ fn mutate_text(rng: &mut Rng, text: &str) -> String {
 fn importers_survive_random_text_edits() {
     let k = "%%MatrixMarket matrix coordinate real symmetric\n% stiffness\n3 3 5\n1 1 2.0\n2 1 -1\n2 2 2\n3 2 -1\n3 3 1\n";
     let m = "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n3 3 1\n";
-    let contacts = "eq1,eq2,mu_n,rho\n1,2,2.5,1\n";
+    // Constant bounds, and 3-D contacts (normal side, compliance, a fixed load) in turn.
+    let contacts_2d = "eq1,eq2,mu_n,rho\n1,2,2.5,1\n";
+    let contacts_3d = "eq1,eqn,othern,eqn_sign,mu,g0,k_t,k_n,load\n\
+                       1,3,2,-1,0.3,-0.01,100,50,\n2,,,,0.5,,10,20,4\n";
     let forcing = "eq,harmonic,cos,sin\n3,1,1.0,0\n";
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -323,6 +326,11 @@ fn importers_survive_random_text_edits() {
     let t0 = Instant::now();
     let mut case = 0;
     while t0.elapsed() < budget() {
+        let contacts = if case % 2 == 0 {
+            contacts_2d
+        } else {
+            contacts_3d
+        };
         let files = [
             ("k.mtx", k),
             ("m.mtx", m),

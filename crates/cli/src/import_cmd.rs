@@ -191,8 +191,13 @@ fn check_files(cmd: &ImportCommand) -> Result<(), Failure> {
 fn write(imported: &Imported, common: &CommonArgs) -> Result<(), Failure> {
     let m = &imported.model;
     ewr_model::write(&common.output, m).map_err(|e| Failure::work(e.to_string()))?;
+    let kind = if m.contacts.has_normal() {
+        "3-D contacts (normal load varies), tangential dim"
+    } else {
+        "contacts of dim"
+    };
     say!(
-        "wrote {} ({} DOFs, {} contacts of dim {}, {} forcing terms)",
+        "wrote {} ({} DOFs, {} {kind} {}, {} forcing terms)",
         common.output.display(),
         m.n_dofs(),
         m.contacts.len(),

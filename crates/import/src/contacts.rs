@@ -7,7 +7,12 @@
 //!   `W` is `t_k . (u_node - u_other)` over the nodes' translational DOFs.
 //! - **equation style** (`eq1`, optionally `eq2`): each direction is one equation (1-based,
 //!   the row number in the matrix files), against ground or `other1`/`other2`.
+//!
+//! A file of 3-D contacts gives the friction coefficient `mu` instead of the bound `mu_n`
+//! and a normal direction: the normal `n` of node style (the node separates along it), or
+//! the equation `eqn` (with `othern`, `eqn_sign`); row `c` of `W_N` reads the gap's change.
 
+use crate::contact_law::Laws;
 use crate::csv::{Row, Table};
 use crate::text::{TextFile, parse_index};
 use crate::{DofSpace, ImportError};
@@ -17,11 +22,16 @@ use faer::sparse::Triplet;
 use std::path::Path;
 
 /// Columns a contacts file may have.
-pub const CONTACT_COLUMNS: [&str; 18] = [
+pub const CONTACT_COLUMNS: [&str; 26] = [
     "node",
     "other",
     "mu_n",
+    "mu",
+    "g0",
+    "load",
     "rho",
+    "k_t",
+    "k_n",
     "nx",
     "ny",
     "nz",
@@ -35,6 +45,9 @@ pub const CONTACT_COLUMNS: [&str; 18] = [
     "eq2",
     "other1",
     "other2",
+    "eqn",
+    "othern",
+    "eqn_sign",
     "other_sector",
 ];
 
@@ -76,9 +89,7 @@ pub struct ReadContacts {
 /// Reads a contacts CSV file against the model's DOFs.
 pub fn read_contacts(path: &Path, space: &DofSpace<'_>) -> Result<ReadContacts, ImportError> {
     let t = Table::parse(TextFile::read(path)?, &CONTACT_COLUMNS)?;
-    if !t.has("mu_n") {
-        return Err(t.header_err("column `mu_n` (friction bound mu*N of each contact) is missing"));
-    }
+    Laws::from_header(&t)?;
     match (t.has("node"), t.has("eq1")) {
         (true, false) => node_style(&t, space),
         (false, true) => equation_style(&t, space),
@@ -91,34 +102,6 @@ pub fn read_contacts(path: &Path, space: &DofSpace<'_>) -> Result<ReadContacts, 
              number)",
         )),
     }
-}
-
-/// mu_n and rho of one row, checked, and whether the row gave rho.
-fn bounds(t: &Table<'_>, row: &Row) -> Result<(f64, f64, bool), ImportError> {
-    let mu_n = t.f64(row, "mu_n")?;
-    if mu_n < 0.0 {
-        return Err(t.file.err(
-            row.line,
-            format!("mu_n = {mu_n}: the friction bound must be >= 0"),
-        ));
-    }
-    let given = t.f64_opt(row, "rho")?;
-    let rho = given.unwrap_or(1.0);
-    if rho <= 0.0 {
-        return Err(t.file.err(
-            row.line,
-            format!("rho = {rho}: the E-WR scaling must be > 0 (leave it empty for automatic)"),
-        ));
-    }
-    Ok((mu_n, rho, given.is_some()))
-}
-
-/// An FE model is in physical units, where `rho = 1` can be many decades off the contact's
-/// force per velocity (blade-ccx: 4x the Newton iterations of the automatic scaling), so a
-/// contacts file that gives no `rho` at all gets the automatic one.
-fn set_rho(contacts: &mut Contacts, rho: Vec<f64>, any_given: bool) {
-    contacts.rho = rho;
-    contacts.rho_auto = !any_given;
 }
 
 /// A field that names the opposite side: empty, `ground` or `-` for ground.
@@ -141,57 +124,111 @@ fn equation_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, I
     if dim == 1 && t.has("other2") {
         return Err(t.header_err("column `other2` without `eq2`"));
     }
+    let mut laws = Laws::from_header(t)?;
+    if laws.three_d && !t.has("eqn") {
+        return Err(t.header_err(
+            "3-D contacts (column `mu`) need the normal direction's equation `eqn` (and \
+             `othern` for the opposite side)",
+        ));
+    }
     let n = space.n;
     let eq = |row: &Row, name: &str| -> Result<usize, ImportError> {
         let e = t.index(row, name)?;
         check_equation(&t.file, row.line, name, e, n)
     };
-    let (mut dofs, mut other, mut mu_n, mut rho) = (vec![], vec![], vec![], vec![]);
-    let mut any_rho = false;
-    for row in &t.rows {
-        let next = on_next_sector(t, row)?;
-        for k in 1..=dim {
-            let d = eq(row, &format!("eq{k}"))?;
-            let name = format!("other{k}");
-            let o = if is_ground(t.get(row, &name)) {
-                if next {
-                    return Err(t.file.err(
-                        row.line,
-                        format!("other_sector = next needs an opposite equation in `{name}`"),
-                    ));
-                }
-                None
+    // One direction: its equation and the opposite side's (`n + eq` on the next sector).
+    let direction = |row: &Row, own: &str, opposite: &str, next: bool| {
+        let d = eq(row, own)?;
+        let o = if is_ground(t.get(row, opposite)) {
+            if next {
+                return Err(t.file.err(
+                    row.line,
+                    format!("other_sector = next needs an opposite equation in `{opposite}`"),
+                ));
+            }
+            None
+        } else {
+            let o = eq(row, opposite)?;
+            if next {
+                Some(n + o)
+            } else if o == d {
+                return Err(t.file.err(
+                    row.line,
+                    format!("`{opposite}` is the contact's own equation {}", d + 1),
+                ));
             } else {
-                let o = eq(row, &name)?;
-                if next {
-                    Some(n + o)
-                } else if o == d {
-                    return Err(t.file.err(
-                        row.line,
-                        format!("`{name}` is the contact's own equation {}", d + 1),
-                    ));
-                } else {
-                    Some(o)
-                }
-            };
+                Some(o)
+            }
+        };
+        Ok((d, o))
+    };
+    let (mut dofs, mut other, mut normal) = (vec![], vec![], vec![]);
+    let mut any_next = false;
+    for (c, row) in t.rows.iter().enumerate() {
+        let next = on_next_sector(t, row)?;
+        any_next |= next;
+        for k in 1..=dim {
+            let (d, o) = direction(row, &format!("eq{k}"), &format!("other{k}"), next)?;
             dofs.push(d);
             other.push(o);
         }
-        let (m, r, given) = bounds(t, row)?;
-        mu_n.push(m);
-        rho.push(r);
-        any_rho |= given;
+        laws.push(t, row)?;
+        // A contact with a fixed normal force has no normal direction; it may name none.
+        if laws.three_d && !(laws.has_load(c) && t.get(row, "eqn").is_none()) {
+            let sign = normal_sign(t, row)?;
+            let (d, o) = direction(row, "eqn", "othern", next)?;
+            normal.push(Triplet::new(c, d, sign));
+            if let Some(o) = o {
+                normal.push(Triplet::new(c, o, -sign));
+            }
+        }
     }
     let mut contacts = if other.iter().all(Option::is_none) {
-        Contacts::to_ground(dim, dofs, mu_n)
+        Contacts::to_ground(dim, dofs, laws.mu_n())
     } else {
-        Contacts::between(dim, dofs, other, mu_n)
+        Contacts::between(dim, dofs, other, laws.mu_n())
     };
-    set_rho(&mut contacts, rho, any_rho);
+    let normal = if laws.three_d {
+        let cols = if any_next { 2 * n } else { n };
+        Some(normal_map(t, t.rows.len(), cols, &normal)?)
+    } else {
+        None
+    };
+    laws.apply(&mut contacts, normal);
     Ok(ReadContacts {
         contacts,
         notes: Vec::new(),
     })
+}
+
+/// `eqn_sign` of a row: `+1` (empty) when the gap opens as `eqn` increases, `-1` when it
+/// opens as `eqn` decreases.
+fn normal_sign(t: &Table<'_>, row: &Row) -> Result<f64, ImportError> {
+    match t.f64_opt(row, "eqn_sign")? {
+        None => Ok(1.0),
+        Some(s) if s == 1.0 || s == -1.0 => Ok(s),
+        Some(s) => Err(t.file.err(
+            row.line,
+            format!(
+                "eqn_sign = {s}: expected 1 (the gap opens as equation `eqn` increases) or -1 \
+                 (it opens as `eqn` decreases)"
+            ),
+        )),
+    }
+}
+
+/// The normal map `W_N` (`nc x cols`) from its entries, as DOFs when every row reads one.
+fn normal_map(
+    t: &Table<'_>,
+    nc: usize,
+    cols: usize,
+    trip: &[Triplet<usize, usize, f64>],
+) -> Result<Kinematics, ImportError> {
+    let w = SparseMatrix::try_new_from_triplets(nc, cols, trip)
+        .map_err(|e| t.header_err(format!("cannot build W_N: {}", e.sentence())))?;
+    let mut k = Kinematics::Matrix(w);
+    simplify_kinematics(&mut k);
+    Ok(k)
 }
 
 /// Checks a 1-based equation number against `n` and returns it 0-based.
@@ -289,7 +326,7 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
     let map_name = space
         .map_file
         .map_or_else(|| "the DOF map".to_string(), |p| p.display().to_string());
-    for c in ["eq2", "other1", "other2"] {
+    for c in ["eq2", "other1", "other2", "eqn", "othern", "eqn_sign"] {
         if t.has(c) {
             return Err(t.header_err(format!(
                 "column `{c}` belongs to equation-style contacts (`eq1`); with `node` the \
@@ -297,26 +334,33 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
             )));
         }
     }
+    let mut laws = Laws::from_header(t)?;
     let normal = vector_columns(t, "n")?;
     let t1 = vector_columns(t, "t1")?;
     let t2 = vector_columns(t, "t2")?;
     let dim = match (normal, t1, t2) {
-        (true, false, false) => 2,
-        (false, true, false) => 1,
-        (false, true, true) => 2,
-        (true, _, _) => {
-            return Err(t.header_err(
-                "give the contact plane by its normal `nx,ny,nz` or by tangents `t1x,...`, \
-                 not both",
-            ));
-        }
-        (false, false, true) => return Err(t.header_err("tangent `t2` without `t1`")),
+        (_, false, true) => return Err(t.header_err("tangent `t2` without `t1`")),
         (false, false, false) => {
             return Err(t.header_err(
                 "no contact directions: add the normal `nx,ny,nz` (2-D friction in the \
                  tangent plane) or tangents `t1x,t1y,t1z`[,`t2x,t2y,t2z`]",
             ));
         }
+        (false, _, _) if laws.three_d => {
+            return Err(t.header_err(
+                "3-D contacts (column `mu`) need the contact normal `nx,ny,nz`: the direction \
+                 in which `node` separates from `other` (or from ground)",
+            ));
+        }
+        (true, true, _) if !laws.three_d => {
+            return Err(t.header_err(
+                "give the contact plane by its normal `nx,ny,nz` or by tangents `t1x,...`, \
+                 not both (a normal with tangents is for 3-D contacts, column `mu`)",
+            ));
+        }
+        (true, false, false) => 2,
+        (_, true, false) => 1,
+        (_, true, true) => 2,
     };
     let lookup = |row: &Row, col: &str| -> Result<u64, ImportError> {
         let node = parse_node(t, row, col)?;
@@ -331,9 +375,20 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
         }
         Ok(node)
     };
-    let mut trip = Vec::new();
-    let (mut mu_n, mut rho, mut notes) = (vec![], vec![], vec![]);
-    let mut any_rho = false;
+    let orthogonal = |row: &Row, a: &[f64; 3], b: &[f64; 3], what: &str| {
+        let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        if dot.abs() > ORTHOGONALITY_TOL {
+            return Err(t.file.err(
+                row.line,
+                format!(
+                    "{what} are not orthogonal ({dot:.3e} after normalising): 2-D and 3-D \
+                     friction need an orthonormal frame"
+                ),
+            ));
+        }
+        Ok(())
+    };
+    let (mut trip, mut trip_n, mut notes) = (vec![], vec![], vec![]);
     let mut any_next = false;
     for (c, row) in t.rows.iter().enumerate() {
         let node = lookup(row, "node")?;
@@ -357,28 +412,31 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
             }
             Some(o)
         };
-        let dirs: Vec<[f64; 3]> = if normal {
-            let (a, b) = tangents_from_normal(unit_vector(t, row, "n")?);
-            vec![a, b]
-        } else if dim == 2 {
-            let (a, b) = (unit_vector(t, row, "t1")?, unit_vector(t, row, "t2")?);
-            let dot: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-            if dot.abs() > ORTHOGONALITY_TOL {
-                return Err(t.file.err(
-                    row.line,
-                    format!(
-                        "tangents t1 and t2 are not orthogonal (t1 . t2 = {dot:.3e} after \
-                         normalising): 2-D friction needs an orthonormal frame"
-                    ),
-                ));
+        let n_vec = normal.then(|| unit_vector(t, row, "n")).transpose()?;
+        let dirs: Vec<[f64; 3]> = match (n_vec, t1) {
+            (Some(nv), false) => {
+                let (a, b) = tangents_from_normal(nv);
+                vec![a, b]
             }
-            vec![a, b]
-        } else {
-            vec![unit_vector(t, row, "t1")?]
+            _ => {
+                let a = unit_vector(t, row, "t1")?;
+                let mut dirs = vec![a];
+                if dim == 2 {
+                    let b = unit_vector(t, row, "t2")?;
+                    orthogonal(row, &a, &b, "tangents t1 and t2 (t1 . t2)")?;
+                    dirs.push(b);
+                }
+                if let Some(nv) = n_vec {
+                    for (k, d) in dirs.iter().enumerate() {
+                        orthogonal(row, d, &nv, &format!("tangent t{} and normal n", k + 1))?;
+                    }
+                }
+                dirs
+            }
         };
-        for (k, dir) in dirs.iter().enumerate() {
-            let r = c * dim + k;
-            let before = trip.len();
+        laws.push(t, row)?;
+        let mut read = |r: usize, dir: &[f64; 3], what: &str, out: &mut Vec<_>| {
+            let before = out.len();
             for (side, sign) in [(Some(node), 1.0), (other, -1.0)] {
                 let Some(nd) = side else { continue };
                 for (a, &comp) in dir.iter().enumerate() {
@@ -389,48 +447,63 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
                     // The next sector's DOFs are encoded as n + eq (crate::cyclic).
                     let shift = if sign < 0.0 && next { space.n } else { 0 };
                     match map.equation(nd, direction) {
-                        Some(eq) => trip.push(Triplet::new(r, eq + shift, sign * comp)),
+                        Some(eq) => out.push(Triplet::new(r, eq + shift, sign * comp)),
                         None => notes.push(format!(
                             "{}:{}: node {nd} has no free DOF in direction {direction} \
-                             (constrained): that component ({comp:.3}) of tangent {} is \
-                             dropped",
+                             (constrained): that component ({comp:.3}) of {what} is dropped",
                             t.file.path.display(),
                             row.line,
-                            k + 1
                         )),
                     }
                 }
             }
-            if trip.len() == before {
+            if out.len() == before {
                 return Err(t.file.err(
                     row.line,
                     format!(
-                        "tangent {} of this contact reads no free DOF: every DOF it points \
-                         along is constrained",
-                        k + 1
+                        "{what} of this contact reads no free DOF: every DOF it points along \
+                         is constrained"
                     ),
                 ));
             }
+            Ok(())
+        };
+        for (k, dir) in dirs.iter().enumerate() {
+            read(c * dim + k, dir, &format!("tangent {}", k + 1), &mut trip)?;
         }
-        let (m, r, given) = bounds(t, row)?;
-        mu_n.push(m);
-        rho.push(r);
-        any_rho |= given;
+        // The gap n . (u_node - u_other) opens as the node moves along n; a contact with a
+        // fixed normal force has no normal direction.
+        if let Some(nv) = n_vec.filter(|_| laws.three_d && !laws.has_load(c)) {
+            read(c, &nv, "the normal", &mut trip_n)?;
+        }
     }
-    let rows = dim * mu_n.len();
+    let nc = t.rows.len();
     let cols = if any_next { 2 * space.n } else { space.n };
-    let w = SparseMatrix::try_new_from_triplets(rows, cols, &trip)
+    let w = SparseMatrix::try_new_from_triplets(dim * nc, cols, &trip)
         .map_err(|e| t.header_err(format!("cannot build W: {}", e.sentence())))?;
-    let mut contacts = Contacts::from_matrix(dim, w, mu_n);
-    set_rho(&mut contacts, rho, any_rho);
+    let mut contacts = Contacts::from_matrix(dim, w, laws.mu_n());
+    let normal = if laws.three_d {
+        Some(normal_map(t, nc, cols, &trip_n)?)
+    } else {
+        None
+    };
+    laws.apply(&mut contacts, normal);
     simplify(&mut contacts);
     Ok(ReadContacts { contacts, notes })
 }
 
-/// Replaces `W` by the DOF-list form when every row is `+1` on one DOF, optionally `-1` on
-/// another: contacts along coordinate axes then read as DOFs in `model info` and files.
+/// Replaces `W` (and `W_N`) by the DOF-list form when every row is `+1` on one DOF,
+/// optionally `-1` on another: contacts along coordinate axes then read as DOFs in
+/// `model info` and files.
 pub(crate) fn simplify(c: &mut Contacts) {
-    let Kinematics::Matrix(w) = &c.kinematics else {
+    simplify_kinematics(&mut c.kinematics);
+    if let Some(n) = &mut c.normal {
+        simplify_kinematics(&mut n.kinematics);
+    }
+}
+
+fn simplify_kinematics(k: &mut Kinematics) {
+    let Kinematics::Matrix(w) = k else {
         return;
     };
     let rows = w.nrows();
@@ -449,7 +522,7 @@ pub(crate) fn simplify(c: &mut Contacts) {
     let Some(dofs) = plus.into_iter().collect::<Option<Vec<usize>>>() else {
         return;
     };
-    c.kinematics = Kinematics::Dofs {
+    *k = Kinematics::Dofs {
         dofs,
         other: minus.iter().any(Option::is_some).then_some(minus),
     };

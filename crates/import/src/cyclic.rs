@@ -97,9 +97,9 @@ pub fn read_boundary(
 }
 
 /// Moves the next sector's DOFs of `contacts` (encoded as `n + dof` by the contacts
-/// reader) to appended DOFs `n, n + 1, ...`, one per distinct DOF in increasing order, and
-/// returns the `(left, right)` pairs that tie each to its own sector's DOF. Empty when no
-/// contact names the next sector.
+/// reader, in the tangential and the normal maps) to appended DOFs `n, n + 1, ...`, one per
+/// distinct DOF in increasing order, and returns the `(left, right)` pairs that tie each to
+/// its own sector's DOF. Empty when no contact names the next sector.
 pub fn append_next_sector_dofs(
     contacts: &mut Contacts,
     n: usize,
@@ -107,14 +107,15 @@ pub fn append_next_sector_dofs(
     if contacts.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    // The readers build W with 2 n columns only when a row names the next sector.
-    let w = match &contacts.kinematics {
-        Kinematics::Matrix(w) if w.ncols() == n => return Ok((Vec::new(), Vec::new())),
-        Kinematics::Matrix(w) => w.clone(),
-        Kinematics::Dofs { .. } => contacts.w_matrix(2 * n)?,
+    let nc = contacts.len();
+    let w = wide_matrix(&contacts.kinematics, contacts.dim * nc, n)?;
+    let w_n = match &contacts.normal {
+        Some(normal) => Some(wide_matrix(&normal.kinematics, nc, n)?),
+        None => None,
     };
     let mut named: Vec<usize> = w
         .triplet_iter()
+        .chain(w_n.iter().flat_map(|m| m.triplet_iter()))
         .filter(|t| t.col >= n)
         .map(|t| t.col - n)
         .collect();
@@ -124,23 +125,49 @@ pub fn append_next_sector_dofs(
     named.sort_unstable();
     named.dedup();
     let n2 = n + named.len();
-    let trip: Vec<Triplet<usize, usize, f64>> = w
-        .triplet_iter()
-        .map(|t| {
-            let col = if t.col >= n {
-                n + named.binary_search(&(t.col - n)).expect("collected above")
-            } else {
-                t.col
-            };
-            Triplet::new(t.row, col, *t.val)
-        })
-        .collect();
-    let w2 = SparseMatrix::try_new_from_triplets(w.nrows(), n2, &trip)
-        .map_err(|_| "cannot build the contact map".to_string())?;
-    contacts.kinematics = Kinematics::Matrix(w2);
+    let remap = |w: &SparseMatrix| {
+        let trip: Vec<Triplet<usize, usize, f64>> = w
+            .triplet_iter()
+            .map(|t| {
+                let col = if t.col >= n {
+                    n + named.binary_search(&(t.col - n)).expect("collected above")
+                } else {
+                    t.col
+                };
+                Triplet::new(t.row, col, *t.val)
+            })
+            .collect();
+        SparseMatrix::try_new_from_triplets(w.nrows(), n2, &trip)
+            .map_err(|_| "cannot build the contact map".to_string())
+    };
+    contacts.kinematics = Kinematics::Matrix(remap(&w)?);
+    if let (Some(normal), Some(w_n)) = (&mut contacts.normal, &w_n) {
+        normal.kinematics = Kinematics::Matrix(remap(w_n)?);
+    }
     crate::contacts::simplify(contacts);
     let right = (n..n2).collect();
     Ok((named, right))
+}
+
+/// A contact map with `2 n` columns, whichever form it has: the readers encode the next
+/// sector's DOF `d` as column `n + d`.
+fn wide_matrix(k: &Kinematics, rows: usize, n: usize) -> Result<SparseMatrix, String> {
+    let trip: Vec<Triplet<usize, usize, f64>> = match k {
+        Kinematics::Matrix(w) => w
+            .triplet_iter()
+            .map(|t| Triplet::new(t.row, t.col, *t.val))
+            .collect(),
+        Kinematics::Dofs { dofs, other } => dofs
+            .iter()
+            .enumerate()
+            .flat_map(|(r, &d)| {
+                let o = other.as_ref().and_then(|o| o[r]);
+                std::iter::once(Triplet::new(r, d, 1.0)).chain(o.map(|o| Triplet::new(r, o, -1.0)))
+            })
+            .collect(),
+    };
+    SparseMatrix::try_new_from_triplets(rows, 2 * n, &trip)
+        .map_err(|_| format!("a contact DOF is out of range 0..{}", 2 * n))
 }
 
 /// `a` (n x n) widened to `n2 x n2` with zeros.

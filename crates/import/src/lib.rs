@@ -15,6 +15,7 @@
 
 mod assemble;
 pub mod calculix;
+mod contact_law;
 mod contacts;
 mod csv;
 pub mod cyclic;

@@ -528,7 +528,11 @@ fn contacts_bad_headers() {
     for (text, line, words) in [
         ("7,ground,1,0,0,1\n", 1, "missing header row"),
         ("node;mu_n;nx;ny;nz\n7;1;0;0;1\n", 1, "not semicolons"),
-        ("node,mu,nx,ny,nz\n7,1,0,0,1\n", 1, "unknown column `mu`"),
+        (
+            "node,mu_t,nx,ny,nz\n7,1,0,0,1\n",
+            1,
+            "unknown column `mu_t`",
+        ),
         ("node,nx,ny,nz\n7,0,0,1\n", 1, "`mu_n`"),
         ("node,mu_n,nx,ny\n7,1,0,0\n", 1, "three columns `nx,ny,nz`"),
         ("node,mu_n\n7,1\n", 1, "no contact directions"),
@@ -770,4 +774,212 @@ fn cyclic_sector_from_mtx_boundary_and_next_sector_contacts() {
         .unwrap_err();
         assert!(e.to_string().contains(words), "{e}");
     }
+}
+
+// ---------------------------------------------------------------- 3-D contacts (issue 13)
+
+fn assert_close(a: &[Vec<f64>], b: &[Vec<f64>], tol: f64) {
+    assert_eq!((a.len(), a[0].len()), (b.len(), b[0].len()));
+    for (ra, rb) in a.iter().zip(b) {
+        for (x, y) in ra.iter().zip(rb) {
+            assert!((x - y).abs() <= tol, "{a:?}\n!=\n{b:?}");
+        }
+    }
+}
+
+/// The 3-D wedge damper, imported from its matrices, a DOF map and a node-style contacts
+/// file (each face: node, opposite node, in-plane tangent and axis, normal pointing from
+/// the damper to the platform), gives the built-in example's contact maps and data.
+#[test]
+fn three_d_contacts_by_node_give_the_wedge_damper_example() {
+    let d = Dir::new();
+    let ex = ewr_model::examples::wedge_damper_3d();
+    let p = ewr_model::examples::BladeDamperBlade3d::default();
+    let (k_t, k_n) = (p.base.k_contact.0.unwrap(), p.base.k_contact.1);
+    let (a1, a2) = p.base.angles;
+    // Equations 0..11: x1 (node 1), x2 y3 (node 2), x4 y5 (node 3), x6 y7 (node 4), x8
+    // (node 5), then the axial z of nodes 2, 3, 4.
+    let dofs = d.file(
+        "w.dof",
+        "1.1\n2.1\n2.2\n3.1\n3.2\n4.1\n4.2\n5.1\n2.3\n3.3\n4.3\n",
+    );
+    let files = MtxFiles {
+        mass: d.file("m.mtx", &mtx_block(&ex.mass, 11)),
+        stiffness: d.file("k.mtx", &mtx_block(&ex.stiffness, 11)),
+        dofs: Some(dofs),
+        ..Default::default()
+    };
+    let g0 = -p.preload / k_n;
+    let row = |node: u32, t: (f64, f64), n: (f64, f64)| {
+        format!(
+            "{node},3,{},{g0},{k_t},{k_n},{},{},0,0,0,1,{},{},0\n",
+            p.mu, t.0, t.1, n.0, n.1
+        )
+    };
+    let csv = format!(
+        "node,other,mu,g0,k_t,k_n,t1x,t1y,t1z,t2x,t2y,t2z,nx,ny,nz\n{}{}",
+        row(2, (a1.cos(), a1.sin()), (-a1.sin(), a1.cos())),
+        row(4, (-a2.cos(), a2.sin()), (a2.sin(), a2.cos())),
+    );
+    let opts = ImportOptions {
+        contacts: Some(d.file("c.csv", &csv)),
+        ..Default::default()
+    };
+    let m = ewr_import::import_mtx(&files, &opts).unwrap().model;
+    let (c, e) = (&m.contacts, &ex.contacts);
+    assert_eq!((c.dim, c.len()), (2, 2));
+    assert_close(
+        &dense(&c.contact_matrix(11).unwrap()),
+        &dense(&e.contact_matrix(11).unwrap()),
+        1e-15,
+    );
+    let (cn, en) = (c.normal.as_ref().unwrap(), e.normal.as_ref().unwrap());
+    assert_eq!((&cn.g0, &cn.mu, &cn.k_n), (&en.g0, &en.mu, &en.k_n));
+    assert!(cn.load.is_none());
+    assert_eq!(c.k_t, e.k_t);
+    assert_eq!(c.mu_n, [0.0, 0.0]);
+    assert!(c.rho_auto);
+}
+
+/// The single 3-D contact by equations; the normal's sign and opposite side; 3-D columns
+/// without `mu`, and bad 3-D values, are refused at their line.
+#[test]
+fn three_d_contacts_by_equation() {
+    let d = Dir::new();
+    let ex = ewr_model::examples::single_contact_3d();
+    let sp = DofSpace {
+        n: 3,
+        map: None,
+        map_file: None,
+    };
+    let p = d.file("c.csv", "eq1,eq2,eqn,mu,k_n\n1,2,3,0.4,100\n");
+    let c = read_contacts(&p, &sp).unwrap().contacts;
+    let (cn, en) = (
+        c.normal.as_ref().unwrap(),
+        ex.contacts.normal.as_ref().unwrap(),
+    );
+    assert_eq!(
+        dense(&c.contact_matrix(3).unwrap()),
+        dense(&ex.contacts.contact_matrix(3).unwrap())
+    );
+    assert!(matches!(cn.kinematics, Kinematics::Dofs { .. }));
+    assert_eq!((&cn.g0, &cn.mu, &cn.k_n), (&en.g0, &en.mu, &en.k_n));
+
+    // Gap opening as equation 3 decreases, against equation 1; a second contact with a fixed
+    // normal force and no normal equation.
+    let sp5 = DofSpace { n: 5, ..sp };
+    let p = d.file(
+        "c2.csv",
+        "eq1,eqn,othern,eqn_sign,mu,g0,load\n2,3,1,-1,0.3,-0.01,\n4,,,,0.5,,12\n",
+    );
+    let c = read_contacts(&p, &sp5).unwrap().contacts;
+    let w = dense(&c.contact_matrix(5).unwrap());
+    assert_eq!(w[2], [1.0, 0.0, -1.0, 0.0, 0.0]);
+    assert_eq!(w[3], [0.0; 5], "a fixed load has no normal row");
+    let n = c.normal.unwrap();
+    assert_eq!(n.g0, [-0.01, 0.0]);
+    assert_eq!(n.fixed_load(0), None);
+    assert_eq!(n.fixed_load(1), Some(12.0));
+
+    for (text, line, words) in [
+        ("eq1,mu_n,g0\n1,1,0\n", 1, "belongs to 3-D contacts"),
+        ("eq1,mu_n,mu\n1,1,0.3\n", 1, "not both"),
+        ("eq1,rho\n1,1\n", 1, "give `mu`"),
+        ("eq1,mu\n1,0.3\n", 1, "`eqn`"),
+        (
+            "eq1,eqn,mu\n1,3,-0.3\n",
+            2,
+            "friction coefficient must be >= 0",
+        ),
+        ("eq1,eqn,mu,k_n\n1,3,0.3,\n", 2, "`k_n` is empty"),
+        ("eq1,eqn,mu,k_n\n1,3,0.3,0\n", 2, "stiffness must be > 0"),
+        ("eq1,eqn,mu,load\n1,3,0.3,-2\n", 2, "must be >= 0"),
+        ("eq1,eqn,mu,g0\n1,3,0.3,nan\n", 2, "not finite"),
+        ("eq1,eqn,mu,eqn_sign\n1,3,0.3,2\n", 2, "eqn_sign = 2"),
+        ("eq1,eqn,mu\n1,9,0.3\n", 2, "out of range"),
+        ("eq1,eqn,othern,mu\n1,3,3,0.3\n", 2, "own equation 3"),
+    ] {
+        let p = d.file("bad.csv", text);
+        at(read_contacts(&p, &sp5).unwrap_err(), "bad.csv", line, words);
+    }
+}
+
+/// Node style: the normal reads `n . (u_node - u_other)`; a 3-D contact needs a normal; a
+/// tangent not orthogonal to it is refused.
+#[test]
+fn three_d_contacts_by_node_check_the_frame() {
+    let d = Dir::new();
+    let map = map();
+    let p = d.file("c.csv", "node,other,mu,g0,nx,ny,nz\n11,7,0.2,-1e-3,0,0,1\n");
+    let c = read_contacts(&p, &space(&map)).unwrap().contacts;
+    let n = c.normal.as_ref().unwrap();
+    let Kinematics::Dofs { dofs, other } = &n.kinematics else {
+        panic!("{:?}", n.kinematics)
+    };
+    // Node 11's z is equation 7, node 7's z is equation 2.
+    assert_eq!(
+        (dofs.as_slice(), other.as_ref().unwrap().as_slice()),
+        (&[7][..], &[Some(2)][..])
+    );
+    assert_eq!(c.dim, 2);
+    for (text, words) in [
+        (
+            "node,mu,t1x,t1y,t1z\n7,0.2,1,0,0\n",
+            "need the contact normal",
+        ),
+        (
+            "node,mu,nx,ny,nz,t1x,t1y,t1z\n7,0.2,0,0,1,0.1,0,1\n",
+            "not orthogonal",
+        ),
+        (
+            "node,mu_n,nx,ny,nz,t1x,t1y,t1z\n7,2,0,0,1,1,0,0\n",
+            "not both",
+        ),
+        ("node,mu,eqn,nx,ny,nz\n7,0.2,3,0,0,1\n", "equation-style"),
+    ] {
+        let p = d.file("bad.csv", text);
+        let e = read_contacts(&p, &space(&map)).unwrap_err();
+        assert!(e.to_string().contains(words), "expected `{words}` in: {e}");
+    }
+    // Node 9 has no z: a normal along z reads no free DOF against ground.
+    let p = d.file("c3.csv", "node,mu,nx,ny,nz\n9,0.2,0,0,1\n");
+    at(
+        read_contacts(&p, &space(&map)).unwrap_err(),
+        "c3.csv",
+        2,
+        "the normal of this contact reads no free DOF",
+    );
+}
+
+/// An inter-sector 3-D contact: the next sector's DOFs that the normal names are appended
+/// and paired like the tangential ones.
+#[test]
+fn three_d_contact_on_the_next_sector() {
+    let d = Dir::new();
+    let ex = ewr_model::examples::bladed_disk(&Default::default());
+    let files = MtxFiles {
+        mass: d.file("m.mtx", &mtx_block(&ex.mass, 6)),
+        stiffness: d.file("k.mtx", &mtx_block(&ex.stiffness, 6)),
+        ..Default::default()
+    };
+    let opts = ImportOptions {
+        contacts: Some(d.file(
+            "c.csv",
+            "eq1,other1,eqn,othern,other_sector,mu,g0\n4,4,3,3,next,0.3,-0.001\n",
+        )),
+        cyclic: Some(ewr_import::CyclicOptions {
+            sectors: 12,
+            engine_order: 3,
+            boundary: Some(d.file("b.csv", "left_eq,right_eq\n1,5\n2,6\n")),
+        }),
+        ..Default::default()
+    };
+    let m = ewr_import::import_mtx(&files, &opts).unwrap().model;
+    assert_eq!(m.n_dofs(), 8);
+    let cy = m.cyclic.as_ref().unwrap();
+    // Equations 3 and 4 (DOFs 2, 3) of the next sector become DOFs 6 and 7.
+    assert_eq!((&cy.left[2..], &cy.right[2..]), (&[2, 3][..], &[6, 7][..]));
+    let w = dense(&m.contacts.contact_matrix(8).unwrap());
+    assert_eq!(w[0], [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0]);
+    assert_eq!(w[1], [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0, 0.0]);
 }
