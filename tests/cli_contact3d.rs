@@ -198,3 +198,44 @@ fn a_contact_stuck_all_period_is_flagged() {
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["fully_stuck"], serde_json::json!([]));
 }
+
+/// The tolerance follows the contacts unless `--tol` is given: 1e-9 for 3-D contacts (their
+/// stuck mean forces make the last digit costly and meaningless, docs/contact-3d.md section
+/// 5), 1e-10 for constant bounds. The value used is reported in the JSON and the HDF5 result,
+/// and the residual meets it.
+#[test]
+fn the_default_tolerance_follows_the_contact_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let h5 = dir.path().join("r.h5");
+    let h5s = h5.to_str().unwrap();
+    let two_d = shipped_model("oscillator-2d");
+    for (m, extra, expect) in [
+        (model(), None, 1e-9),
+        (model(), Some("1e-7"), 1e-7),
+        (two_d.to_str().unwrap().to_string(), None, 1e-10),
+    ] {
+        let mut args = vec![
+            "solve",
+            &m,
+            "--omega",
+            "3",
+            "--harmonics",
+            "all:7",
+            "--json",
+            "-o",
+            h5s,
+        ];
+        if let Some(t) = extra {
+            args.extend(["--tol", t]);
+        }
+        let o = ewr(&args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(j["tolerance"].as_f64(), Some(expect), "{m}");
+        assert!(j["residual"].as_f64().unwrap() <= expect, "{j}");
+        let f = hdf5::File::open(&h5).unwrap();
+        let t: f64 = f.attr("tolerance").unwrap().read_scalar().unwrap();
+        assert_eq!(t, expect);
+    }
+}

@@ -157,6 +157,7 @@ fn common_attrs(f: &hdf5::File, kind: &str, model: &Path, setup: &Setup) -> Resu
     put_str(f, "harmonics", &setup.point.set.to_string())?;
     put_i64(f, "n_samples", setup.point.n_samples as i64)?;
     put_str(f, "law", &setup.point.law.to_string())?;
+    put_f64(f, "tolerance", setup.point.newton.tol_residual)?;
     put_str(f, "linear", &setup.point.newton.linear.to_string())?;
     put_str(f, "preconditioner", &setup.point.preconditioner.to_string())?;
     put_i64(f, "contact_dim", setup.model.contacts.dim as i64)?;

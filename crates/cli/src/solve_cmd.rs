@@ -44,14 +44,10 @@ pub struct Common {
     /// Condensation backend: auto, dense, sparse or modal:MODES.
     #[arg(long, default_value = "auto", value_name = "KIND")]
     pub receptance: String,
-    /// Tolerance on the scaled residual ||g|| / (max muN)^2.
-    #[arg(
-        long,
-        default_value_t = 1e-10,
-        value_name = "TOL",
-        allow_negative_numbers = true
-    )]
-    pub tol: f64,
+    /// Tolerance on the scaled residual ||g|| / (max muN)^2 [default: 1e-10; 1e-9 for 3-D
+    /// contacts, whose stuck mean forces the last digit would only move].
+    #[arg(long, value_name = "TOL", allow_negative_numbers = true)]
+    pub tol: Option<f64>,
     /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),
     /// matrix-free (GMRES on Jacobian products, see --preconditioner), or auto (matrix-free
     /// above 500 unknowns with more than one contact); arclength continuation included.
@@ -257,7 +253,10 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
             c.harmonics
         );
     }
-    finite_positive("--tol", c.tol)?;
+    let tol = c
+        .tol
+        .unwrap_or_else(|| ewr_solve::default_tolerance(&model));
+    finite_positive("--tol", tol)?;
     let monitor = match &c.dofs {
         Some(list) => crate::args::parse_dofs(list, &model)?,
         None if model.n_dofs() <= 16 => (0..model.n_dofs()).collect(),
@@ -273,7 +272,7 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
         n_samples,
         law,
         newton: NewtonOptions {
-            tol_residual: c.tol,
+            tol_residual: tol,
             max_iterations: c.max_iter,
             linear: c
                 .linear
@@ -316,6 +315,8 @@ struct SolveSummary<'a> {
     harmonics: String,
     n_samples: usize,
     law: String,
+    /// Tolerance on the scaled residual the solve was held to (given, or the model's default).
+    tolerance: f64,
     elapsed_s: f64,
     /// Peak resident memory of the process (Linux), MB.
     peak_memory_mb: Option<f64>,
@@ -386,6 +387,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         harmonics: sol.set.to_string(),
         n_samples: setup.point.n_samples,
         law: setup.point.law.to_string(),
+        tolerance: setup.point.newton.tol_residual,
         elapsed_s: elapsed,
         peak_memory_mb: crate::progress::peak_memory_mb(),
         contacts: &sol.contacts,

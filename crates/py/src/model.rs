@@ -619,7 +619,7 @@ impl PyModel {
 
     /// One periodic solution at `omega` (see `_ewr.pyi`).
     #[pyo3(signature = (omega, *, harmonics="odd:59".to_string(), mu_n=None, rho=None,
-        law="exact".to_string(), samples=None, tol=1e-10, max_iter=200, ramp=true, dofs=None,
+        law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string()))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
@@ -631,7 +631,7 @@ impl PyModel {
         rho: Option<f64>,
         law: String,
         samples: Option<usize>,
-        tol: f64,
+        tol: Option<f64>,
         max_iter: usize,
         ramp: bool,
         dofs: Option<Vec<Bound<'_, PyAny>>>,
@@ -667,7 +667,7 @@ impl PyModel {
     /// The resonance peak followed over a parameter, and the optimum (see `_ewr.pyi`).
     #[pyo3(signature = (param, start, end, *, omega_start, omega_end, step, count=11,
         optimum=true, adaptive=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
-        law="exact".to_string(), samples=None, tol=1e-10, max_iter=200, ramp=true, dofs=None,
+        law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string()))]
     #[allow(clippy::too_many_arguments)]
     fn peaks<'py>(
@@ -687,7 +687,7 @@ impl PyModel {
         rho: Option<f64>,
         law: String,
         samples: Option<usize>,
-        tol: f64,
+        tol: Option<f64>,
         max_iter: usize,
         ramp: bool,
         dofs: Option<Vec<Bound<'py, PyAny>>>,
@@ -829,7 +829,7 @@ impl PyModel {
     /// A frequency response curve from `omega_start` to `omega_end` (see `_ewr.pyi`).
     #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential".to_string(),
         adaptive=None, refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
-        law="exact".to_string(), samples=None, tol=1e-10, max_iter=200, ramp=true, dofs=None,
+        law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string()))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
@@ -847,7 +847,7 @@ impl PyModel {
         rho: Option<f64>,
         law: String,
         samples: Option<usize>,
-        tol: f64,
+        tol: Option<f64>,
         max_iter: usize,
         ramp: bool,
         dofs: Option<Vec<Bound<'_, PyAny>>>,

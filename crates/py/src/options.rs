@@ -17,7 +17,8 @@ pub struct SolveOptions<'py> {
     pub law: String,
     pub receptance: String,
     pub linear: String,
-    pub tol: f64,
+    /// `None`: the model's default (`ewr_solve::default_tolerance`).
+    pub tol: Option<f64>,
     pub max_iter: usize,
     pub ramp: bool,
     pub dofs: Option<Vec<Bound<'py, PyAny>>>,
@@ -119,7 +120,11 @@ pub fn resolve(model: &Model, o: &SolveOptions<'_>) -> PyResult<Resolved> {
             o.harmonics
         )));
     }
-    positive("tol", o.tol)?;
+    let tol = positive(
+        "tol",
+        o.tol
+            .unwrap_or_else(|| ewr_solve::default_tolerance(&model)),
+    )?;
     let monitor = match &o.dofs {
         Some(items) => dof_list(&model, items, "dofs")?,
         None => default_monitor(&model),
@@ -129,7 +134,7 @@ pub fn resolve(model: &Model, o: &SolveOptions<'_>) -> PyResult<Resolved> {
         n_samples,
         law,
         newton: NewtonOptions {
-            tol_residual: o.tol,
+            tol_residual: tol,
             max_iterations: o.max_iter,
             linear: o
                 .linear

@@ -21,8 +21,8 @@ pub use newton::{
 };
 pub use peaks::{Peak, maximise, peak_near, refine_peaks};
 pub use periodic::{
-    DofResponse, PointSettings, PointSolution, Preconditioner, SolveError, harmonic_set_problem,
-    samples_problem, solve_point,
+    DEFAULT_TOL, DEFAULT_TOL_3D, DofResponse, PointSettings, PointSolution, Preconditioner,
+    SolveError, default_tolerance, harmonic_set_problem, samples_problem, solve_point,
 };
 pub use post::ContactSummary;
 pub use quadrature::{PhaseResonance, phase_resonances};

@@ -229,7 +229,21 @@ pub struct NewtonOptions {
     pub linear: LinearSolve,
     /// GMRES settings of the matrix-free path.
     pub krylov: KrylovOptions,
+    /// Stop as [`NewtonStatus::Stalled`] when this many iterations have cut `||g||` by less
+    /// than [`STALL_REDUCTION`] while it is above [`STALL_FLOOR`] times the tolerance: a
+    /// local minimum of `||g||` that a caller with another start or scaling leaves sooner
+    /// than the rest of the iteration budget would (0: never).
+    pub stall_window: usize,
 }
+
+/// Relative decrease of `||g||` below which [`NewtonOptions::stall_window`] iterations count
+/// as no progress.
+pub const STALL_REDUCTION: f64 = 0.05;
+
+/// Multiple of the tolerance below which a slow decrease is never a stall: near the root of
+/// a 3-D contact problem the last digits come at a few per cent per iteration
+/// (docs/performance.md, "3-D contacts"), and that progress is real.
+pub const STALL_FLOOR: f64 = 100.0;
 
 impl Default for NewtonOptions {
     fn default() -> Self {
@@ -240,6 +254,7 @@ impl Default for NewtonOptions {
             initial_radius_factor: 100.0,
             linear: LinearSolve::Auto,
             krylov: KrylovOptions::default(),
+            stall_window: 0,
         }
     }
 }
@@ -397,6 +412,8 @@ fn solve_in(
     let mut gnorm = f64::INFINITY;
     let mut gnorm_prev = f64::NAN;
     let mut eta = opts.krylov.forcing_max;
+    // ||g|| at the start of each iteration, for the stall test.
+    let mut history: Vec<f64> = Vec::new();
     for iteration in 0..=opts.max_iterations {
         if lin.is_none() && reuse && dense.factored && iteration > 0 {
             // Chord steps with the last factorisation, while they contract fast.
@@ -475,6 +492,21 @@ fn solve_in(
         }
         if iteration == opts.max_iterations {
             break;
+        }
+        history.push(gnorm);
+        if opts.stall_window > 0
+            && iteration >= opts.stall_window
+            && gnorm > STALL_FLOOR * opts.tol_residual
+            && gnorm > (1.0 - STALL_REDUCTION) * history[iteration - opts.stall_window]
+        {
+            return report(
+                x,
+                gnorm,
+                iteration,
+                evaluations,
+                NewtonStatus::Stalled,
+                krylov_iterations,
+            );
         }
         if lin.is_none() {
             // Eisenstat-Walker (choice 2, gamma = 0.9), safeguarded, and never looser than
@@ -1357,6 +1389,30 @@ mod tests {
                 NewtonStatus::Stalled | NewtonStatus::MaxIterations
             ));
         }
+    }
+
+    #[test]
+    fn a_stall_window_stops_a_solve_that_no_longer_gains() {
+        // g(x) = 1 + exp(-x) has no root; ||g|| creeps down to 1 as x grows.
+        let mut s = system(
+            1,
+            |x: &[f64], g: &mut [f64]| g[0] = 1.0 + (-x[0]).exp(),
+            |x: &[f64], mut j: MatMut<'_, f64>| j[(0, 0)] = -(-x[0]).exp(),
+        );
+        let full = solve(&mut s, &[0.0], &NewtonOptions::default());
+        assert!(!full.status.converged());
+        let opts = NewtonOptions {
+            stall_window: 10,
+            ..NewtonOptions::default()
+        };
+        let r = solve(&mut s, &[0.0], &opts);
+        assert_eq!(r.status, NewtonStatus::Stalled, "{r:?}");
+        assert!(
+            r.iterations >= 10 && r.iterations < full.iterations,
+            "{r:?} {full:?}"
+        );
+        // It stopped with nothing left to gain: the full budget got no closer to a root.
+        assert!(r.residual - 1.0 < 0.05 * (1.0 + 1.0) && full.residual <= r.residual);
     }
 
     #[test]

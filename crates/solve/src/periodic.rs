@@ -85,6 +85,26 @@ pub fn harmonic_set_problem(model: &ewr_model::Model, set: &HarmonicSet) -> Opti
     None
 }
 
+/// Default tolerance on the scaled residual of models with constant friction bounds.
+pub const DEFAULT_TOL: f64 = 1e-10;
+
+/// Default tolerance of models with 3-D contacts. Their mean friction force of a contact
+/// stuck nearly all period is barely fixed by the equations (docs/contact-3d.md, pitfall 3):
+/// below about 1e-9 Newton moves it across kinks of the law a per cent at a time, which cost
+/// the 200-contact sector sweep twice its time (1077 s against 545 s) for amplitudes that
+/// moved less than two sweeps whose modes differ by rounding (docs/performance.md).
+pub const DEFAULT_TOL_3D: f64 = 1e-9;
+
+/// The tolerance a front end uses when none is given: [`DEFAULT_TOL_3D`] for 3-D contacts,
+/// [`DEFAULT_TOL`] otherwise.
+pub fn default_tolerance(model: &ewr_model::Model) -> f64 {
+    if model.contacts.has_normal() {
+        DEFAULT_TOL_3D
+    } else {
+        DEFAULT_TOL
+    }
+}
+
 /// Why `n_samples` cannot sample `set`, if it cannot.
 pub fn samples_problem(set: &HarmonicSet, n_samples: usize) -> Option<String> {
     (n_samples <= 2 * set.h_max() || n_samples > ewr_hb::MAX_SAMPLES).then(|| {

@@ -621,7 +621,7 @@ impl Study {
         }
         let tol = match &s.tol {
             Some(v) => cx.positive("solver.tol", v)?,
-            None => 1e-10,
+            None => ewr_solve::default_tolerance(&base),
         };
         let max_iter = match &s.max_iter {
             Some(v) => cx.count("solver.max_iter", v, 1)?,

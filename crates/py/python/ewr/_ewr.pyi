@@ -136,7 +136,7 @@ class Model:
         rho: Optional[float] = None,
         law: str = "exact",
         samples: Optional[int] = None,
-        tol: float = 1e-10,
+        tol: Optional[float] = None,
         max_iter: int = 200,
         ramp: bool = True,
         dofs: Optional[Sequence[Dof]] = None,
@@ -145,7 +145,7 @@ class Model:
     ) -> "Solution":
         """One periodic solution at ``omega``, as ``ewr solve`` (same options). A solution that
         did not converge is returned with ``converged == False``; bad options raise
-        ``InputError``."""
+        ``InputError``. ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
     def frc(
         self,
         omega_start: float,
@@ -161,7 +161,7 @@ class Model:
         rho: Optional[float] = None,
         law: str = "exact",
         samples: Optional[int] = None,
-        tol: float = 1e-10,
+        tol: Optional[float] = None,
         max_iter: int = 200,
         ramp: bool = True,
         dofs: Optional[Sequence[Dof]] = None,
@@ -191,7 +191,7 @@ class Model:
         rho: Optional[float] = None,
         law: str = "exact",
         samples: Optional[int] = None,
-        tol: float = 1e-10,
+        tol: Optional[float] = None,
         max_iter: int = 200,
         ramp: bool = True,
         dofs: Optional[Sequence[Dof]] = None,
