@@ -44,8 +44,9 @@ pub struct Common {
     /// Condensation backend: auto, dense, sparse or modal:MODES.
     #[arg(long, default_value = "auto", value_name = "KIND")]
     pub receptance: String,
-    /// Tolerance on the scaled residual ||g|| / (max muN)^2 [default: 1e-10; 1e-9 for 3-D
-    /// contacts, whose stuck mean forces the last digit would only move].
+    /// Tolerance on the scaled residual ||g|| / (max muN)^2 (3-D contacts: their force
+    /// scale) [default: 1e-10; 1e-9 for 3-D contacts, whose stuck mean forces the last digit
+    /// would only move].
     #[arg(long, value_name = "TOL", allow_negative_numbers = true)]
     pub tol: Option<f64>,
     /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),

@@ -173,10 +173,33 @@ fn equation_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, I
             other.push(o);
         }
         laws.push(t, row)?;
-        // A contact with a fixed normal force has no normal direction; it may name none.
-        if laws.three_d && !(laws.has_load(c) && t.get(row, "eqn").is_none()) {
+        // A contact with a fixed normal force has no normal direction; it may name none,
+        // and then nothing about one.
+        let tangential = &dofs[dofs.len() - dim..];
+        if laws.three_d && laws.has_load(c) && t.get(row, "eqn").is_none() {
+            if let Some(c) = ["othern", "eqn_sign"]
+                .into_iter()
+                .find(|c| t.get(row, c).is_some())
+            {
+                return Err(t.file.err(
+                    row.line,
+                    format!("`{c}` without `eqn`: this contact has a fixed load and no normal"),
+                ));
+            }
+        } else if laws.three_d {
             let sign = normal_sign(t, row)?;
             let (d, o) = direction(row, "eqn", "othern", next)?;
+            if let Some(k) = tangential.iter().position(|&e| e == d) {
+                return Err(t.file.err(
+                    row.line,
+                    format!(
+                        "`eqn` = {} is also `eq{}`: the normal and a friction direction must \
+                         be different equations",
+                        d + 1,
+                        k + 1
+                    ),
+                ));
+            }
             normal.push(Triplet::new(c, d, sign));
             if let Some(o) = o {
                 normal.push(Triplet::new(c, o, -sign));

@@ -898,6 +898,12 @@ fn three_d_contacts_by_equation() {
         ("eq1,eqn,mu,eqn_sign\n1,3,0.3,2\n", 2, "eqn_sign = 2"),
         ("eq1,eqn,mu\n1,9,0.3\n", 2, "out of range"),
         ("eq1,eqn,othern,mu\n1,3,3,0.3\n", 2, "own equation 3"),
+        ("eq1,eqn,mu\n3,3,0.3\n", 2, "also `eq1`"),
+        (
+            "eq1,eqn,othern,mu,load\n1,,2,0.3,5\n",
+            2,
+            "`othern` without `eqn`",
+        ),
     ] {
         let p = d.file("bad.csv", text);
         at(read_contacts(&p, &sp5).unwrap_err(), "bad.csv", line, words);

@@ -217,7 +217,8 @@ impl std::error::Error for EvalError {}
 /// Stopping rules and trust-region settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewtonOptions {
-    /// Converged when `||g(x)||_2 <= tol_residual`.
+    /// Converged when `||g(x)||_2 <= tol_residual` (default 1e-10; front ends take
+    /// [`crate::default_tolerance`] of the model, 1e-9 for 3-D contacts).
     pub tol_residual: f64,
     /// Stop when a step is shorter than `tol_step * (||x||_2 + tol_step)`.
     pub tol_step: f64,

@@ -324,7 +324,8 @@ pub fn solve_point(
         for (attempt, rho_factor) in RHO_RETRIES.into_iter().enumerate() {
             let mut sys = system(&at, params, stage, n_samples, rho_factor)?;
             // An attempt that another scaling follows stops at a stall instead of spending
-            // the rest of its budget there.
+            // the rest of its budget there (x 0.1 too: a stalled x 0.1 run is no closer to a
+            // root, and x 10 then gets the whole budget).
             let last = !settings.retry_rho || attempt + 1 == RHO_RETRIES.len();
             let opts = NewtonOptions {
                 stall_window: if last { 0 } else { STALL_WINDOW_3D },

@@ -173,7 +173,8 @@ class Model:
         the polyline through the points is within that relative tolerance of the amplitude.
         ``progress(points_done, omega,
         amplitude)`` is called after every point. Ctrl-C stops the sweep and returns the points
-        computed so far (``Frc.stopped`` says so, with a warning)."""
+        computed so far (``Frc.stopped`` says so, with a warning). ``tol=None`` is 1e-10, or
+        1e-9 for a model with 3-D contacts."""
     def peaks(
         self,
         param: str,
@@ -206,7 +207,8 @@ class Model:
         section refines the optimum when ``optimum``. Returns ``{"parameter", "value",
         "omega", "amplitude", "evaluations"`` (arrays over the evaluated values, sorted),
         ``"optimum": {"value", "amplitude", "omega", "interior"} or None, "solves",
-        "error"}``; a peak lost midway warns and returns the locus so far."""
+        "error"}``; a peak lost midway warns and returns the locus so far. ``tol=None`` is
+        1e-10, or 1e-9 for a model with 3-D contacts."""
     def simulate(
         self,
         omega: float,
