@@ -89,10 +89,10 @@ pub struct ReadContacts {
 /// Reads a contacts CSV file against the model's DOFs.
 pub fn read_contacts(path: &Path, space: &DofSpace<'_>) -> Result<ReadContacts, ImportError> {
     let t = Table::parse(TextFile::read(path)?, &CONTACT_COLUMNS)?;
-    Laws::from_header(&t)?;
+    let laws = Laws::from_header(&t)?;
     match (t.has("node"), t.has("eq1")) {
-        (true, false) => node_style(&t, space),
-        (false, true) => equation_style(&t, space),
+        (true, false) => node_style(&t, space, laws),
+        (false, true) => equation_style(&t, space, laws),
         (true, true) => Err(t.header_err(
             "give contacts either by `node` (with a DOF map) or by equations `eq1`[,`eq2`], \
              not both",
@@ -109,7 +109,11 @@ fn is_ground(s: Option<&str>) -> bool {
     matches!(s, None | Some("-")) || s.is_some_and(|s| s.eq_ignore_ascii_case("ground"))
 }
 
-fn equation_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, ImportError> {
+fn equation_style(
+    t: &Table<'_>,
+    space: &DofSpace<'_>,
+    mut laws: Laws,
+) -> Result<ReadContacts, ImportError> {
     for c in [
         "nx", "ny", "nz", "t1x", "t1y", "t1z", "t2x", "t2y", "t2z", "other",
     ] {
@@ -124,7 +128,6 @@ fn equation_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, I
     if dim == 1 && t.has("other2") {
         return Err(t.header_err("column `other2` without `eq2`"));
     }
-    let mut laws = Laws::from_header(t)?;
     if laws.three_d && !t.has("eqn") {
         return Err(t.header_err(
             "3-D contacts (column `mu`) need the normal direction's equation `eqn` (and \
@@ -339,7 +342,11 @@ pub fn tangents_from_normal(n: [f64; 3]) -> ([f64; 3], [f64; 3]) {
     (t1, t2)
 }
 
-fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, ImportError> {
+fn node_style(
+    t: &Table<'_>,
+    space: &DofSpace<'_>,
+    mut laws: Laws,
+) -> Result<ReadContacts, ImportError> {
     let Some(map) = space.map else {
         return Err(t.header_err(
             "column `node` needs a DOF map (CalculiX's JOB.dof, or --dofs with `ewr import \
@@ -357,7 +364,6 @@ fn node_style(t: &Table<'_>, space: &DofSpace<'_>) -> Result<ReadContacts, Impor
             )));
         }
     }
-    let mut laws = Laws::from_header(t)?;
     let normal = vector_columns(t, "n")?;
     let t1 = vector_columns(t, "t1")?;
     let t2 = vector_columns(t, "t2")?;
