@@ -21,33 +21,12 @@ pub fn finite(name: &str, x: f64, min: f64, inclusive: bool) -> Result<f64, Fail
 /// DOFs from a comma-separated list of indices or labels (`all` for every DOF), without
 /// repeats, in the order given.
 pub fn parse_dofs(spec: &str, model: &Model) -> Result<Vec<usize>, Failure> {
-    let n = model.n_dofs();
-    if spec.trim() == "all" {
-        return Ok((0..n).collect());
-    }
-    let mut out = Vec::new();
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let d = match item.parse::<usize>() {
-            Ok(d) => d,
-            Err(_) => model.dof_by_label(item).ok_or_else(|| {
-                Failure::input(format!(
-                    "--dofs: {item:?} is neither a DOF index nor a DOF label of the model"
-                ))
-            })?,
-        };
-        if d >= n {
-            return Err(Failure::input(format!(
-                "--dofs: DOF {d} is out of range 0..{n}"
-            )));
-        }
-        if !out.contains(&d) {
-            out.push(d);
-        }
-    }
-    if out.is_empty() {
-        return Err(Failure::input("--dofs: no DOF given"));
-    }
-    Ok(out)
+    let refs = ewr_solve::DofRef::parse_list(spec);
+    Ok(ewr_solve::setup::resolve_dofs(
+        model,
+        &refs,
+        ewr_solve::Opt::Dofs,
+    )?)
 }
 
 /// One output of a command: its option, its path if given, and the allowed extensions
@@ -68,7 +47,7 @@ pub fn prepare_outputs(inputs: &[Named<'_>], outputs: &[Output<'_>]) -> Result<(
     }
     crate::paths::check(inputs, &given)?;
     for o in &given {
-        crate::results::ensure_parent(o.path).map_err(Failure::work)?;
+        ewr_results::ensure_parent(o.path).map_err(Failure::work)?;
     }
     Ok(())
 }

@@ -277,10 +277,6 @@ fn sparse_frequencies(m: &Model, n: usize) -> (Option<Vec<f64>>, Option<String>)
     }
 }
 
-/// Rigid stuck contacts as springs this many times stiffer than the stiffest DOF: the
-/// constrained frequencies come out about `1 / STUCK_PENALTY` high, 6 significant digits.
-const STUCK_PENALTY: f64 = 1e6;
-
 /// The natural frequencies of `m`: dense below the dense limit, else the lowest `n` by
 /// sparse Lanczos, `None` when not requested; the note says why not.
 fn frequencies_of(m: &Model, n_modes: Option<usize>) -> (Option<Vec<f64>>, Option<String>) {
@@ -343,15 +339,7 @@ fn summarise(file: &Path, m: &Model, warnings: &[Problem], n_modes: Option<usize
     let mut dofs: Vec<usize> = m.forcing.iter().map(|f| f.dof).collect();
     dofs.sort_unstable();
     dofs.dedup();
-    let k_max = m
-        .stiffness
-        .triplet_iter()
-        .filter(|t| t.row == t.col)
-        .fold(0.0f64, |a, t| a.max(t.val.abs()));
-    let stuck = m
-        .stuck(STUCK_PENALTY * k_max.max(f64::MIN_POSITIVE))
-        .ok()
-        .flatten();
+    let stuck = m.stuck_default().ok().flatten();
     let (natural_frequencies, natural_frequencies_note, stuck_frequencies, cyclic) = match &m.cyclic
     {
         None => {

@@ -4,12 +4,11 @@
 
 use crate::Failure;
 use crate::paths::named;
-use crate::solve_cmd::{Common, Setup, setup};
+use crate::solve_cmd::{Common, setup};
 use clap::Args;
-use ewr_model::h5::{atomically, create_h5, put_1d, put_2d, put_str};
-use ewr_study::ParamKind;
-use ewr_study::track::TrackSettings;
-use serde::Serialize;
+use ewr_results::LocusPoint;
+use ewr_solve::setup::{Opt, positive};
+use ewr_study::track::{PeakParam, TrackSettings};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -68,6 +67,10 @@ pub struct PeaksArgs {
         allow_negative_numbers = true
     )]
     adaptive: Option<f64>,
+    /// Friction bound mu*N of every contact while another parameter is tracked, overriding
+    /// the model's.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    mu_n: Option<f64>,
     /// Do not refine the optimum between parameter values.
     #[arg(long)]
     no_optimum: bool,
@@ -85,80 +88,18 @@ pub struct PeaksArgs {
     json: bool,
 }
 
-/// The tracked parameter.
-#[derive(Clone, Debug)]
-enum Param {
-    MuN,
-    /// Friction coefficient of 3-D contacts.
-    Mu,
-    /// Factor on the static preload of 3-D contacts (harmonic-0 loads and interferences).
-    NormalPreload,
-    Forcing,
-    Mass(usize),
-}
-
-impl Param {
-    fn name(&self, s: &Setup) -> String {
-        match self {
-            Param::MuN => "mu_n".into(),
-            Param::Mu => "mu".into(),
-            Param::NormalPreload => "normal-preload".into(),
-            Param::Forcing => "forcing".into(),
-            Param::Mass(d) => match &s.model.dof_labels {
-                Some(l) => format!("mass:{}", l[*d]),
-                None => format!("mass:{d}"),
-            },
-        }
-    }
-
-    /// The study parameter it is, and the DOFs it acts on.
-    fn kind(&self) -> (ParamKind, Vec<usize>) {
-        match self {
-            Param::MuN => (ParamKind::MuN, vec![]),
-            Param::Mu => (ParamKind::Mu, vec![]),
-            Param::NormalPreload => (ParamKind::NormalPreload, vec![]),
-            Param::Forcing => (ParamKind::ForcingScale, vec![]),
-            Param::Mass(d) => (ParamKind::Mass, vec![*d]),
-        }
-    }
-
-    /// The model at value `v`.
-    fn model(&self, base: &ewr_model::Model, v: f64) -> Result<ewr_model::Model, String> {
-        let (kind, dofs) = self.kind();
-        let mut m = base.clone();
-        let contacts: Vec<usize> = (0..m.contacts.len()).collect();
-        kind.apply(&mut m, v, &contacts, &dofs)?;
-        Ok(m)
-    }
-
-    /// Whether a value changes the structure (so the receptance is rebuilt).
-    fn structural(&self) -> bool {
-        self.kind().0.structural()
-    }
-}
-
-/// One point of the locus.
-#[derive(Serialize)]
-struct LocusPoint {
-    value: f64,
-    omega: f64,
-    amplitude: f64,
-    evaluations: usize,
-    stick_fraction: Vec<f64>,
-}
-
 /// Runs `ewr peaks`: exit 0 when every peak was found, 1 when some was not (the locus so far
 /// is written), 2 on bad input.
 pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
-    for (name, x) in [
-        ("--omega-start", a.omega_start),
-        ("--omega-end", a.omega_end),
-        ("--step", a.step),
+    for (opt, x) in [
+        (Opt::OmegaStart, a.omega_start),
+        (Opt::OmegaEnd, a.omega_end),
+        (Opt::Step, a.step),
     ] {
-        crate::args::finite(name, x, 0.0, false)?;
+        positive(opt, x)?;
     }
     if let Some(tol) = a.adaptive {
-        crate::args::finite("--adaptive", tol, 0.0, false)?;
+        positive(Opt::Adaptive, tol)?;
     }
     if !a.from.is_finite() || !a.to.is_finite() {
         return Err(Failure::input(format!(
@@ -170,53 +111,12 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         return Err(Failure::input("--count 0: give at least 1 value"));
     }
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
-    let base = setup(&a.common, None)?;
-    let param = match a.param.as_str() {
-        "mu_n" | "mu" | "normal-preload" => {
-            let normal = base.model.contacts.has_normal();
-            match (a.param.as_str(), normal) {
-                ("mu_n", false) => Param::MuN,
-                ("mu", true) => Param::Mu,
-                ("normal-preload", true) => Param::NormalPreload,
-                ("mu_n", true) => {
-                    return Err(Failure::input(
-                        "--param mu_n: the model's contacts are 3-D (normal direction), whose \
-                         bound is mu times the normal force: track mu or normal-preload",
-                    ));
-                }
-                (p, _) => {
-                    return Err(Failure::input(format!(
-                        "--param {p}: only for models with 3-D contacts (normal direction); \
-                         track mu_n"
-                    )));
-                }
-            }
-        }
-        "forcing" => Param::Forcing,
-        other => match other.strip_prefix("mass:") {
-            Some(dof) => {
-                let d = crate::args::parse_dofs(dof, &base.model)?;
-                Param::Mass(d[0])
-            }
-            None => {
-                return Err(Failure::input(format!(
-                    "--param {other:?}: use mu_n, forcing or mass:DOF (3-D contacts: mu, \
-                     normal-preload)"
-                )));
-            }
-        },
-    };
-    let lowest_ok = match param {
-        Param::MuN | Param::Mu | Param::NormalPreload | Param::Mass(_) => 0.0,
-        Param::Forcing => f64::MIN_POSITIVE,
-    };
-    if a.from.min(a.to) < lowest_ok {
+    let base = setup(&a.common, a.mu_n)?;
+    let param = PeakParam::parse(&a.param, &base.model)?;
+    if let Some(why) = param.range_problem(a.from, a.to) {
         return Err(Failure::input(format!(
-            "--from {} --to {}: {} must be >= 0{}",
-            a.from,
-            a.to,
-            param.name(&base),
-            if lowest_ok > 0.0 { " and not 0" } else { "" }
+            "--from {} --to {}: {why}",
+            a.from, a.to
         )));
     }
     crate::args::prepare_outputs(
@@ -236,29 +136,20 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         adaptive: a.adaptive,
         point: base.point.clone(),
         kind: base.kind,
-        structural: param.structural(),
+        structural: param.kind.structural(),
     };
-    let model_at = |v: f64| param.model(&base.model, v);
+    let model_at = |v: f64| param.model_at(&base.model, v);
     let bar = crate::progress::bar(values.len() as u64 + 1, "parameter values");
     let result = ewr_study::track::track(&model_at, &settings, &values, !a.no_optimum, &mut || {
         bar.inc(1)
     });
     bar.finish_and_clear();
-    let name = param.name(&base);
+    let name = param.name.clone();
     let failure = result.failure.map(|e| format!("{name} = {e}"));
     let optimum = result.optimum;
     let locus = result.points;
     let elapsed = t0.elapsed().as_secs_f64();
-    let points: Vec<LocusPoint> = locus
-        .iter()
-        .map(|e| LocusPoint {
-            value: e.value,
-            omega: e.peak.omega,
-            amplitude: e.peak.amplitude,
-            evaluations: e.peak.evaluations,
-            stick_fraction: e.peak.solution.stick_fractions(),
-        })
-        .collect();
+    let points: Vec<LocusPoint> = locus.iter().map(LocusPoint::of).collect();
     write_outputs(a, &name, &points, optimum)?;
     if a.json {
         let s = serde_json::json!({
@@ -318,71 +209,15 @@ fn write_outputs(
     points: &[LocusPoint],
     optimum: Option<(f64, f64, f64)>,
 ) -> Result<(), Failure> {
-    let nc = points.first().map_or(0, |p| p.stick_fraction.len());
     if let Some(p) = &a.csv {
-        atomically(p, |tmp| {
-            let mut s = format!("{name},omega,amplitude,evaluations");
-            for c in 0..nc {
-                s.push_str(&format!(",stick_fraction{c}"));
-            }
-            s.push('\n');
-            for q in points {
-                s.push_str(&format!(
-                    "{},{},{},{}",
-                    q.value, q.omega, q.amplitude, q.evaluations
-                ));
-                for f in &q.stick_fraction {
-                    s.push_str(&format!(",{f}"));
-                }
-                s.push('\n');
-            }
-            std::fs::write(tmp, s).map_err(|e| e.to_string())
-        })
-        .map_err(Failure::work)?;
+        ewr_results::write_peaks_csv(p, name, points).map_err(Failure::work)?;
     }
     if let Some(p) = &a.output {
-        atomically(p, |tmp| {
-            let f = create_h5(tmp)?;
-            put_str(&f, "format", "ewr-result")?;
-            put_str(&f, "kind", "peaks")?;
-            put_str(&f, "model", &a.common.model.display().to_string())?;
-            put_str(&f, "parameter", name)?;
-            put_1d(
-                &f,
-                "value",
-                &points.iter().map(|q| q.value).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &f,
-                "omega",
-                &points.iter().map(|q| q.omega).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &f,
-                "amplitude",
-                &points.iter().map(|q| q.amplitude).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &f,
-                "evaluations",
-                &points
-                    .iter()
-                    .map(|q| q.evaluations as i64)
-                    .collect::<Vec<_>>(),
-            )?;
-            let stick: Vec<f64> = points
-                .iter()
-                .flat_map(|q| q.stick_fraction.iter().copied())
-                .collect();
-            put_2d(&f, "stick_fraction", points.len(), nc, &stick)?;
-            let (v, amp, w) = optimum.unwrap_or((f64::NAN, f64::NAN, f64::NAN));
-            put_1d(&f, "optimum", &[v, amp, w])?;
-            Ok(())
-        })
-        .map_err(Failure::work)?;
+        ewr_results::write_peaks_h5(p, &a.common.model, name, points, optimum)
+            .map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        let panel = crate::plot::DesignPanel {
+        let panel = ewr_results::figures::DesignPanel {
             parameter: name.to_string(),
             series: vec![(
                 "peak amplitude".to_string(),
@@ -390,7 +225,7 @@ fn write_outputs(
             )],
             optimum: optimum.map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
         };
-        crate::plot::design(
+        ewr_results::figures::design(
             p,
             "ewr peaks: resonance peak against the parameter",
             &[panel],

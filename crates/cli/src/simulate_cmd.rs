@@ -5,13 +5,12 @@
 use crate::Failure;
 use crate::args::{finite, parse_dofs, prepare_outputs};
 use crate::paths::named;
-use crate::plot::PeriodFigure;
 use clap::{Args, ValueEnum};
 use ewr_model::Model;
+use ewr_results::figures::PeriodFigure;
+use ewr_simulate::setup::{OptionProblem, RunOptions};
 use ewr_simulate::timeseries::{self, TimeSeries};
-use ewr_simulate::{
-    Hysteretic, LinearSolver, Options, SimulateError, Simulation, Summary, with_jenkins,
-};
+use ewr_simulate::{LinearSolver, SimulateError, Summary};
 use std::path::{Path, PathBuf};
 
 /// The long help of `ewr simulate` (set on the subcommand in `main.rs`).
@@ -126,27 +125,26 @@ pub struct CompareArgs {
     json: bool,
 }
 
-/// Most recorded values (samples x DOFs) accepted, to keep `--dofs all` on a big model from
-/// exhausting memory (8 bytes each).
-const MAX_RECORDED: usize = 100_000_000;
-
 /// `ewr simulate`.
 pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
-    finite("--omega", a.omega, 0.0, false)?;
-    if let Some(dt) = a.dt {
-        finite("--dt", dt, 0.0, false)?;
-    }
-    finite("--tol", a.tol, 0.0, false)?;
-    finite("--static-factor", a.static_factor, 1.0, true)?;
-    if a.periods == 0 {
-        return Err(Failure::input("--periods 0: at least one period is needed"));
-    }
-    if let Some(x) = a.mu_n {
-        finite("--mu-n", x, 0.0, true)?;
-    }
-    if let Some(k) = a.jenkins {
-        finite("--jenkins", k, 0.0, false)?;
-    }
+    let problem = |e: OptionProblem| Failure::input(e.render(true));
+    let mut run = RunOptions {
+        dt: a.dt,
+        periods: a.periods,
+        tol: a.tol,
+        mu_n: a.mu_n,
+        static_factor: a.static_factor,
+        jenkins: a.jenkins,
+        eta_as_viscous: a.eta_as_viscous,
+        record_dofs: None,
+        linear_solver: match a.linear_solver {
+            LinearSolverArg::Auto => LinearSolver::Auto,
+            LinearSolverArg::Dense => LinearSolver::Dense,
+            LinearSolverArg::Sparse => LinearSolver::Sparse,
+        },
+        ..RunOptions::new(a.omega)
+    };
+    ewr_simulate::setup::check(&run).map_err(problem)?;
     prepare_outputs(
         &[named("MODEL", &a.model)],
         &[
@@ -160,47 +158,10 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     for w in &read.warnings {
         say_err!("{w}");
     }
-    let mut model = read.model;
-    if a.mu_n.is_some() && model.contacts.has_normal() {
-        return Err(Failure::input(
-            "--mu-n: the model's contacts have normal directions, so their friction bound is \
-             mu times the normal force; change mu in the model (/contacts/normal/mu) instead",
-        ));
-    }
-    if let Some(x) = a.mu_n {
-        model.contacts.mu_n.iter_mut().for_each(|m| *m = x);
-    }
-    if let Some(k) = a.jenkins {
-        model = with_jenkins(&model, &[k]).map_err(|e| Failure::input(e.to_string()))?;
-    }
-    let mut opts = Options::new(a.omega);
-    opts.dt = a.dt;
-    opts.max_periods = a.periods;
-    opts.tol = a.tol;
-    opts.static_factor = a.static_factor;
-    opts.linear_solver = match a.linear_solver {
-        LinearSolverArg::Auto => LinearSolver::Auto,
-        LinearSolverArg::Dense => LinearSolver::Dense,
-        LinearSolverArg::Sparse => LinearSolver::Sparse,
-    };
-    if a.eta_as_viscous {
-        opts.hysteretic = Hysteretic::EquivalentViscous;
-    }
     if let Some(spec) = &a.dofs {
-        opts.record_dofs = parse_dofs(spec, &model)?;
-        let values = opts
-            .record_dofs
-            .len()
-            .saturating_mul(opts.steps_per_period());
-        if values > MAX_RECORDED {
-            return Err(Failure::input(format!(
-                "--dofs: {} DOFs x {} samples is too much to record; name fewer DOFs or \
-                 use a larger --dt",
-                opts.record_dofs.len(),
-                opts.steps_per_period()
-            )));
-        }
+        run.record_dofs = Some(parse_dofs(spec, &read.model)?);
     }
+    let (model, opts) = ewr_simulate::setup::prepare(read.model, &run).map_err(problem)?;
 
     let bar = crate::progress::bar(a.periods as u64, "periods");
     let result = ewr_simulate::simulate(&model, &opts, &mut |p| {
@@ -226,7 +187,8 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
         if sim.n_contacts == 0 {
             return Err(Failure::input("--plot: the model has no contact to plot"));
         }
-        crate::plot::period(p, &period_figure(&sim, &model)).map_err(Failure::work)?;
+        ewr_results::figures::period(p, &PeriodFigure::of_simulation(&sim, &model))
+            .map_err(Failure::work)?;
     }
     let summary = sim.summary();
     if a.json {
@@ -456,46 +418,4 @@ pub fn compare(a: &CompareArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// The last period of contact 0 as the figure of `--plot`.
-fn period_figure(sim: &Simulation, model: &Model) -> PeriodFigure {
-    let (dim, ns) = (sim.dim, sim.t.len());
-    let series = |a: &[f64]| -> Vec<Vec<f64>> {
-        (0..dim)
-            .map(|k| (0..ns).map(|j| sim.at(a, j, 0, k)).collect())
-            .collect()
-    };
-    PeriodFigure {
-        title: format!(
-            "ewr simulate: {}, w = {}, dt = {:.3e}, contact 0 of {}{}",
-            model.title.as_deref().unwrap_or("model"),
-            sim.omega,
-            sim.dt,
-            sim.n_contacts,
-            if sim.converged { "" } else { " (NOT steady)" }
-        ),
-        t: sim.t.clone(),
-        period: sim.period,
-        w: series(&sim.w),
-        v: series(&sim.v),
-        r: series(&sim.r),
-        stick: sim
-            .contact_summaries()
-            .first()
-            .map(|c| c.stick_intervals.clone())
-            .unwrap_or_default(),
-        // 3-D contacts: the friction circle of the largest normal force.
-        mu_n: sim.contact_summaries().first().map_or(0.0, |c| c.mu_n),
-        normal: sim.normal.as_ref().map(|n| crate::plot::NormalPanel {
-            lambda: (0..ns).map(|j| n.lambda[j * sim.n_contacts]).collect(),
-            mu: n.mu[0],
-            separated: sim
-                .contact_summaries()
-                .first()
-                .and_then(|c| c.normal.as_ref())
-                .map(|n| n.separation_intervals.clone())
-                .unwrap_or_default(),
-        }),
-    }
 }

@@ -2,17 +2,13 @@
 
 use crate::Failure;
 use crate::paths::named;
-use crate::results;
 use clap::Args;
-use ewr_contact::{ContactParams, FrictionLaw};
-use ewr_hb::receptance::{Receptance, ReceptanceKind};
-use ewr_hb::{HarmonicSet, default_samples};
-use ewr_model::Model;
+use ewr_results::figures::PeriodFigure;
+use ewr_solve::setup::{DofRef, Opt, OptionError, SolveOptions, positive};
 use ewr_solve::{
-    Continuation, FrcPoint, FrcSettings, NewtonOptions, Peak, PointSettings, PointSolution, frc,
-    frc_resume, refine_peaks, solve_point,
+    Curve, CurveSpec, FrcPoint, PointSolution, Setup, SetupError, Spelling, StopReason,
+    SweepObserver, SweepOptions, solve_point,
 };
-use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -161,37 +157,29 @@ pub struct FrcArgs {
     pub hz: bool,
 }
 
-/// Everything a run needs, checked and resolved from the options.
-pub struct Setup {
-    /// The model, with overrides applied.
-    pub model: Model,
-    /// How each periodic solution is computed.
-    pub point: PointSettings,
-    /// Resolved receptance backend request.
-    pub kind: ReceptanceKind,
-}
-
-fn parse_kind(s: &str) -> Result<ReceptanceKind, Failure> {
-    match s {
-        "auto" => Ok(ReceptanceKind::Auto),
-        "dense" => Ok(ReceptanceKind::Dense),
-        "sparse" => Ok(ReceptanceKind::Sparse),
-        _ => match s.strip_prefix("modal:").map(str::parse::<usize>) {
-            Some(Ok(modes)) if modes > 0 => Ok(ReceptanceKind::Modal { modes }),
-            _ => Err(Failure::input(format!(
-                "--receptance {s:?}: use auto, dense, sparse or modal:MODES (MODES > 0)"
-            ))),
-        },
+impl Common {
+    /// The solver options as given, for the run layer to resolve.
+    pub fn options(&self, mu_n: Option<f64>) -> SolveOptions {
+        SolveOptions {
+            harmonics: self.harmonics.clone(),
+            samples: self.samples,
+            mu_n,
+            rho: self.rho.clone(),
+            law: self.law.clone(),
+            receptance: self.receptance.clone(),
+            tol: self.tol,
+            linear: self.linear.clone(),
+            preconditioner: self.preconditioner.clone(),
+            max_iter: self.max_iter,
+            ramp: !self.no_ramp,
+            dofs: self.dofs.as_deref().map(DofRef::parse_list),
+        }
     }
 }
 
-fn finite_positive(name: &str, x: f64) -> Result<f64, Failure> {
-    if x.is_finite() && x > 0.0 {
-        Ok(x)
-    } else {
-        Err(Failure::input(format!(
-            "{name} {x}: must be finite and > 0"
-        )))
+impl From<OptionError> for Failure {
+    fn from(e: OptionError) -> Self {
+        Failure::input(e.render(Spelling::Cli))
     }
 }
 
@@ -202,102 +190,23 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
     for w in &read.warnings {
         say_err!("{w}");
     }
-    let mut model = read.model;
-    if model.contacts.is_empty() {
-        return Err(Failure::input(format!(
+    let setup = ewr_solve::setup::resolve(read.model, &c.options(mu_n)).map_err(|e| match e {
+        SetupError::NoContacts => Failure::input(format!(
             "{} has no friction contacts: nothing for E-WR to solve (`ewr model info` shows \
              its linear properties)",
             c.model.display()
-        )));
+        )),
+        e => Failure::input(e.render(Spelling::Cli)),
+    })?;
+    for w in &setup.warnings {
+        say_err!("{w}");
     }
-    if let Some(x) = mu_n {
-        model
-            .contacts
-            .set_mu_n(x)
-            .map_err(|e| Failure::input(format!("--mu-n {x}: {e}")))?;
-    }
-    match c.rho.as_deref() {
-        None => {}
-        Some("auto") => model.contacts.rho_auto = true,
-        Some(s) => {
-            let r: f64 = s
-                .parse()
-                .map_err(|_| Failure::input(format!("--rho {s}: a number > 0 or auto")))?;
-            finite_positive("--rho", r)?;
-            model.contacts.rho.iter_mut().for_each(|m| *m = r);
-            model.contacts.rho_auto = false;
-        }
-    }
-    let set: HarmonicSet = c
-        .harmonics
-        .parse()
-        .map_err(|e| Failure::input(format!("--harmonics: {e}")))?;
-    let law: FrictionLaw = c
-        .law
-        .parse()
-        .map_err(|e| Failure::input(format!("--law: {e}")))?;
-    let n_samples = c.samples.unwrap_or_else(|| default_samples(&set));
-    if let Some(why) = ewr_solve::samples_problem(&set, n_samples) {
-        return Err(Failure::input(format!("--samples {n_samples}: {why}")));
-    }
-    if let Some(why) = ewr_solve::harmonic_set_problem(&model, &set) {
-        return Err(Failure::input(format!(
-            "--harmonics {}: {why}",
-            c.harmonics
-        )));
-    }
-    if let Some(f) = model.forcing.iter().find(|f| !set.contains(f.harmonic)) {
-        say_err!(
-            "warning: the forcing on DOF {} at harmonic {} is outside {} and is ignored",
-            f.dof,
-            f.harmonic,
-            c.harmonics
-        );
-    }
-    let tol = c
-        .tol
-        .unwrap_or_else(|| ewr_solve::default_tolerance(&model));
-    finite_positive("--tol", tol)?;
-    let monitor = match &c.dofs {
-        Some(list) => crate::args::parse_dofs(list, &model)?,
-        None if model.n_dofs() <= 16 => (0..model.n_dofs()).collect(),
-        None => {
-            let mut d: Vec<usize> = model.forcing.iter().map(|f| f.dof).collect();
-            d.sort_unstable();
-            d.dedup();
-            d
-        }
-    };
-    let point = PointSettings {
-        set,
-        n_samples,
-        law,
-        newton: NewtonOptions {
-            tol_residual: tol,
-            max_iterations: c.max_iter,
-            linear: c
-                .linear
-                .parse()
-                .map_err(|e| Failure::input(format!("--linear: {e}")))?,
-            ..NewtonOptions::default()
-        },
-        ramp: !c.no_ramp,
-        monitor,
-        retry_rho: true,
-        preconditioner: c
-            .preconditioner
-            .parse()
-            .map_err(|e| Failure::input(format!("--preconditioner: {e}")))?,
-    };
-    Ok(Setup {
-        model,
-        point,
-        kind: parse_kind(&c.receptance)?,
-    })
+    Ok(setup)
 }
 
-fn receptance(setup: &Setup) -> Result<Receptance, Failure> {
-    Receptance::new(&setup.model, setup.kind)
+fn receptance(setup: &Setup) -> Result<ewr_hb::Receptance, Failure> {
+    setup
+        .receptance()
         .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))
 }
 
@@ -335,7 +244,7 @@ struct DofPeak {
     peak: f64,
 }
 
-fn dof_peaks(model: &Model, s: &PointSolution) -> Vec<DofPeak> {
+fn dof_peaks(model: &ewr_model::Model, s: &PointSolution) -> Vec<DofPeak> {
     s.dofs
         .dofs
         .iter()
@@ -350,7 +259,7 @@ fn dof_peaks(model: &Model, s: &PointSolution) -> Vec<DofPeak> {
 
 /// `ewr solve`: exit 0 converged, 1 not converged (results still written), 2 bad input.
 pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
-    finite_positive("--omega", a.omega)?;
+    positive(Opt::Omega, a.omega)?;
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let setup = setup(&a.common, a.mu_n)?;
     crate::args::prepare_outputs(
@@ -363,19 +272,20 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     )?;
     let t0 = Instant::now();
     let rec = receptance(&setup)?;
-    let params = ContactParams::of(&setup.model.contacts);
+    let params = setup.params();
     let sol = solve_point(&rec, &params, a.omega, &setup.point, None)
         .map_err(|e| Failure::work(format!("at w = {}: {e}", a.omega)))?;
     let elapsed = t0.elapsed().as_secs_f64();
     let converged = sol.status.converged();
     if let Some(p) = &a.timeseries {
-        results::write_timeseries(p, &sol, &params).map_err(Failure::work)?;
+        ewr_results::write_timeseries(p, &sol, &params).map_err(Failure::work)?;
     }
     if let Some(p) = &a.output {
-        results::write_solution(p, &a.common.model, &setup, &sol).map_err(Failure::work)?;
+        ewr_results::write_solution(p, &a.common.model, &setup, &sol).map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        crate::plot::period(p, &period_figure(&sol, &params)).map_err(Failure::work)?;
+        ewr_results::figures::period(p, &PeriodFigure::of_solution(&sol, &params))
+            .map_err(Failure::work)?;
     }
     let summary = SolveSummary {
         converged,
@@ -392,7 +302,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         elapsed_s: elapsed,
         peak_memory_mb: crate::progress::peak_memory_mb(),
         contacts: &sol.contacts,
-        fully_stuck: fully_stuck(&sol),
+        fully_stuck: sol.fully_stuck(),
         dofs: dof_peaks(&setup.model, &sol),
     };
     if a.json {
@@ -411,16 +321,6 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
             a.omega, sol.status, sol.residual
         )))
     }
-}
-
-/// The contacts of `s` stuck the whole period when the set has the static term, whose mean
-/// friction force then depends on the path to the solution, not on the periodic equations.
-pub fn fully_stuck(s: &PointSolution) -> Vec<usize> {
-    if !s.set.contains_zero() {
-        return Vec::new();
-    }
-    let f = s.stick_fractions();
-    (0..f.len()).filter(|&c| f[c] >= 0.999).collect()
 }
 
 fn print_solution(s: &SolveSummary<'_>) {
@@ -492,94 +392,58 @@ fn print_solution(s: &SolveSummary<'_>) {
     }
 }
 
-/// One frequency response curve: its bound (if overridden), its points and how it ended.
-pub struct Curve {
-    /// The `--mu-n` value of this curve, if any.
-    pub mu_n: Option<f64>,
-    /// Every point computed, in the order computed (also when the curve stopped early).
-    pub points: Vec<FrcPoint>,
-    /// `None` when the sweep ran to its end, else why it stopped.
-    pub stopped: Option<String>,
-    /// The local maxima of the amplitude, refined to the true maximum in frequency.
-    pub peaks: Vec<Peak>,
-    /// Phase resonances of the forced DOF (its first harmonic in quadrature with its force).
-    pub phase: Vec<ewr_solve::PhaseResonance>,
+/// What `ewr frc` does with each point as it arrives: the progress bar, the CSV row, the
+/// interrupt check.
+struct FrcObserver {
+    bar: indicatif::ProgressBar,
+    csv: Option<Mutex<ewr_results::FrcCsv>>,
+    /// The first CSV write error: the curve stops, every output is still written.
+    failed_write: Mutex<Option<String>>,
 }
 
-/// Resumes one curve: re-solves its stored points from their coefficients (one Newton
-/// iteration each when they still hold, so a file from other options or a damaged one is
-/// caught), hands them to `on_point` as if just computed, then continues the sweep after the
-/// last one.
-fn resume_curve(
-    rec: &Receptance,
-    params: &ContactParams,
-    setup: &Setup,
-    settings: &FrcSettings,
-    old: &results::StoredCurve,
-    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
-) -> Result<(), ewr_solve::SolveError> {
-    let mut good: Vec<PointSolution> = Vec::new();
-    for ((&w, &step), x) in old.omega.iter().zip(&old.step).zip(&old.friction) {
-        let solution = solve_point(rec, params, w, &setup.point, Some((&setup.point.set, x)))?;
-        if solution.status.converged() {
-            good.push(solution.clone());
+impl SweepObserver for FrcObserver {
+    fn point(&self, _curve: usize, mu_n: Option<f64>, p: &FrcPoint) -> Result<(), StopReason> {
+        self.bar.inc(1);
+        if let Some(csv) = &self.csv {
+            let mut w = csv.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = w.row(mu_n.unwrap_or(f64::NAN), p) {
+                *self.failed_write.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.clone());
+                return Err(StopReason::Caller(e));
+            }
         }
-        if !on_point(&FrcPoint { solution, step }) {
-            return Ok(());
+        if crate::interrupt::requested() {
+            return Err(StopReason::Interrupted {
+                at: p.solution.omega,
+            });
         }
+        Ok(())
     }
-    let Some(&last) = old.omega.last() else {
-        return frc(rec, params, settings, on_point).map(drop);
-    };
-    let dir = if settings.omega_end >= settings.omega_start {
-        1.0
-    } else {
-        -1.0
-    };
-    let next = FrcSettings {
-        omega_start: last + dir * settings.step,
-        ..settings.clone()
-    };
-    let tail = good.len().saturating_sub(2);
-    frc_resume(rec, params, &next, &good[tail..], on_point).map(drop)
-}
 
-/// Most points per curve: a guard against a step far too small for the range.
-const MAX_POINTS: usize = 100_000;
+    fn stopping(&self) -> bool {
+        crate::interrupt::requested()
+    }
+
+    fn warn(&self, message: &str) {
+        self.bar.suspend(|| say_err!("{message}"));
+    }
+}
 
 /// `ewr frc`: exit 0 all converged, 1 some point did not (all written), 2 bad input.
 pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
-    for (name, x) in [
-        ("--omega-start", a.omega_start),
-        ("--omega-end", a.omega_end),
-    ] {
-        finite_positive(name, x)?;
-    }
-    finite_positive("--step", a.step)?;
-    if let Some(tol) = a.adaptive {
-        crate::args::finite("--adaptive", tol, 0.0, false)?;
-    }
-    let method: Continuation = a.continuation.parse().map_err(Failure::input)?;
-    let span = (a.omega_end - a.omega_start).abs();
-    let per_curve = (span / a.step).ceil() + 1.0;
-    if method == Continuation::Sequential && per_curve > MAX_POINTS as f64 {
-        return Err(Failure::input(format!(
-            "--step {}: {per_curve:.0} points from {} to {}, more than the {MAX_POINTS} a curve \
-             may have; use a larger step",
-            a.step, a.omega_start, a.omega_end
-        )));
-    }
+    let sweep = SweepOptions {
+        method: ewr_solve::setup::parse_continuation(&a.continuation)?,
+        adaptive: a.adaptive,
+        refine_peaks: !a.no_refine,
+        phase_resonances: !a.no_refine,
+        ..SweepOptions::new(a.omega_start, a.omega_end, a.step)
+    };
+    sweep.check()?;
     let mu_values: Vec<Option<f64>> = match &a.mu_n {
         None => vec![None],
-        Some(list) => list
-            .split(',')
-            .map(|s| {
-                s.trim()
-                    .parse::<f64>()
-                    .map(Some)
-                    .map_err(|_| Failure::input(format!("--mu-n: {s:?} is not a number")))
-            })
-            .collect::<Result<_, _>>()?,
+        Some(list) => ewr_solve::setup::parse_mu_n_list(list)?
+            .into_iter()
+            .map(Some)
+            .collect(),
     };
     // Validate every curve's setup and every output before any work starts.
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
@@ -587,14 +451,17 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .iter()
         .map(|&m| setup(&a.common, m))
         .collect::<Result<_, _>>()?;
-    let stored: Option<Vec<results::StoredCurve>> = match (&a.output, a.resume) {
+    let stored: Option<Vec<ewr_solve::StoredCurve>> = match (&a.output, a.resume) {
         (Some(p), true) if p.exists() => {
-            if method != Continuation::Sequential {
+            if !ewr_solve::sweep::resumable(sweep.method) {
                 return Err(Failure::input(
                     "--resume: only sequential sweeps can be resumed",
                 ));
             }
-            Some(results::read_frc(p, &setups[0], &mu_values).map_err(Failure::input)?)
+            Some(
+                ewr_results::read_stored_curves(p, &setups[0], &mu_values)
+                    .map_err(Failure::input)?,
+            )
         }
         (Some(p), true) => {
             say_err!(
@@ -615,140 +482,59 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     )?;
     crate::interrupt::install();
     let t0 = Instant::now();
-    let expected = (per_curve.min(MAX_POINTS as f64) as u64) * setups.len() as u64;
-    let bar = crate::progress::bar(expected, "points");
-    let csv = match &a.csv {
-        Some(p) => Some(Mutex::new(
-            results::FrcCsv::create(p, setups[0].model.contacts.len(), &setups[0].point.monitor)
+    let expected =
+        (sweep.points_per_curve().min(sweep.max_points as f64) as u64) * setups.len() as u64;
+    let observer = FrcObserver {
+        bar: crate::progress::bar(expected, "points"),
+        csv: match &a.csv {
+            Some(p) => Some(Mutex::new(
+                ewr_results::FrcCsv::create(
+                    p,
+                    setups[0].model.contacts.len(),
+                    &setups[0].point.monitor,
+                )
                 .map_err(Failure::work)?,
-        )),
-        None => None,
+            )),
+            None => None,
+        },
+        failed_write: Mutex::new(None),
     };
     // The curves differ only in their friction bounds, which the receptance does not see:
     // one condensation (a modal extraction, for large models) serves them all.
     let rec = receptance(&setups[0])?;
-    let recs: Vec<&Receptance> = setups.iter().map(|_| &rec).collect();
-    // The phase-resonance criterion follows the largest first-harmonic force on a monitored DOF.
-    let forced = setups[0]
-        .model
-        .forcing
+    let specs: Vec<CurveSpec<'_>> = setups
         .iter()
-        .filter(|f| f.harmonic == 1 && setups[0].point.monitor.contains(&f.dof))
-        .max_by(|x, y| x.cos.hypot(x.sin).total_cmp(&y.cos.hypot(y.sin)))
-        .map(|f| (f.dof, (f.cos, f.sin)));
-    let failed_write = Mutex::new(None::<String>);
-    let curves: Vec<Curve> = setups
-        .par_iter()
-        .zip(&recs)
         .zip(&mu_values)
         .enumerate()
-        .map(|(i, ((setup, rec), &mu_n))| {
-            let params = ContactParams::of(&setup.model.contacts);
-            let settings = FrcSettings {
-                omega_start: a.omega_start,
-                omega_end: a.omega_end,
-                step: a.step,
-                min_step: a.step / 64.0,
-                max_step: a.step * 8.0,
-                method,
-                point: setup.point.clone(),
-                max_points: MAX_POINTS,
-                adaptive: a.adaptive,
-                keep_histories: false,
-            };
-            // Points are kept here as they arrive, so that a curve that stops on an error
-            // still has every point it computed.
-            let mut points = Vec::new();
-            let mut cut = false;
-            let mut on_point = |p: &FrcPoint| {
-                bar.inc(1);
-                points.push(p.clone());
-                if let Some(csv) = &csv {
-                    let mut w = csv.lock().unwrap_or_else(|e| e.into_inner());
-                    if let Err(e) = w.row(mu_n.unwrap_or(f64::NAN), p) {
-                        *failed_write.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                        return false;
-                    }
-                }
-                if crate::interrupt::requested() {
-                    cut = true;
-                    return false;
-                }
-                true
-            };
-            let result = match stored.as_ref().map(|s| &s[i]) {
-                Some(old) => resume_curve(rec, &params, setup, &settings, old, &mut on_point),
-                None => frc(rec, &params, &settings, &mut on_point).map(drop),
-            };
-            let stopped = match result {
-                Err(e) => Some(e.to_string()),
-                Ok(()) if cut => Some(format!(
-                    "interrupted at w = {}; `--resume` continues the sweep",
-                    points.last().map_or(f64::NAN, |p| p.solution.omega)
-                )),
-                Ok(()) if points.len() >= MAX_POINTS => Some(format!(
-                    "stopped at the cap of {MAX_POINTS} points at w = {} before reaching {}; \
-                     use a larger --step",
-                    points.last().map_or(f64::NAN, |p| p.solution.omega),
-                    a.omega_end
-                )),
-                Ok(()) => None,
-            };
-            // Refine each local maximum of what was computed, even if the sweep stopped.
-            let peaks = if a.no_refine || crate::interrupt::requested() {
-                Vec::new()
-            } else {
-                match refine_peaks(rec, &params, &setup.point, &points) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        bar.suspend(|| say_err!("warning: peak refinement failed: {e}"));
-                        Vec::new()
-                    }
-                }
-            };
-            let phase = match forced {
-                Some((dof, force)) if !a.no_refine && !crate::interrupt::requested() => {
-                    ewr_solve::phase_resonances(rec, &params, &setup.point, &points, dof, force)
-                        .unwrap_or_else(|e| {
-                            bar.suspend(|| say_err!("warning: phase resonance failed: {e}"));
-                            Vec::new()
-                        })
-                }
-                _ => Vec::new(),
-            };
-            Curve {
-                mu_n,
-                points,
-                stopped,
-                peaks,
-                phase,
-            }
+        .map(|(i, (setup, &mu_n))| CurveSpec {
+            mu_n,
+            setup,
+            resume: stored.as_ref().map(|s| &s[i]),
         })
         .collect();
-    bar.finish_and_clear();
-    if let Some(e) = failed_write.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(Failure::work(e));
-    }
+    let curves: Vec<Curve> = ewr_solve::sweep(&rec, &specs, &sweep, &observer);
+    let forced = setups[0].phase_dof();
+    observer.bar.finish_and_clear();
     let errors: Vec<String> = curves
         .iter()
         .filter_map(|c| {
             c.stopped.as_ref().map(|e| match c.mu_n {
                 Some(m) => format!("mu_n = {m}: {e}"),
-                None => e.clone(),
+                None => e.to_string(),
             })
         })
         .collect();
     let done = curves;
     let elapsed = t0.elapsed().as_secs_f64();
     if let Some(p) = &a.output {
-        results::write_frc(p, &a.common.model, &setups[0], &done).map_err(Failure::work)?;
+        ewr_results::write_frc(p, &a.common.model, &setups[0], &done).map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        let axis = crate::plot::FrequencyAxis {
+        let axis = ewr_results::figures::FrequencyAxis {
             hz: a.hz,
             units: setups[0].model.units.clone(),
         };
-        crate::plot::frc(p, &done, axis).map_err(Failure::work)?;
+        ewr_results::figures::frc(p, &done, axis).map_err(Failure::work)?;
     }
     let n_points: usize = done.iter().map(|c| c.points.len()).sum();
     let n_failed: usize = done
@@ -877,7 +663,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     let stuck_points = done
         .iter()
         .flat_map(|c| &c.points)
-        .filter(|p| !fully_stuck(&p.solution).is_empty())
+        .filter(|p| !p.solution.fully_stuck().is_empty())
         .count();
     if stuck_points > 0 && !a.json {
         say!(
@@ -909,45 +695,4 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
-}
-
-/// Contact 0 of a periodic solution as the figure of `--plot`.
-fn period_figure(s: &PointSolution, params: &ContactParams) -> crate::plot::PeriodFigure {
-    let h = &s.histories;
-    let nt = h.n_samples;
-    let period = std::f64::consts::TAU / s.omega;
-    let series = |buf: &[f64]| -> Vec<Vec<f64>> {
-        (0..params.dim)
-            .map(|k| buf[k * nt..(k + 1) * nt].to_vec())
-            .collect()
-    };
-    crate::plot::PeriodFigure {
-        title: format!(
-            "ewr solve: w = {}, {}, contact 0 of {} ({}; residual {:.1e})",
-            s.omega,
-            s.set,
-            params.len(),
-            s.status,
-            s.residual
-        ),
-        t: (0..nt).map(|j| period * j as f64 / nt as f64).collect(),
-        period,
-        w: series(&h.displacement),
-        v: series(&h.velocity),
-        r: series(&h.force),
-        stick: s.contacts[0].stick_intervals.clone(),
-        mu_n: match (&h.normal, &params.normal) {
-            (Some(nh), Some(np)) => np.mu[0] * nh.force[..nt].iter().copied().fold(0.0, f64::max),
-            _ => params.mu_n[0],
-        },
-        normal: h
-            .normal
-            .as_ref()
-            .zip(params.normal.as_ref())
-            .map(|(nh, np)| crate::plot::NormalPanel {
-                lambda: nh.force[..nt].to_vec(),
-                mu: np.mu[0],
-                separated: s.contacts[0].separation_intervals.clone(),
-            }),
-    }
 }

@@ -3,11 +3,10 @@
 
 use crate::Failure;
 use crate::paths::named;
-use crate::plot::{self, DesignPanel, FrcLine, HeatMap};
 use clap::{Args, Subcommand};
+use ewr_results::study::{StudyRun, StudyRunError, write_study_outputs};
 use ewr_study::{
-    CaseResult, CaseStatus, Event, ParamKind, RunOptions, Shard, Study, StudyInfo, cases_dir_for,
-    merge, write_study_file, write_summary_csv,
+    CaseResult, CaseStatus, Event, Shard, Study, StudyInfo, cases_dir_for, merge, write_study_file,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,15 +87,6 @@ pub fn run(a: &StudyArgs) -> Result<(), Failure> {
     }
 }
 
-/// `OUT.h5` -> `OUT<suffix>` (e.g. `.csv`, `.frc.png`).
-fn sibling(output: &Path, suffix: &str) -> PathBuf {
-    let stem = output
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
-    output.with_file_name(format!("{stem}{suffix}"))
-}
-
 fn case_line(study: &Study, r: &CaseResult) -> String {
     let key = study.key(&study.cases[r.index]);
     match r.status {
@@ -154,18 +144,17 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
                 .unwrap_or_default()
         )),
     };
-    let output = match shard {
-        Some(s) => sibling(&base, &format!(".shard-{}-of-{}.h5", s.index, s.count)),
-        None => base.clone(),
+    let runner = StudyRun {
+        study: &study,
+        output: base.clone(),
+        shard,
+        jobs: a.jobs,
+        retry_failed: a.retry_failed,
+        plots: !a.no_plot,
+        cancel: None,
     };
-    let derived: Vec<PathBuf> = if shard.is_some() {
-        Vec::new()
-    } else {
-        [".csv", ".frc.png", ".peaks.png", ".map.png"]
-            .iter()
-            .map(|x| sibling(&output, x))
-            .collect()
-    };
+    let output = runner.output_file();
+    let derived = runner.derived_outputs();
     let mut outs: Vec<crate::args::Output<'_>> = vec![("-o", Some(base.as_path()), &["h5"])];
     if output != base {
         outs.push(("the shard file", Some(output.as_path()), &["h5"]));
@@ -179,9 +168,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
         &[named("STUDY", path), named("its model", &study.model_path)],
         &outs,
     )?;
-    let indices: Vec<usize> = (0..study.cases.len())
-        .filter(|&i| shard.is_none_or(|s| s.owns(i)))
-        .collect();
+    let indices = runner.indices();
     let params: Vec<String> = study
         .parameters
         .iter()
@@ -231,8 +218,6 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let cases_dir = cases_dir_for(&output);
-    // Held until the study file is written: a second study on the same output stops here.
-    let _lock = ewr_study::lock_output(&cases_dir, path).map_err(Failure::input)?;
     let t0 = Instant::now();
     let bar = crate::progress::bar(indices.len() as u64, "cases");
     let reused = AtomicUsize::new(0);
@@ -265,13 +250,12 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
             bar.suspend(|| say!("{line}"));
         }
     };
-    let opts = RunOptions {
-        cases_dir: cases_dir.clone(),
-        jobs: a.jobs,
-        retry_failed: a.retry_failed,
-    };
-    let results = ewr_study::run(&study, &indices, &opts, &report).map_err(Failure::work)?;
+    let outcome = runner.run(&report).map_err(|e| match e {
+        StudyRunError::Busy(m) => Failure::input(m),
+        e => Failure::work(e.to_string()),
+    })?;
     bar.finish_and_clear();
+    let results = outcome.results;
     if computed.load(Ordering::SeqCst) == 0 && reused.load(Ordering::SeqCst) > 0 {
         say!(
             "all {} cases already finished in {}: kept",
@@ -279,15 +263,16 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
             cases_dir.display()
         );
     }
-    let info = StudyInfo::of(&study);
-    write_study_file(&output, &info, shard, &results).map_err(Failure::work)?;
-    say!(
-        "wrote {} ({:.1} s)",
-        output.display(),
-        t0.elapsed().as_secs_f64()
-    );
-    if shard.is_none() {
-        outputs(&output, &info, &results, !a.no_plot)?;
+    for (i, p) in outcome.written.iter().enumerate() {
+        if i == 0 {
+            say!(
+                "wrote {} ({:.1} s)",
+                p.display(),
+                t0.elapsed().as_secs_f64()
+            );
+        } else {
+            say!("wrote {}", p.display());
+        }
     }
     finish(&results)
 }
@@ -310,6 +295,7 @@ fn merge_cmd(m: &MergeArgs) -> Result<(), Failure> {
     finish(&results)
 }
 
+/// Final report and exit status: 1 when any case is not fully converged.
 /// Summary CSV and figures next to the result file.
 fn outputs(
     output: &Path,
@@ -317,192 +303,12 @@ fn outputs(
     results: &[CaseResult],
     plots: bool,
 ) -> Result<(), Failure> {
-    let csv = sibling(output, ".csv");
-    write_summary_csv(&csv, info, results).map_err(Failure::work)?;
-    say!("wrote {}", csv.display());
-    if !plots {
-        return Ok(());
-    }
-    let title = if info.title.is_empty() {
-        info.model.clone()
-    } else {
-        info.title.clone()
-    };
-    // Many curves are coloured by the first numeric parameter (a colour bar, not a legend).
-    let colour_by = info.parameters.iter().position(|k| k.numeric());
-    let lines: Vec<FrcLine> = results
-        .iter()
-        .filter(|r| !r.omega.is_empty())
-        .map(|r| FrcLine {
-            label: r.key.clone(),
-            points: (0..r.omega.len())
-                .map(|i| (r.omega[i], r.amp_norm[i], r.converged[i]))
-                .collect(),
-            peaks: r
-                .peaks_omega
-                .iter()
-                .zip(&r.peaks_amplitude)
-                .map(|(w, a)| (*w, *a))
-                .collect(),
-            value: colour_by.map(|p| r.values[p].num()),
-        })
-        .collect();
-    let mut written = Vec::new();
-    if !lines.is_empty() {
-        let p = sibling(output, ".frc.png");
-        let title = format!("{title}: frequency response per case");
-        let style = plot::FrcStyle {
-            title: &title,
-            axis: plot::FrequencyAxis::default(),
-            parameter: colour_by.map(|p| info.parameters[p].name()),
-        };
-        plot::frc_lines(&p, &style, &lines).map_err(Failure::work)?;
-        written.push(p);
-    }
-    let mut panels = Vec::new();
-    if let Some(k) = info.optimize {
-        panels.extend(locus_panel(info, k, results));
-    }
-    panels.extend(design_panels(info, results));
-    if !panels.is_empty() {
-        let p = sibling(output, ".peaks.png");
-        plot::design(
-            &p,
-            &format!("{title}: peak amplitude (design curves)"),
-            &panels,
-        )
-        .map_err(Failure::work)?;
-        written.push(p);
-    }
-    if let Some(map) = heat_map(info, results) {
-        let p = sibling(output, ".map.png");
-        plot::heat_map(&p, &format!("{title}: peak amplitude"), &map).map_err(Failure::work)?;
-        written.push(p);
-    }
-    for p in written {
+    for p in write_study_outputs(output, info, results, plots).map_err(Failure::work)? {
         say!("wrote {}", p.display());
     }
     Ok(())
 }
 
-/// The case with the smallest peak, among fully converged cases if there are any (a curve
-/// with unconverged points may miss its peak).
-fn optimum(results: &[CaseResult]) -> Option<&CaseResult> {
-    let best = |ok_only: bool| {
-        results
-            .iter()
-            .filter(|r| r.peak_amplitude.is_finite() && (!ok_only || r.status == CaseStatus::Ok))
-            .min_by(|a, b| a.peak_amplitude.total_cmp(&b.peak_amplitude))
-    };
-    best(true).or_else(|| best(false))
-}
-
-fn design_panels(info: &StudyInfo, results: &[CaseResult]) -> Vec<DesignPanel> {
-    let Some(best) = optimum(results) else {
-        return Vec::new();
-    };
-    let mut panels = Vec::new();
-    for (p, kind) in info.parameters.iter().enumerate() {
-        if !kind.numeric() {
-            continue;
-        }
-        // One series per combination of the other parameters.
-        let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-        for r in results.iter().filter(|r| r.peak_amplitude.is_finite()) {
-            let others: Vec<String> = info
-                .parameters
-                .iter()
-                .zip(&r.values)
-                .enumerate()
-                .filter(|(q, _)| *q != p)
-                .map(|(_, (k, v))| format!("{}={v}", k.name()))
-                .collect();
-            let label = if others.is_empty() {
-                "peak".to_string()
-            } else {
-                others.join(",")
-            };
-            let pt = (r.values[p].num(), r.peak_amplitude);
-            match series.iter_mut().find(|s| s.0 == label) {
-                Some(s) => s.1.push(pt),
-                None => series.push((label, vec![pt])),
-            }
-        }
-        for s in &mut series {
-            s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
-        panels.push(DesignPanel {
-            parameter: kind.name().to_string(),
-            series,
-            optimum: (best.values[p].num(), best.peak_amplitude),
-        });
-    }
-    panels
-}
-
-/// An `[optimize]` study's peak loci: peak amplitude against the optimised parameter, one
-/// line per case, the best case's optimum marked.
-fn locus_panel(info: &StudyInfo, k: ParamKind, results: &[CaseResult]) -> Option<DesignPanel> {
-    let best = optimum(results)?;
-    let series = results
-        .iter()
-        .filter(|r| !r.locus_value.is_empty())
-        .map(|r| {
-            let label = if info.parameters.is_empty() {
-                "peak".to_string()
-            } else {
-                r.key.clone()
-            };
-            let pts = r
-                .locus_value
-                .iter()
-                .zip(&r.locus_amplitude)
-                .map(|(v, a)| (*v, *a))
-                .collect();
-            (label, pts)
-        })
-        .collect();
-    Some(DesignPanel {
-        parameter: k.name().to_string(),
-        series,
-        optimum: (best.optimum_value, best.peak_amplitude),
-    })
-}
-
-fn heat_map(info: &StudyInfo, results: &[CaseResult]) -> Option<HeatMap> {
-    if info.parameters.len() != 2 || !info.parameters.iter().all(|k| k.numeric()) {
-        return None;
-    }
-    let distinct = |p: usize| {
-        let mut v: Vec<f64> = results.iter().map(|r| r.values[p].num()).collect();
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        v
-    };
-    let (xs, ys) = (distinct(0), distinct(1));
-    if xs.len() < 2 || ys.len() < 2 || xs.len() * ys.len() != results.len() {
-        return None;
-    }
-    let mut z = vec![f64::NAN; xs.len() * ys.len()];
-    let cell = |r: &CaseResult| {
-        let ix = xs.iter().position(|&x| x == r.values[0].num())?;
-        let iy = ys.iter().position(|&y| y == r.values[1].num())?;
-        Some((ix, iy))
-    };
-    for r in results {
-        let (ix, iy) = cell(r)?;
-        z[iy * xs.len() + ix] = r.peak_amplitude;
-    }
-    let optimum = cell(optimum(results)?)?;
-    Some(HeatMap {
-        x: (info.parameters[0].name().to_string(), xs.clone()),
-        y: (info.parameters[1].name().to_string(), ys.clone()),
-        z,
-        optimum,
-    })
-}
-
-/// Final report and exit status: 1 when any case is not fully converged.
 fn finish(results: &[CaseResult]) -> Result<(), Failure> {
     let count = |s: CaseStatus| results.iter().filter(|r| r.status == s).count();
     let (ok, partial, failed) = (
@@ -514,7 +320,7 @@ fn finish(results: &[CaseResult]) -> Result<(), Failure> {
         "{} cases: {ok} ok, {partial} with unconverged points, {failed} failed",
         results.len()
     );
-    if let Some(b) = optimum(results) {
+    if let Some(b) = ewr_results::study::optimum(results) {
         let at = if b.optimum_value.is_nan() {
             String::new()
         } else {

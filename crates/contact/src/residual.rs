@@ -875,3 +875,72 @@ fn add_velocity_block(
         dst[(row0 + i, col + 1)] += ga * t01 + gb * t11;
     }
 }
+
+impl crate::ContactSystem for EwrResidual<'_> {
+    fn len(&self) -> usize {
+        EwrResidual::len(self)
+    }
+
+    fn contact_count(&self) -> usize {
+        EwrResidual::contact_count(self)
+    }
+
+    fn harmonic_set(&self) -> &HarmonicSet {
+        EwrResidual::harmonic_set(self)
+    }
+
+    /// Contact `c`'s friction signals `c * dim ..`, contiguous.
+    fn contact_unknowns(&self, c: usize) -> Vec<usize> {
+        let block = self.params.dim * self.set.n_coeffs();
+        (c * block..(c + 1) * block).collect()
+    }
+
+    fn residual(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), ResidualError> {
+        EwrResidual::residual(self, x, g)
+    }
+
+    fn residual_and_jacobian(
+        &mut self,
+        x: &[f64],
+        g: &mut [f64],
+        j: MatMut<'_, f64>,
+    ) -> Result<(), ResidualError> {
+        EwrResidual::residual_and_jacobian(self, x, g, j)
+    }
+
+    fn residual_keep_derivatives(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), ResidualError> {
+        EwrResidual::residual_keep_derivatives(self, x, g)
+    }
+
+    fn jacobian_product(&mut self, v: &[f64], y: &mut [f64]) -> Result<(), ResidualError> {
+        EwrResidual::jacobian_product(self, v, y)
+    }
+
+    fn jacobian_transpose_product(
+        &mut self,
+        v: &[f64],
+        y: &mut [f64],
+    ) -> Result<(), ResidualError> {
+        EwrResidual::jacobian_transpose_product(self, v, y)
+    }
+
+    fn contact_jacobian_blocks(&mut self) -> Result<Vec<Mat<f64>>, ResidualError> {
+        EwrResidual::contact_jacobian_blocks(self)
+    }
+
+    fn averaged_harmonic_jacobians(&self) -> Result<Vec<Mat<c64>>, ResidualError> {
+        EwrResidual::averaged_harmonic_jacobians(self)
+    }
+
+    fn histories(&mut self, x: &[f64]) -> Result<ContactHistories, ResidualError> {
+        EwrResidual::histories(self, x)
+    }
+
+    fn displacement_coeffs(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        EwrResidual::displacement_coeffs(self, x)
+    }
+
+    fn tangential_rho(&self) -> Vec<f64> {
+        self.params.rho.clone()
+    }
+}

@@ -960,6 +960,98 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Resi
     Ok(())
 }
 
+impl UnilateralHistories {
+    /// The histories in the layout of every contact kind: tangential signals, and the normal
+    /// side apart.
+    pub fn into_contact_histories(self) -> crate::ContactHistories {
+        crate::ContactHistories {
+            n_samples: self.n_samples,
+            displacement: self.displacement,
+            velocity: self.velocity,
+            force: self.force,
+            normal: Some(crate::NormalHistories {
+                force: self.normal_force,
+                gap: self.gap,
+                state: self.state,
+            }),
+        }
+    }
+}
+
+impl crate::ContactSystem for UnilateralResidual {
+    fn len(&self) -> usize {
+        UnilateralResidual::len(self)
+    }
+
+    fn contact_count(&self) -> usize {
+        UnilateralResidual::contact_count(self)
+    }
+
+    fn harmonic_set(&self) -> &HarmonicSet {
+        UnilateralResidual::harmonic_set(self)
+    }
+
+    /// Contact `c`'s friction signals, then its normal signal.
+    fn contact_unknowns(&self, c: usize) -> Vec<usize> {
+        let (d, nc) = (self.params.dim, self.params.len());
+        let nco = self.set.n_coeffs();
+        (0..d)
+            .map(|k| c * d + k)
+            .chain([d * nc + c])
+            .flat_map(|s| (0..nco).map(move |q| s * nco + q))
+            .collect()
+    }
+
+    fn residual(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), ResidualError> {
+        UnilateralResidual::residual(self, x, g)
+    }
+
+    fn residual_and_jacobian(
+        &mut self,
+        x: &[f64],
+        g: &mut [f64],
+        j: MatMut<'_, f64>,
+    ) -> Result<(), ResidualError> {
+        UnilateralResidual::residual_and_jacobian(self, x, g, j)
+    }
+
+    fn residual_keep_derivatives(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), ResidualError> {
+        UnilateralResidual::residual_keep_derivatives(self, x, g)
+    }
+
+    fn jacobian_product(&mut self, v: &[f64], y: &mut [f64]) -> Result<(), ResidualError> {
+        UnilateralResidual::jacobian_product(self, v, y)
+    }
+
+    fn jacobian_transpose_product(
+        &mut self,
+        v: &[f64],
+        y: &mut [f64],
+    ) -> Result<(), ResidualError> {
+        UnilateralResidual::jacobian_transpose_product(self, v, y)
+    }
+
+    fn contact_jacobian_blocks(&mut self) -> Result<Vec<Mat<f64>>, ResidualError> {
+        UnilateralResidual::contact_jacobian_blocks(self)
+    }
+
+    fn averaged_harmonic_jacobians(&self) -> Result<Vec<Mat<c64>>, ResidualError> {
+        Ok(UnilateralResidual::averaged_harmonic_jacobians(self))
+    }
+
+    fn histories(&mut self, x: &[f64]) -> Result<crate::ContactHistories, ResidualError> {
+        UnilateralResidual::histories(self, x).map(UnilateralHistories::into_contact_histories)
+    }
+
+    fn displacement_coeffs(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        UnilateralResidual::displacement_coeffs(self, x)
+    }
+
+    fn tangential_rho(&self) -> Vec<f64> {
+        self.params.rho_t.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,6 +92,23 @@ pub enum ReceptanceKind {
     },
 }
 
+impl std::str::FromStr for ReceptanceKind {
+    type Err = String;
+
+    /// `auto`, `dense`, `sparse` or `modal:MODES` (MODES > 0), as every front end spells it.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ReceptanceKind::Auto),
+            "dense" => Ok(ReceptanceKind::Dense),
+            "sparse" => Ok(ReceptanceKind::Sparse),
+            _ => match s.strip_prefix("modal:").map(str::parse::<usize>) {
+                Some(Ok(modes)) if modes > 0 => Ok(ReceptanceKind::Modal { modes }),
+                _ => Err("use auto, dense, sparse or modal:MODES (MODES > 0)".into()),
+            },
+        }
+    }
+}
+
 /// Why a receptance could not be built or evaluated.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReceptanceError {

@@ -18,5 +18,7 @@ pub use builder::ModelBuilder;
 pub use cyclic::Cyclic;
 pub use examples::{Example, ExampleOptions};
 pub use io::{FORMAT_NAME, FORMAT_VERSION, ModelError, ReadModel, read, write};
-pub use model::{Contacts, Damping, ForcingTerm, Kinematics, Model, NormalContacts, SparseMatrix};
+pub use model::{
+    Contacts, Damping, ForcingTerm, Kinematics, Model, NormalContacts, STUCK_PENALTY, SparseMatrix,
+};
 pub use validate::{Problem, SYMMETRY_TOL, Severity, check_semidefinite, has_errors, validate};

@@ -36,6 +36,10 @@ pub struct Model {
     pub cyclic: Option<crate::cyclic::Cyclic>,
 }
 
+/// Stiffness of a rigid stuck contact row relative to the stiffest DOF in
+/// [`Model::stuck_default`].
+pub const STUCK_PENALTY: f64 = 1e6;
+
 impl Model {
     /// Sets the diagonal mass of `dofs` to `m`, other entries unchanged (a damper mass in a
     /// parameter study or a peak continuation).
@@ -62,6 +66,18 @@ impl Model {
     /// Index of the DOF with this label, if the model has labels.
     pub fn dof_by_label(&self, label: &str) -> Option<usize> {
         self.dof_labels.as_ref()?.iter().position(|l| l == label)
+    }
+
+    /// [`Model::stuck`] with rigid contact rows as springs [`STUCK_PENALTY`] times stiffer
+    /// than the stiffest DOF: the constrained frequencies come out about `1 / STUCK_PENALTY`
+    /// high, 6 significant digits.
+    pub fn stuck_default(&self) -> Result<Option<Model>, String> {
+        let k_max = self
+            .stiffness
+            .triplet_iter()
+            .filter(|t| t.row == t.col)
+            .fold(0.0f64, |a, t| a.max(t.val.abs()));
+        self.stuck(STUCK_PENALTY * k_max.max(f64::MIN_POSITIVE))
     }
 
     /// The linear structure with every contact stuck (and 3-D contacts closed), the other

@@ -10,6 +10,8 @@ mod convert;
 mod model;
 mod options;
 mod results;
+mod run;
+mod study;
 
 use pyo3::prelude::*;
 
@@ -36,6 +38,9 @@ fn _ewr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PySolution>()?;
     m.add_class::<results::PyFrc>()?;
     m.add_class::<results::PySimulation>()?;
+    m.add_class::<study::PyStudy>()?;
+    m.add_class::<study::PyStudyResult>()?;
     m.add_function(wrap_pyfunction!(model::examples, m)?)?;
+    m.add_function(wrap_pyfunction!(study::read_result, m)?)?;
     Ok(())
 }

@@ -1,29 +1,42 @@
 //! `ewr.Model`: a model from arrays, a file or a built-in example, and the computations on it.
 
 use crate::convert::{sparse, to_scipy, warn};
-use crate::options::{SolveOptions, dof_list, finite_positive, resolve};
-use crate::results::{PyFrc, PySimulation, PySolution};
+use crate::options::{PyOptions, Rho, option_error};
+use crate::results::{PySimulation, PySolution};
+use crate::run::{FrcCall, MuN, Outputs, PeaksCall};
 use crate::{InputError, SolveError};
-use ewr_contact::ContactParams;
-use ewr_hb::receptance::Receptance;
 use ewr_model::{
     Contacts, Damping, Example, ExampleOptions, ForcingTerm, Kinematics, Model, NormalContacts,
     has_errors, validate,
 };
-use ewr_solve::{Continuation, FrcPoint, FrcSettings, frc, refine_peaks, solve_point};
-use ewr_study::ParamKind;
-use ewr_study::track::{TrackSettings, track};
-use numpy::IntoPyArray;
+use ewr_solve::SweepOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-
-/// Most points per curve, as `ewr frc`.
-const MAX_POINTS: usize = 100_000;
+use std::path::PathBuf;
 
 /// A linear structure with dry-friction contacts under periodic forcing (immutable).
 #[pyclass(name = "Model", module = "ewr", frozen)]
 pub struct PyModel {
     pub model: Model,
+    /// The file it was read from, named in result files as `ewr` names its MODEL.
+    pub source: Option<std::path::PathBuf>,
+}
+
+impl PyModel {
+    /// A model built in Python (no file behind it).
+    pub fn built(model: Model) -> Self {
+        PyModel {
+            model,
+            source: None,
+        }
+    }
+
+    /// What result files name as the model: its file, or where it came from.
+    pub fn source_path(&self) -> std::path::PathBuf {
+        self.source
+            .clone()
+            .unwrap_or_else(|| "(built in Python)".into())
+    }
 }
 
 /// Reads an optional key of a contacts dict.
@@ -298,30 +311,11 @@ fn checked(py: Python<'_>, model: Model) -> PyResult<PyModel> {
     for p in &problems {
         warn(py, &p.to_string())?;
     }
-    Ok(PyModel { model })
+    Ok(PyModel::built(model))
 }
 
 fn model_error(e: impl std::fmt::Display) -> PyErr {
     InputError::new_err(e.to_string())
-}
-
-/// What a computation can fail with, carried out of the GIL-free section.
-enum Fail {
-    Input(String),
-    Work(String),
-}
-
-impl From<Fail> for PyErr {
-    fn from(f: Fail) -> PyErr {
-        match f {
-            Fail::Input(m) => InputError::new_err(m),
-            Fail::Work(m) => SolveError::new_err(m),
-        }
-    }
-}
-
-fn receptance(model: &Model, kind: ewr_hb::receptance::ReceptanceKind) -> Result<Receptance, Fail> {
-    Receptance::new(model, kind).map_err(|e| Fail::Input(format!("cannot condense the model: {e}")))
 }
 
 #[pymethods]
@@ -391,7 +385,10 @@ impl PyModel {
         for w in &read.warnings {
             warn(py, &w.to_string())?;
         }
-        Ok(PyModel { model: read.model })
+        Ok(PyModel {
+            model: read.model,
+            source: Some(path),
+        })
     }
 
     /// A built-in example model by name (see `ewr.examples()`).
@@ -429,7 +426,7 @@ impl PyModel {
             sectors,
             engine_order,
         });
-        Ok(PyModel { model })
+        Ok(PyModel::built(model))
     }
 
     /// Writes the model file (HDF5, format v2 when the contacts need it).
@@ -538,18 +535,11 @@ impl PyModel {
                 "nodal_diameter applies to cyclic sector models only",
             ));
         }
-        py.detach(|| -> Result<Vec<f64>, Fail> {
+        py.detach(|| -> Result<Vec<f64>, String> {
             let model = if stuck {
-                let k_max = self
-                    .model
-                    .stiffness
-                    .triplet_iter()
-                    .filter(|t| t.row == t.col)
-                    .fold(0.0f64, |a, t| a.max(t.val.abs()));
-                match self.model.stuck(1e6 * k_max.max(f64::MIN_POSITIVE)) {
-                    Ok(Some(m)) => m,
-                    Ok(None) => self.model.clone(),
-                    Err(e) => return Err(Fail::Input(e)),
+                match self.model.stuck_default()? {
+                    Some(m) => m,
+                    None => self.model.clone(),
                 }
             } else {
                 self.model.clone()
@@ -562,9 +552,9 @@ impl PyModel {
                 ),
                 None => ewr_hb::modes::natural_frequencies(&model),
             }
-            .map_err(|e| Fail::Input(format!("natural frequencies: {e}")))
+            .map_err(|e| format!("natural frequencies: {e}"))
         })
-        .map_err(PyErr::from)
+        .map_err(InputError::new_err)
     }
 
     /// The cyclic symmetry of a sector model as a dict (`sectors`, `engine_order`, `left`,
@@ -588,7 +578,7 @@ impl PyModel {
         let model = py
             .detach(|| self.model.annulus())
             .map_err(InputError::new_err)?;
-        Ok(PyModel { model })
+        Ok(PyModel::built(model))
     }
 
     /// The same model with every contact's friction bound set to `mu_n`.
@@ -620,7 +610,8 @@ impl PyModel {
     /// One periodic solution at `omega` (see `_ewr.pyi`).
     #[pyo3(signature = (omega, *, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
-        receptance="auto".to_string(), linear="auto".to_string()))]
+        receptance="auto".to_string(), linear="auto".to_string(),
+        preconditioner="two-level".to_string(), output=None, timeseries=None, plot=None))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         &self,
@@ -628,7 +619,7 @@ impl PyModel {
         omega: f64,
         harmonics: String,
         mu_n: Option<f64>,
-        rho: Option<f64>,
+        rho: Option<Rho>,
         law: String,
         samples: Option<usize>,
         tol: Option<f64>,
@@ -637,38 +628,40 @@ impl PyModel {
         dofs: Option<Vec<Bound<'_, PyAny>>>,
         receptance: String,
         linear: String,
+        preconditioner: String,
+        output: Option<PathBuf>,
+        timeseries: Option<PathBuf>,
+        plot: Option<PathBuf>,
     ) -> PyResult<PySolution> {
-        finite_positive("omega", omega)?;
-        let r = resolve(
-            &self.model,
-            &SolveOptions {
-                harmonics,
-                samples,
-                mu_n,
-                rho,
-                law,
-                receptance,
-                linear,
-                tol,
-                max_iter,
-                ramp,
-                dofs,
-            },
-        )?;
-        let sol = py.detach(|| -> Result<_, Fail> {
-            let rec = self::receptance(&r.model, r.kind)?;
-            let params = ContactParams::of(&r.model.contacts);
-            solve_point(&rec, &params, omega, &r.point, None)
-                .map_err(|e| Fail::Work(format!("at w = {omega}: {e}")))
-        })?;
-        Ok(PySolution::new(sol, &r.model))
+        let opts = PyOptions {
+            harmonics,
+            samples,
+            mu_n,
+            rho,
+            law,
+            receptance,
+            linear,
+            preconditioner,
+            tol,
+            max_iter,
+            ramp,
+            dofs,
+        };
+        let outputs = Outputs {
+            output,
+            timeseries,
+            plot,
+            ..Outputs::default()
+        };
+        crate::run::solve(py, self, omega, &opts, &outputs)
     }
 
     /// The resonance peak followed over a parameter, and the optimum (see `_ewr.pyi`).
     #[pyo3(signature = (param, start, end, *, omega_start, omega_end, step, count=11,
         optimum=true, adaptive=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
-        receptance="auto".to_string(), linear="auto".to_string()))]
+        receptance="auto".to_string(), linear="auto".to_string(),
+        preconditioner="two-level".to_string(), output=None, csv=None, plot=None))]
     #[allow(clippy::too_many_arguments)]
     fn peaks<'py>(
         &self,
@@ -684,7 +677,7 @@ impl PyModel {
         adaptive: Option<f64>,
         harmonics: String,
         mu_n: Option<f64>,
-        rho: Option<f64>,
+        rho: Option<Rho>,
         law: String,
         samples: Option<usize>,
         tol: Option<f64>,
@@ -693,144 +686,52 @@ impl PyModel {
         dofs: Option<Vec<Bound<'py, PyAny>>>,
         receptance: String,
         linear: String,
+        preconditioner: String,
+        output: Option<PathBuf>,
+        csv: Option<PathBuf>,
+        plot: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        finite_positive("omega_start", omega_start)?;
-        finite_positive("omega_end", omega_end)?;
-        finite_positive("step", step)?;
-        if let Some(tol) = adaptive {
-            finite_positive("adaptive", tol)?;
-        }
-        if !start.is_finite() || !end.is_finite() {
-            return Err(InputError::new_err(format!(
-                "start={start}, end={end}: the parameter range must be finite"
-            )));
-        }
-        if count == 0 {
-            return Err(InputError::new_err("count=0: give at least 1 value"));
-        }
-        let r = resolve(
-            &self.model,
-            &SolveOptions {
-                harmonics,
-                samples,
-                mu_n,
-                rho,
-                law,
-                receptance,
-                linear,
-                tol,
-                max_iter,
-                ramp,
-                dofs,
-            },
-        )?;
-        // The parameter as `ewr peaks --param` spells it, `normal_preload` accepted too.
-        let (kind, on) = match param.as_str() {
-            "mu_n" => (ParamKind::MuN, vec![]),
-            "mu" => (ParamKind::Mu, vec![]),
-            "normal-preload" | "normal_preload" => (ParamKind::NormalPreload, vec![]),
-            "forcing" => (ParamKind::ForcingScale, vec![]),
-            other => match other.strip_prefix("mass:") {
-                Some(d) => {
-                    let dof = match d.parse::<i64>() {
-                        Ok(i) => i.into_pyobject(py)?.into_any(),
-                        Err(_) => d.into_pyobject(py)?.into_any(),
-                    };
-                    (ParamKind::Mass, dof_list(&r.model, &[dof], "param")?)
-                }
-                None => {
-                    return Err(InputError::new_err(format!(
-                        "param={other:?}: use mu_n, forcing or mass:DOF (3-D contacts: mu, \
-                         normal-preload)"
-                    )));
-                }
-            },
+        let opts = PyOptions {
+            harmonics,
+            samples,
+            mu_n,
+            rho,
+            law,
+            receptance,
+            linear,
+            preconditioner,
+            tol,
+            max_iter,
+            ramp,
+            dofs,
         };
-        // The range rules of `ewr peaks`: friction and masses >= 0, a forcing factor > 0.
-        let lowest_ok = match kind {
-            ParamKind::ForcingScale => f64::MIN_POSITIVE,
-            _ => 0.0,
-        };
-        if start.min(end) < lowest_ok {
-            return Err(InputError::new_err(format!(
-                "start={start}, end={end}: {param} must be >= 0{}",
-                if lowest_ok > 0.0 { " and not 0" } else { "" }
-            )));
-        }
-        let contacts: Vec<usize> = (0..r.model.contacts.len()).collect();
-        let model_at = |v: f64| {
-            let mut m = r.model.clone();
-            kind.apply(&mut m, v, &contacts, &on).map(|()| m)
-        };
-        // Refused at once where the parameter does not apply, or gives an invalid model.
-        model_at(start).map_err(InputError::new_err)?;
-        model_at(end).map_err(InputError::new_err)?;
-        let settings = TrackSettings {
+        let call = PeaksCall {
+            param,
+            start,
+            end,
+            count,
+            optimum,
             omega_start,
             omega_end,
             step,
             adaptive,
-            point: r.point.clone(),
-            kind: r.kind,
-            structural: kind.structural(),
         };
-        let values = ewr_study::track::values(start, end, count);
-        let locus = py.detach(|| track(&model_at, &settings, &values, optimum, &mut || {}));
-        let d = PyDict::new(py);
-        let col = |f: &dyn Fn(&ewr_study::track::Evaluated) -> f64| -> Vec<f64> {
-            locus.points.iter().map(f).collect()
+        let outputs = Outputs {
+            output,
+            csv,
+            plot,
+            ..Outputs::default()
         };
-        d.set_item("parameter", &param)?;
-        d.set_item("value", col(&|e| e.value).into_pyarray(py))?;
-        d.set_item("omega", col(&|e| e.peak.omega).into_pyarray(py))?;
-        d.set_item("amplitude", col(&|e| e.peak.amplitude).into_pyarray(py))?;
-        d.set_item(
-            "evaluations",
-            locus
-                .points
-                .iter()
-                .map(|e| e.peak.evaluations as u64)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        match locus.optimum {
-            Some((v, a, w)) => {
-                let o = PyDict::new(py);
-                o.set_item("value", v)?;
-                o.set_item("amplitude", a)?;
-                o.set_item("omega", w)?;
-                o.set_item("interior", locus.interior)?;
-                d.set_item("optimum", o)?;
-            }
-            None => d.set_item("optimum", py.None())?,
-        }
-        d.set_item("solves", locus.solves)?;
-        match locus.failure {
-            Some(e) if locus.points.is_empty() => {
-                Err(SolveError::new_err(format!("{param} = {e}")))
-            }
-            Some(e) => {
-                warn(
-                    py,
-                    &format!(
-                        "the peak was lost at {param} = {e}; the locus up to there is returned"
-                    ),
-                )?;
-                d.set_item("error", e)?;
-                Ok(d)
-            }
-            None => {
-                d.set_item("error", py.None())?;
-                Ok(d)
-            }
-        }
+        crate::run::peaks(py, self, &call, &opts, &outputs)
     }
 
-    /// A frequency response curve from `omega_start` to `omega_end` (see `_ewr.pyi`).
+    /// Frequency response curve(s) from `omega_start` to `omega_end` (see `_ewr.pyi`).
     #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential".to_string(),
-        adaptive=None, refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
-        law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
-        receptance="auto".to_string(), linear="auto".to_string()))]
+        adaptive=None, refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None,
+        rho=None, law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true,
+        dofs=None, receptance="auto".to_string(), linear="auto".to_string(),
+        preconditioner="two-level".to_string(), output=None, csv=None, plot=None, hz=false,
+        resume=false))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
         &self,
@@ -843,8 +744,8 @@ impl PyModel {
         refine: bool,
         progress: Option<Py<PyAny>>,
         harmonics: String,
-        mu_n: Option<f64>,
-        rho: Option<f64>,
+        mu_n: Option<MuN>,
+        rho: Option<Rho>,
         law: String,
         samples: Option<usize>,
         tol: Option<f64>,
@@ -853,111 +754,57 @@ impl PyModel {
         dofs: Option<Vec<Bound<'_, PyAny>>>,
         receptance: String,
         linear: String,
-    ) -> PyResult<PyFrc> {
-        finite_positive("omega_start", omega_start)?;
-        finite_positive("omega_end", omega_end)?;
-        finite_positive("step", step)?;
-        let method: Continuation = continuation.parse().map_err(InputError::new_err)?;
-        if let Some(tol) = adaptive {
-            finite_positive("adaptive", tol)?;
-        }
-        let per_curve = ((omega_end - omega_start).abs() / step).ceil() + 1.0;
-        if method == Continuation::Sequential && per_curve > MAX_POINTS as f64 {
-            return Err(InputError::new_err(format!(
-                "step={step}: {per_curve:.0} points from {omega_start} to {omega_end}, more \
-                 than the {MAX_POINTS} a curve may have; use a larger step"
-            )));
-        }
-        let r = resolve(
-            &self.model,
-            &SolveOptions {
-                harmonics,
-                samples,
-                mu_n,
-                rho,
-                law,
-                receptance,
-                linear,
-                tol,
-                max_iter,
-                ramp,
-                dofs,
-            },
-        )?;
-        let settings = FrcSettings {
-            omega_start,
-            omega_end,
-            step,
-            min_step: step / 64.0,
-            max_step: step * 8.0,
-            method,
-            point: r.point.clone(),
-            max_points: MAX_POINTS,
+        preconditioner: String,
+        output: Option<PathBuf>,
+        csv: Option<PathBuf>,
+        plot: Option<PathBuf>,
+        hz: bool,
+        resume: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let opts = PyOptions {
+            harmonics,
+            samples,
+            mu_n: None,
+            rho,
+            law,
+            receptance,
+            linear,
+            preconditioner,
+            tol,
+            max_iter,
+            ramp,
+            dofs,
+        };
+        let sweep = SweepOptions {
+            method: ewr_solve::setup::parse_continuation(&continuation).map_err(option_error)?,
             adaptive,
+            refine_peaks: refine,
+            phase_resonances: refine,
+            // `frc[i]` is a whole periodic solution, with its histories.
             keep_histories: true,
+            ..SweepOptions::new(omega_start, omega_end, step)
         };
-        let mut interrupted = false;
-        let mut callback_error: Option<PyErr> = None;
-        let (points, stopped, peaks) = py.detach(|| -> Result<_, Fail> {
-            let rec = self::receptance(&r.model, r.kind)?;
-            let params = ContactParams::of(&r.model.contacts);
-            let mut points: Vec<FrcPoint> = Vec::new();
-            // Every point is kept as it arrives: a sweep stopped by an error, Ctrl-C or a
-            // failing callback still returns (or reports) what it computed.
-            let mut on_point = |p: &FrcPoint| {
-                points.push(p.clone());
-                Python::attach(|py| {
-                    if let Err(e) = py.check_signals() {
-                        drop(e);
-                        interrupted = true;
-                        return false;
-                    }
-                    if let Some(cb) = &progress {
-                        let s = &p.solution;
-                        if let Err(e) = cb.call1(py, (points.len(), s.omega, s.dofs.norm_peak)) {
-                            callback_error = Some(e);
-                            return false;
-                        }
-                    }
-                    true
-                })
-            };
-            let stopped = match frc(&rec, &params, &settings, &mut on_point) {
-                Err(e) => Some(e.to_string()),
-                Ok(_) if points.len() >= MAX_POINTS => Some(format!(
-                    "stopped at the cap of {MAX_POINTS} points before reaching {omega_end}"
-                )),
-                Ok(_) => None,
-            };
-            let peaks = if refine && !interrupted && callback_error.is_none() {
-                refine_peaks(&rec, &params, &r.point, &points)
-                    .map_err(|e| Fail::Work(format!("peak refinement: {e}")))?
-            } else {
-                Vec::new()
-            };
-            Ok((points, stopped, peaks))
-        })?;
-        if let Some(e) = callback_error {
-            return Err(e);
-        }
-        let stopped = if interrupted {
-            let msg = format!(
-                "interrupted at w = {}: the curve has the {} points computed so far",
-                points.last().map_or(omega_start, |p| p.solution.omega),
-                points.len()
-            );
-            warn(py, &msg)?;
-            Some(msg)
-        } else {
-            stopped
+        let call = FrcCall {
+            sweep,
+            mu_n,
+            progress,
+            resume,
+            hz,
         };
-        Ok(PyFrc::new(points, peaks, stopped, mu_n, &r.model))
+        let outputs = Outputs {
+            output,
+            csv,
+            plot,
+            ..Outputs::default()
+        };
+        crate::run::frc(py, self, call, &opts, &outputs)
     }
 
     /// The time-domain reference at `omega`: implicit time stepping with exact Coulomb
     /// friction to the periodic steady state (see `_ewr.pyi`).
     #[pyo3(signature = (omega, *, dt=None, periods=1000, tol=1e-6, mu_n=None, static_factor=1.0,
-        dofs=None, progress=None))]
+        jenkins=None, eta_as_viscous=false, linear_solver="auto".to_string(), dofs=None,
+        progress=None, output=None, timeseries=None, plot=None))]
     #[allow(clippy::too_many_arguments)]
     fn simulate(
         &self,
@@ -968,35 +815,55 @@ impl PyModel {
         tol: f64,
         mu_n: Option<f64>,
         static_factor: f64,
+        jenkins: Option<f64>,
+        eta_as_viscous: bool,
+        linear_solver: String,
         dofs: Option<Vec<Bound<'_, PyAny>>>,
         progress: Option<Py<PyAny>>,
+        output: Option<PathBuf>,
+        timeseries: Option<PathBuf>,
+        plot: Option<PathBuf>,
     ) -> PyResult<PySimulation> {
-        finite_positive("omega", omega)?;
-        if let Some(dt) = dt {
-            finite_positive("dt", dt)?;
-        }
-        finite_positive("tol", tol)?;
-        if periods == 0 {
-            return Err(InputError::new_err(
-                "periods=0: at least one period is needed",
-            ));
-        }
-        let mut model = self.model.clone();
-        if let Some(x) = mu_n {
-            model
-                .contacts
-                .set_mu_n(x)
-                .map_err(|e| InputError::new_err(format!("mu_n={x}: {e}")))?;
-        }
-        let mut opts = ewr_simulate::Options::new(omega);
-        opts.dt = dt;
-        opts.max_periods = periods;
-        opts.tol = tol;
-        opts.static_factor = static_factor;
-        opts.record_dofs = match &dofs {
-            Some(items) => dof_list(&model, items, "dofs")?,
-            None => crate::options::default_monitor(&model),
+        let linear_solver = match linear_solver.as_str() {
+            "auto" => ewr_simulate::LinearSolver::Auto,
+            "dense" => ewr_simulate::LinearSolver::Dense,
+            "sparse" => ewr_simulate::LinearSolver::Sparse,
+            other => {
+                return Err(InputError::new_err(format!(
+                    "linear_solver={other:?}: use auto, dense or sparse"
+                )));
+            }
         };
+        let record_dofs = match &dofs {
+            Some(items) => ewr_solve::setup::resolve_dofs(
+                &self.model,
+                &crate::options::dof_refs(items, "dofs")?,
+                ewr_solve::Opt::Dofs,
+            )
+            .map_err(option_error)?,
+            None => ewr_solve::setup::default_monitor(&self.model),
+        };
+        let run = ewr_simulate::setup::RunOptions {
+            dt,
+            periods,
+            tol,
+            mu_n,
+            static_factor,
+            jenkins,
+            eta_as_viscous,
+            record_dofs: Some(record_dofs),
+            linear_solver,
+            ..ewr_simulate::setup::RunOptions::new(omega)
+        };
+        let (model, opts) = ewr_simulate::setup::prepare(self.model.clone(), &run)
+            .map_err(|e| InputError::new_err(e.render(false)))?;
+        let outputs = crate::run::Outputs {
+            output,
+            timeseries,
+            plot,
+            ..Default::default()
+        };
+        outputs.check()?;
         let mut callback_error: Option<PyErr> = None;
         let sim = py.detach(|| {
             ewr_simulate::simulate(&model, &opts, &mut |p| {
@@ -1019,6 +886,35 @@ impl PyModel {
             ewr_simulate::SimulateError::Numerical(_) => SolveError::new_err(e.to_string()),
             _ => InputError::new_err(e.to_string()),
         })?;
+        let fail = |e: String| SolveError::new_err(e);
+        if let Some(p) = &outputs.timeseries {
+            sim.timeseries()
+                .save(p)
+                .map_err(|e| fail(format!("cannot write {e}")))?;
+        }
+        if let Some(p) = &outputs.output {
+            sim.write_h5(p, &self.source_path().display().to_string())
+                .map_err(fail)?;
+        }
+        if let Some(p) = &outputs.plot {
+            if sim.n_contacts == 0 {
+                return Err(InputError::new_err(
+                    "plot: the model has no contact to plot",
+                ));
+            }
+            let fig = ewr_results::figures::PeriodFigure::of_simulation(&sim, &model);
+            ewr_results::figures::period(p, &fig).map_err(fail)?;
+        }
+        if !sim.converged {
+            warn(
+                py,
+                &format!(
+                    "no periodic steady state within {} periods (last change {:.2e} > tol \
+                     {:.1e}); the last period is returned",
+                    sim.periods_run, sim.steady_state_error, sim.tol
+                ),
+            )?;
+        }
         Ok(PySimulation::new(sim, &model))
     }
 }

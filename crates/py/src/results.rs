@@ -5,11 +5,13 @@ use crate::SolveError;
 use crate::convert::{array2, array3, to_python};
 use ewr_contact::unilateral::SampleState;
 use ewr_model::Model;
-use ewr_solve::{FrcPoint, Peak, PointSolution};
+use ewr_solve::{Curve, FrcPoint, Peak, PointSolution, Setup};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::f64::consts::TAU;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// `cos`/`sin` coefficient names of a harmonic set, in storage order (`a0, a1, b1, ...`).
 fn coefficient_names(set: &ewr_hb::HarmonicSet) -> Vec<String> {
@@ -314,31 +316,51 @@ impl PySolution {
 pub struct PyFrc {
     points: Vec<FrcPoint>,
     peaks: Vec<Peak>,
+    phase: Vec<ewr_solve::PhaseResonance>,
+    phase_dof: Option<usize>,
     stopped: Option<String>,
     mu_n: Option<f64>,
     model_mu_n: Vec<f64>,
     nc: usize,
     dim: usize,
     labels: Option<Vec<String>>,
+    /// The run's setup and model file, to write the same result files as `ewr frc`.
+    setup: Arc<Setup>,
+    source: PathBuf,
+    /// How the curve ended, for the HDF5 file (`ewr frc`'s wording).
+    status: Option<ewr_solve::StopReason>,
 }
 
 impl PyFrc {
-    pub fn new(
-        points: Vec<FrcPoint>,
-        peaks: Vec<Peak>,
-        stopped: Option<String>,
-        mu_n: Option<f64>,
-        model: &Model,
-    ) -> Self {
+    /// The curve of a sweep; `stopped` is why it stopped, in Python's words.
+    pub fn new(curve: Curve, stopped: Option<String>, setup: Arc<Setup>, source: PathBuf) -> Self {
+        let model = &setup.model;
         PyFrc {
-            points,
-            peaks,
-            stopped,
-            mu_n,
             model_mu_n: model.contacts.mu_n.clone(),
             nc: model.contacts.len(),
             dim: model.contacts.dim,
             labels: model.dof_labels.clone(),
+            points: curve.points,
+            peaks: curve.peaks,
+            phase: curve.phase,
+            phase_dof: curve.phase_dof,
+            stopped,
+            mu_n: curve.mu_n,
+            status: curve.stopped,
+            setup,
+            source,
+        }
+    }
+
+    /// The curve as the run layer holds it (for the result files).
+    fn curve(&self) -> Curve {
+        Curve {
+            mu_n: self.mu_n,
+            points: self.points.clone(),
+            stopped: self.status.clone(),
+            peaks: self.peaks.clone(),
+            phase: self.phase.clone(),
+            phase_dof: self.phase_dof,
         }
     }
 
@@ -532,6 +554,59 @@ impl PyFrc {
             )?;
         }
         Ok(d)
+    }
+
+    /// The friction bound of this curve when it overrides the model's (`mu_n=`), else `None`.
+    #[getter]
+    fn mu_n(&self) -> Option<f64> {
+        self.mu_n
+    }
+
+    /// Phase resonances of the forced DOF (its first harmonic in quadrature with its force):
+    /// dicts with `dof`, `omega`, `amplitude`, `evaluations`.
+    #[getter]
+    fn phase_resonances<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.phase
+            .iter()
+            .map(|p| {
+                let d = PyDict::new(py);
+                d.set_item("dof", self.phase_dof)?;
+                d.set_item("omega", p.omega)?;
+                d.set_item("amplitude", p.amplitude)?;
+                d.set_item("evaluations", p.evaluations)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Writes the curve as the HDF5 result file of `ewr frc -o` (docs/results-format.md).
+    fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let curve = self.curve();
+        py.detach(|| ewr_results::write_frc(&path, &self.source, &self.setup, &[curve]))
+            .map_err(SolveError::new_err)
+    }
+
+    /// Writes the curve as the table of `ewr frc --csv`.
+    fn write_csv(&self, path: PathBuf) -> PyResult<()> {
+        let mut csv = ewr_results::FrcCsv::create(&path, self.nc, &self.setup.point.monitor)
+            .map_err(SolveError::new_err)?;
+        for p in &self.points {
+            csv.row(self.mu_n.unwrap_or(f64::NAN), p)
+                .map_err(SolveError::new_err)?;
+        }
+        Ok(())
+    }
+
+    /// Draws the curve as `ewr frc --plot` (.png or .svg), against `f = w / 2 pi` with `hz`.
+    #[pyo3(signature = (path, *, hz=false))]
+    fn plot(&self, py: Python<'_>, path: PathBuf, hz: bool) -> PyResult<()> {
+        let axis = ewr_results::figures::FrequencyAxis {
+            hz,
+            units: self.setup.model.units.clone(),
+        };
+        let curve = self.curve();
+        py.detach(|| ewr_results::figures::frc(&path, &[curve], axis))
+            .map_err(SolveError::new_err)
     }
 
     fn __repr__(&self) -> String {

@@ -28,6 +28,7 @@ mod integrate;
 mod jenkins;
 mod linear;
 mod output;
+pub mod setup;
 pub mod timeseries;
 
 pub use contact::{ContactState, ContactStats, LocalSolution, normal_force, solve_local};

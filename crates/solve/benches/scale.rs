@@ -222,7 +222,7 @@ fn out_dir() -> std::path::PathBuf {
 /// as `file.svg` and `file.png`.
 fn loglog_svg(file: &str, title: &str, xlabel: &str, series: &[(String, Vec<(f64, f64)>)]) {
     use plotters::prelude::*;
-    static FONT: &[u8] = include_bytes!("../../cli/assets/DejaVuSans.ttf");
+    static FONT: &[u8] = include_bytes!("../../results/assets/DejaVuSans.ttf");
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);

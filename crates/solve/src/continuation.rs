@@ -4,11 +4,10 @@
 //! continuation (tangent predictor, adaptive step, passes turning points).
 
 use crate::newton::{self, EvalError, NewtonStatus, Residual};
-use crate::periodic::{
-    PointSettings, PointSolution, ScaledResidual, SolveError, scaled_norm, solve_point,
-};
+use crate::periodic::{PointSettings, PointSolution, SolveError, scaled_norm};
+use crate::point::solve_point;
 use crate::step_control::{self, Verdict};
-use ewr_contact::{ContactParams, EwrResidual, UnilateralParams};
+use ewr_contact::{ContactParams, UnilateralParams};
 use ewr_hb::receptance::Receptance;
 use faer::linalg::solvers::Solve;
 use faer::reborrow::ReborrowMut;
@@ -302,7 +301,7 @@ impl<'r> Bordered<'r> {
         if let Some(p) = &self.unilateral {
             let cond = ewr_contact::CondensedContacts::from_receptance(&at, &self.point.set)
                 .map_err(err)?;
-            let sys = crate::unilateral::scaled_system(
+            let sys = crate::point::unilateral_system(
                 cond,
                 &self.point.set,
                 self.point.n_samples,
@@ -311,7 +310,7 @@ impl<'r> Bordered<'r> {
             .map_err(err)?;
             return Ok(Box::new(sys));
         }
-        let sys = EwrResidual::owning(
+        let sys = ewr_contact::EwrResidual::owning(
             at,
             self.point.set.clone(),
             self.point.n_samples,
@@ -319,10 +318,10 @@ impl<'r> Bordered<'r> {
             self.params.clone(),
         )
         .map_err(err)?;
-        Ok(Box::new(ScaledResidual::with_preconditioner(
-            sys,
+        Ok(Box::new(crate::ScaledContacts::new(
+            Box::new(sys),
             self.scale,
-            self.point.preconditioner,
+            crate::Policy::constant_bounds(self.point.preconditioner),
         )))
     }
 
@@ -601,7 +600,7 @@ fn arclength(
     // the scalings of 3-D contacts are.
     let resolved = if params.rho_auto && params.normal.is_none() {
         let at = rec.prepare(s.omega_start, s.point.set.harmonics())?;
-        crate::periodic::resolve_rho(&at, &s.point.set, params)?
+        crate::point::resolve_rho(&at, &s.point.set, params)?
     } else {
         params.clone()
     };

@@ -9,9 +9,14 @@ pub mod continuation;
 pub mod newton;
 pub mod peaks;
 pub mod periodic;
+pub mod point;
 pub mod post;
 pub mod quadrature;
+pub mod ramp;
+pub mod scaled;
+pub mod setup;
 pub mod step_control;
+pub mod sweep;
 pub mod unilateral;
 
 pub use continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
@@ -22,7 +27,13 @@ pub use newton::{
 pub use peaks::{Peak, maximise, peak_near, refine_peaks};
 pub use periodic::{
     DEFAULT_TOL, DEFAULT_TOL_3D, DofResponse, PointSettings, PointSolution, Preconditioner,
-    SolveError, default_tolerance, harmonic_set_problem, samples_problem, solve_point,
+    SolveError, default_tolerance, harmonic_set_problem, samples_problem,
 };
+pub use point::solve_point;
 pub use post::ContactSummary;
 pub use quadrature::{PhaseResonance, phase_resonances};
+pub use scaled::{Policy, ScaledContacts};
+pub use setup::{
+    DofRef, MAX_POINTS, Opt, OptionError, Setup, SetupError, SolveOptions, Spelling, SweepOptions,
+};
+pub use sweep::{Curve, CurveSpec, StopReason, StoredCurve, SweepObserver, sweep, sweep_curve};

@@ -13,7 +13,8 @@
 //! point is kept then.
 
 use crate::continuation::FrcPoint;
-use crate::periodic::{PointSettings, PointSolution, SolveError, solve_point};
+use crate::periodic::{PointSettings, PointSolution, SolveError};
+use crate::point::solve_point;
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
 

@@ -9,7 +9,8 @@
 //! solution warm-started from the nearest one computed.
 
 use crate::continuation::FrcPoint;
-use crate::periodic::{PointSettings, PointSolution, SolveError, solve_point};
+use crate::periodic::{PointSettings, PointSolution, SolveError};
+use crate::point::solve_point;
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
 

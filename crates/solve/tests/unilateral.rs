@@ -5,7 +5,7 @@
 use ewr_contact::{CondensedContacts, UnilateralParams, UnilateralResidual};
 use ewr_hb::HarmonicSet;
 use ewr_solve::newton::{self, NewtonOptions};
-use ewr_solve::unilateral::ScaledUnilateral;
+use ewr_solve::{Policy, ScaledContacts};
 use faer::{Mat, c64};
 
 /// Contact stiffnesses and friction of table V2: k_x = k_y = 1e5 N/m, mu = 0.3, N0 = 50 N.
@@ -78,7 +78,11 @@ fn solve_from(
 ) -> Vec<f64> {
     let (cond, params) = element(set, x, y);
     let inner = UnilateralResidual::new(cond, set.clone(), n_samples, params).unwrap();
-    let mut sys = ScaledUnilateral::new(inner, 1.0 / (MU * N0).powi(2));
+    let mut sys = ScaledContacts::new(
+        Box::new(inner),
+        1.0 / (MU * N0).powi(2),
+        Policy::unilateral(),
+    );
     let opts = NewtonOptions {
         tol_residual: 1e-9,
         max_iterations: 200,
@@ -411,7 +415,11 @@ fn matrix_free_newton_reaches_the_dense_solution() {
     let run = |linear: ewr_solve::LinearSolve| {
         let (cond, params) = coupled_pair(&set);
         let inner = UnilateralResidual::new(cond, set.clone(), 256, params).unwrap();
-        let mut sys = ScaledUnilateral::new(inner, 1.0 / (MU * N0).powi(2));
+        let mut sys = ScaledContacts::new(
+            Box::new(inner),
+            1.0 / (MU * N0).powi(2),
+            Policy::unilateral(),
+        );
         let opts = NewtonOptions {
             tol_residual: 1e-10,
             max_iterations: 300,
@@ -830,7 +838,11 @@ fn twice_lifting_off_at_all_128_converges_with_the_retried_rho() {
         params.rho_t[0] *= factor;
         params.rho_n[0] *= factor;
         let inner = UnilateralResidual::new(cond, set.clone(), 2048, params).unwrap();
-        let mut sys = ScaledUnilateral::new(inner, 1.0 / (MU * N0).powi(2));
+        let mut sys = ScaledContacts::new(
+            Box::new(inner),
+            1.0 / (MU * N0).powi(2),
+            Policy::unilateral(),
+        );
         let opts = NewtonOptions {
             tol_residual: 1e-9,
             max_iterations: 200,

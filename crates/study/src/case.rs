@@ -239,11 +239,12 @@ impl Study {
         if model.forcing.iter().all(|f| !set.contains(f.harmonic)) {
             return Err(format!("no forcing harmonic is in {set}"));
         }
+        if let Some(why) = ewr_solve::harmonic_set_problem(&model, &set) {
+            return Err(format!("harmonics {set}: {why}"));
+        }
         let n_samples = self.solver.samples.unwrap_or_else(|| default_samples(&set));
-        if n_samples <= 2 * set.h_max() {
-            return Err(format!(
-                "{n_samples} samples per period must exceed 2 x the highest harmonic of {set}"
-            ));
+        if let Some(why) = ewr_solve::samples_problem(&set, n_samples) {
+            return Err(format!("{n_samples} samples per period for {set}: {why}"));
         }
         let f = &self.frequency;
         let settings = FrcSettings {

@@ -5,9 +5,9 @@ use crate::case::{Case, Value};
 use crate::shared::Receptances;
 use crate::spec::{Objective, Optimize, Study};
 use crate::track::{TrackSettings, track};
-use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
-use ewr_solve::{FrcPoint, frc, refine_peaks};
+use ewr_solve::sweep::Quiet;
+use ewr_solve::{CurveSpec, FrcPoint, Setup, StopReason, SweepOptions, sweep_curve};
 
 /// How a case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,16 +201,39 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             None => std::sync::Arc::new(build()?),
         };
         let rec = rec.as_ref();
-        let params = ContactParams::of(&setup.model.contacts);
-        let points = frc(rec, &params, &setup.settings, &mut |_| true)
-            .map_err(|e| format!("frequency sweep: {e}"))?;
-        let mut r = CaseResult::from_points(study, case, &points);
-        // The case's peak is the true maximum in frequency, not the largest grid point: a
-        // sharp peak falls between grid points (issue 15). A refinement that fails leaves the
-        // grid's value.
-        if r.status != CaseStatus::Failed
-            && let Ok(mut peaks) = refine_peaks(rec, &params, &setup.settings.point, &points)
-        {
+        let f = &setup.settings;
+        let sweep = SweepOptions {
+            min_step: Some(f.min_step),
+            max_step: Some(f.max_step),
+            method: f.method,
+            adaptive: f.adaptive,
+            max_points: f.max_points,
+            // The case's peak is the true maximum in frequency, not the largest grid point: a
+            // sharp peak falls between grid points (issue 15).
+            refine_peaks: true,
+            phase_resonances: false,
+            keep_histories: false,
+            ..SweepOptions::new(f.omega_start, f.omega_end, f.step)
+        };
+        let run = Setup {
+            model: setup.model,
+            point: f.point.clone(),
+            kind: setup.kind,
+            warnings: Vec::new(),
+        };
+        let spec = CurveSpec {
+            mu_n: None,
+            setup: &run,
+            resume: None,
+        };
+        let curve = sweep_curve(rec, 0, &spec, &sweep, &Quiet);
+        if let Some(StopReason::Error(e)) = &curve.stopped {
+            return Err(format!("frequency sweep: {e}"));
+        }
+        let mut r = CaseResult::from_points(study, case, &curve.points);
+        // A refinement that fails leaves the grid's value.
+        if r.status != CaseStatus::Failed {
+            let mut peaks = curve.peaks;
             if study.objective == Objective::Peak {
                 peaks.sort_by(|a, b| a.omega.total_cmp(&b.omega));
                 r.peaks_omega = peaks.iter().map(|p| p.omega).collect();

@@ -20,6 +20,9 @@ pub struct RunOptions {
     pub jobs: Option<usize>,
     /// Recompute cases recorded as failed instead of keeping them.
     pub retry_failed: bool,
+    /// Set by the caller to stop starting new cases (Ctrl-C in Python): the cases under way
+    /// finish and are written, the others are left for a rerun to resume.
+    pub cancel: Option<std::sync::Arc<AtomicBool>>,
 }
 
 /// A finished case, as reported to the caller.
@@ -159,7 +162,12 @@ pub fn run(
             .par_iter()
             .with_max_len(1)
             .filter_map(|(i, path)| {
-                if stop.load(Ordering::SeqCst) {
+                if stop.load(Ordering::SeqCst)
+                    || opts
+                        .cancel
+                        .as_ref()
+                        .is_some_and(|c| c.load(Ordering::SeqCst))
+                {
                     return None;
                 }
                 let t0 = Instant::now();

@@ -476,18 +476,6 @@ impl Ctx<'_> {
     }
 }
 
-fn parse_kind(s: &str) -> Option<ReceptanceKind> {
-    match s {
-        "auto" => Some(ReceptanceKind::Auto),
-        "dense" => Some(ReceptanceKind::Dense),
-        "sparse" => Some(ReceptanceKind::Sparse),
-        _ => match s.strip_prefix("modal:").map(str::parse::<usize>) {
-            Some(Ok(modes)) if modes > 0 => Some(ReceptanceKind::Modal { modes }),
-            _ => None,
-        },
-    }
-}
-
 /// Why a study could not be loaded: `input` problems (exit 2) or an unreadable model.
 #[derive(Debug, Clone)]
 pub struct StudyError(pub String);
@@ -567,7 +555,7 @@ impl Study {
         };
         let max_points = match &f.max_points {
             Some(v) => cx.count("frequency.max_points", v, 1)?,
-            None => 100_000,
+            None => ewr_solve::MAX_POINTS,
         };
         let adaptive = match &f.adaptive {
             Some(v) => Some(cx.positive("frequency.adaptive", v)?),
@@ -628,9 +616,9 @@ impl Study {
             None => 200,
         };
         let kind = match &s.receptance {
-            Some(k) => match parse_kind(k.get_ref()) {
-                Some(k) => k,
-                None => {
+            Some(k) => match k.get_ref().parse::<ReceptanceKind>() {
+                Ok(k) => k,
+                Err(_) => {
                     return cx.err(
                         k.span(),
                         format!(
@@ -658,13 +646,7 @@ impl Study {
         };
         let monitor = match &s.dofs {
             Some(v) => cx.dofs("solver.dofs", v, &base)?,
-            None if base.n_dofs() <= 16 => (0..base.n_dofs()).collect(),
-            None => {
-                let mut d: Vec<usize> = base.forcing.iter().map(|f| f.dof).collect();
-                d.sort_unstable();
-                d.dedup();
-                d
-            }
+            None => ewr_solve::setup::default_monitor(&base),
         };
         let solver = Solver {
             set,

@@ -9,9 +9,11 @@
 //! system's). The optimum is refined by golden section between the neighbours of the smallest
 //! evaluated peak.
 
+use crate::case::ParamKind;
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_model::Model;
+use ewr_solve::setup::{Opt, OptionError};
 use ewr_solve::{
     Continuation, FrcPoint, FrcSettings, Peak, PointSettings, PointSolution, frc, peak_near,
     refine_peaks,
@@ -333,4 +335,104 @@ pub fn values(from: f64, to: f64, count: usize) -> Vec<f64> {
             }
         })
         .collect()
+}
+
+/// The parameter of `ewr peaks --param` and Python's `peaks(param)`: `mu_n`, `forcing` or
+/// `mass:DOF`, and for 3-D contacts `mu` or `normal-preload` (`normal_preload` too).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeakParam {
+    /// The study parameter it is.
+    pub kind: ParamKind,
+    /// The DOF a `mass:DOF` parameter acts on (empty otherwise).
+    pub dofs: Vec<usize>,
+    /// Its name in results: `mu_n`, `mu`, `normal-preload`, `forcing`, `mass:LABEL`.
+    pub name: String,
+}
+
+impl PeakParam {
+    /// Reads `spec` against `model`, refusing parameters that do not apply to its contacts.
+    pub fn parse(spec: &str, model: &Model) -> Result<PeakParam, OptionError> {
+        let normal = model.contacts.has_normal();
+        let bad = |msg: String| OptionError::text(Opt::Param, spec, msg);
+        let kind = match (spec, normal) {
+            ("mu_n", false) => ParamKind::MuN,
+            ("mu", true) => ParamKind::Mu,
+            ("normal-preload" | "normal_preload", true) => ParamKind::NormalPreload,
+            ("mu_n", true) => {
+                return Err(bad(
+                    "the model's contacts are 3-D (normal direction), whose bound is mu times the \
+                     normal force: track mu or normal-preload"
+                        .into(),
+                ));
+            }
+            ("mu" | "normal-preload" | "normal_preload", false) => {
+                return Err(bad(
+                    "only for models with 3-D contacts (normal direction); track mu_n".into(),
+                ));
+            }
+            ("forcing", _) => ParamKind::ForcingScale,
+            _ => {
+                let Some(dof) = spec.strip_prefix("mass:") else {
+                    return Err(OptionError {
+                        option: Opt::Param,
+                        value: Some((format!("{spec:?}"), false)),
+                        message: "use mu_n, forcing or mass:DOF (3-D contacts: mu, \
+                                  normal-preload)"
+                            .into(),
+                    });
+                };
+                let d = ewr_solve::setup::resolve_dofs(
+                    model,
+                    &ewr_solve::DofRef::parse_list(dof),
+                    Opt::Param,
+                )?;
+                let name = match &model.dof_labels {
+                    Some(l) => format!("mass:{}", l[d[0]]),
+                    None => format!("mass:{}", d[0]),
+                };
+                return Ok(PeakParam {
+                    kind: ParamKind::Mass,
+                    dofs: vec![d[0]],
+                    name,
+                });
+            }
+        };
+        let name = match kind {
+            ParamKind::NormalPreload => "normal-preload".to_string(),
+            ParamKind::ForcingScale => "forcing".to_string(),
+            k => k.name().to_string(),
+        };
+        Ok(PeakParam {
+            kind,
+            dofs: Vec::new(),
+            name,
+        })
+    }
+
+    /// Why the range `from..to` cannot be tracked, if it cannot: friction and masses must be
+    /// >= 0, a forcing factor > 0. Front ends prefix the range as they spell it.
+    pub fn range_problem(&self, from: f64, to: f64) -> Option<String> {
+        if !from.is_finite() || !to.is_finite() {
+            return Some("the parameter range must be finite".into());
+        }
+        let lowest_ok = match self.kind {
+            ParamKind::ForcingScale => f64::MIN_POSITIVE,
+            _ => 0.0,
+        };
+        (from.min(to) < lowest_ok).then(|| {
+            format!(
+                "{} must be >= 0{}",
+                self.name,
+                if lowest_ok > 0.0 { " and not 0" } else { "" }
+            )
+        })
+    }
+
+    /// `base` with the parameter at `v`.
+    pub fn model_at(&self, base: &Model, v: f64) -> Result<Model, String> {
+        let mut m = base.clone();
+        let contacts: Vec<usize> = (0..m.contacts.len()).collect();
+        self.kind.apply(&mut m, v, &contacts, &self.dofs)?;
+        Ok(m)
+    }
 }

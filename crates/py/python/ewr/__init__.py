@@ -19,8 +19,11 @@ from ._ewr import (
     Simulation,
     Solution,
     SolveError,
+    Study,
+    StudyResult,
     __version__,
     examples,
+    read_result,
 )
 
 __all__ = [
@@ -30,8 +33,11 @@ __all__ = [
     "Simulation",
     "Solution",
     "SolveError",
+    "Study",
+    "StudyResult",
     "__version__",
     "examples",
+    "read_result",
     "tqdm_progress",
 ]
 

@@ -133,7 +133,7 @@ class Model:
         *,
         harmonics: str = "odd:59",
         mu_n: Optional[float] = None,
-        rho: Optional[float] = None,
+        rho: Union[float, str, None] = None,
         law: str = "exact",
         samples: Optional[int] = None,
         tol: Optional[float] = None,
@@ -142,10 +142,17 @@ class Model:
         dofs: Optional[Sequence[Dof]] = None,
         receptance: str = "auto",
         linear: str = "auto",
+        preconditioner: str = "two-level",
+        output: Union[str, PathLike, None] = None,
+        timeseries: Union[str, PathLike, None] = None,
+        plot: Union[str, PathLike, None] = None,
     ) -> "Solution":
-        """One periodic solution at ``omega``, as ``ewr solve`` (same options). A solution that
-        did not converge is returned with ``converged == False``; bad options raise
-        ``InputError``. ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
+        """One periodic solution at ``omega``, as ``ewr solve`` (same options, same checks and
+        messages). A solution that did not converge is returned with ``converged == False``;
+        bad options raise ``InputError``. ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D
+        contacts. ``rho`` is a number or ``"auto"`` (``1 / (h w |G_h|)`` at each frequency).
+        ``output``, ``timeseries`` and ``plot`` write the files of ``ewr solve -o``,
+        ``--timeseries`` and ``--plot`` (.png or .svg)."""
     def frc(
         self,
         omega_start: float,
@@ -157,8 +164,8 @@ class Model:
         refine: bool = True,
         progress: Optional[Callable[[int, float, float], None]] = None,
         harmonics: str = "odd:59",
-        mu_n: Optional[float] = None,
-        rho: Optional[float] = None,
+        mu_n: Union[float, Sequence[float], None] = None,
+        rho: Union[float, str, None] = None,
         law: str = "exact",
         samples: Optional[int] = None,
         tol: Optional[float] = None,
@@ -167,14 +174,24 @@ class Model:
         dofs: Optional[Sequence[Dof]] = None,
         receptance: str = "auto",
         linear: str = "auto",
-    ) -> "Frc":
-        """A frequency response curve, as ``ewr frc``. ``adaptive=1e-2`` lets the step follow
-        the curve (smaller at peaks and folds, up to 8 ``step`` where it is straight) so that
-        the polyline through the points is within that relative tolerance of the amplitude.
-        ``progress(points_done, omega,
+        preconditioner: str = "two-level",
+        output: Union[str, PathLike, None] = None,
+        csv: Union[str, PathLike, None] = None,
+        plot: Union[str, PathLike, None] = None,
+        hz: bool = False,
+        resume: bool = False,
+    ) -> Union["Frc", list["Frc"]]:
+        """Frequency response curve(s), as ``ewr frc`` (same options). A list of ``mu_n``
+        gives one curve per value, computed in parallel over one condensation, returned as a
+        list. ``adaptive=1e-2`` lets the step follow the curve (smaller at peaks and folds, up
+        to 8 ``step`` where it is straight) so that the polyline through the points is within
+        that relative tolerance of the amplitude. ``refine`` refines every local maximum and
+        phase resonance (``ewr frc`` without ``--no-refine``). ``progress(points_done, omega,
         amplitude)`` is called after every point. Ctrl-C stops the sweep and returns the points
-        computed so far (``Frc.stopped`` says so, with a warning). ``tol=None`` is 1e-10, or
-        1e-9 for a model with 3-D contacts."""
+        computed so far (``Frc.stopped`` says so, with a warning); unconverged points warn.
+        ``output``, ``csv`` and ``plot`` write the files of ``ewr frc -o``, ``--csv`` and
+        ``--plot``; ``resume=True`` continues an interrupted sweep from its ``output`` file.
+        ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
     def peaks(
         self,
         param: str,
@@ -189,7 +206,7 @@ class Model:
         adaptive: Optional[float] = None,
         harmonics: str = "odd:59",
         mu_n: Optional[float] = None,
-        rho: Optional[float] = None,
+        rho: Union[float, str, None] = None,
         law: str = "exact",
         samples: Optional[int] = None,
         tol: Optional[float] = None,
@@ -198,6 +215,10 @@ class Model:
         dofs: Optional[Sequence[Dof]] = None,
         receptance: str = "auto",
         linear: str = "auto",
+        preconditioner: str = "two-level",
+        output: Union[str, PathLike, None] = None,
+        csv: Union[str, PathLike, None] = None,
+        plot: Union[str, PathLike, None] = None,
     ) -> dict[str, Any]:
         """The resonance peak followed as ``param`` goes from ``start`` to ``end`` (``count``
         values), and the value with the smallest peak, as ``ewr peaks``: ``param`` is ``mu_n``,
@@ -207,8 +228,9 @@ class Model:
         section refines the optimum when ``optimum``. Returns ``{"parameter", "value",
         "omega", "amplitude", "evaluations"`` (arrays over the evaluated values, sorted),
         ``"optimum": {"value", "amplitude", "omega", "interior"} or None, "solves",
-        "error"}``; a peak lost midway warns and returns the locus so far. ``tol=None`` is
-        1e-10, or 1e-9 for a model with 3-D contacts."""
+        "error"}``; a peak lost midway warns and returns the locus so far. ``output``,
+        ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.
+        ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
     def simulate(
         self,
         omega: float,
@@ -218,11 +240,19 @@ class Model:
         tol: float = 1e-6,
         mu_n: Optional[float] = None,
         static_factor: float = 1.0,
+        jenkins: Optional[float] = None,
+        eta_as_viscous: bool = False,
+        linear_solver: str = "auto",
         dofs: Optional[Sequence[Dof]] = None,
         progress: Optional[Callable[[int, int, float], None]] = None,
+        output: Union[str, PathLike, None] = None,
+        timeseries: Union[str, PathLike, None] = None,
+        plot: Union[str, PathLike, None] = None,
     ) -> "Simulation":
-        """The independent time-domain reference, as ``ewr simulate``. ``progress(period,
-        max_periods, change)`` is called after every period."""
+        """The independent time-domain reference, as ``ewr simulate`` (same options, checks and
+        files: ``output``, ``timeseries``, ``plot``). ``progress(period, max_periods,
+        change)`` is called after every period; a run that does not reach the steady state
+        within ``periods`` warns and returns its last period."""
 
 class Solution:
     """One periodic solution. Contact arrays are ``(n_contacts, dim, samples)``; coefficient
@@ -276,11 +306,21 @@ class Frc:
     stick_fraction: npt.NDArray[np.float64]
     dissipated_energy: npt.NDArray[np.float64]
     peaks: list[dict[str, Any]]
+    phase_resonances: list[dict[str, Any]]
+    """The forced DOF's phase resonances: ``{"dof", "omega", "amplitude", "evaluations"}``."""
+    mu_n: Optional[float]
+    """This curve's friction bound when ``mu_n=`` overrode the model's."""
     def __len__(self) -> int: ...
     def __getitem__(self, i: int) -> Solution: ...
     def table(self) -> dict[str, npt.NDArray[Any]]:
         """Columns named as ``ewr frc --csv``, plus ``stick<c>`` and ``energy<c>``:
         ``pandas.DataFrame(frc.table())``."""
+    def write(self, path: Union[str, PathLike]) -> None:
+        """The HDF5 result file of ``ewr frc -o`` (docs/results-format.md)."""
+    def write_csv(self, path: Union[str, PathLike]) -> None:
+        """The table of ``ewr frc --csv``."""
+    def plot(self, path: Union[str, PathLike], *, hz: bool = False) -> None:
+        """The figure of ``ewr frc --plot`` (.png or .svg)."""
 
 class Simulation:
     """A time-domain simulation to the periodic steady state (last period)."""
@@ -298,3 +338,51 @@ class Simulation:
     u: npt.NDArray[np.float64]
     def summary(self) -> dict[str, Any]:
         """The summary of ``ewr simulate --json``."""
+
+class Study:
+    """A parameter study (docs/study.md): from a study file (TOML) or a dict of the same
+    content, e.g. ``{"model": "two-mass-damper.h5", "frequency": {"start": 0.2, "end": 2.6,
+    "step": 0.005}, "grid": {"mu_n": [1, 2, 4]}}`` (a relative model path is then relative to
+    the current folder). Every setting and case is checked at construction."""
+
+    title: Optional[str]
+    model_path: str
+    parameters: list[str]
+    cases: list[dict[str, Any]]
+    """``{"index", "key", <parameter>: value}`` per case."""
+    def __init__(self, source: Union[str, PathLike, dict[str, Any]]) -> None: ...
+    def __len__(self) -> int: ...
+    def run(
+        self,
+        output: Union[str, PathLike, None] = None,
+        *,
+        jobs: Optional[int] = None,
+        progress: Optional[Callable[[int, int, str], None]] = None,
+        retry_failed: bool = False,
+        plots: bool = True,
+    ) -> "StudyResult":
+        """Runs every case as ``ewr study -o output``: in parallel (``jobs`` at a time), each
+        finished case kept at once in ``output + ".cases/"`` (a rerun resumes), then the result
+        file, the summary table and the figures beside ``output``. Without ``output`` nothing
+        is kept. ``progress(done, total, key)`` is called as each case finishes; Ctrl-C stops
+        starting new cases and raises ``KeyboardInterrupt``."""
+
+class StudyResult:
+    """The results of ``Study.run``."""
+
+    files: list[str]
+    cases: list[dict[str, Any]]
+    """Per case: ``index``, ``key``, parameter values, ``status``, ``reason``, ``peak_omega``,
+    ``peak_amplitude``, ``optimum_value`` and arrays ``omega``, ``amplitude``, ``converged``,
+    ``iterations``, ``peaks_omega``, ``peaks_amplitude``, ``locus_value``, ``locus_omega``,
+    ``locus_amplitude``."""
+    optimum: Optional[dict[str, Any]]
+    """The case with the smallest peak (among fully converged cases if any)."""
+    def table(self) -> dict[str, Any]:
+        """The summary table (columns as the study's CSV): ``pandas.DataFrame(r.table())``."""
+    def __len__(self) -> int: ...
+
+def read_result(path: Union[str, PathLike]) -> dict[str, Any]:
+    """Any result file ewr writes (``solve``, ``frc``, ``peaks``, ``simulate`` ``-o``, a study
+    file) as a dict: attributes and datasets by name (numbers, strings, numpy arrays in their
+    stored shape), groups as nested dicts (layout in docs/results-format.md)."""

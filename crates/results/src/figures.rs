@@ -2,7 +2,7 @@
 //! and from `simulate` alike) and frequency response curves like Figs. 5 and 17. PNG or SVG by
 //! the file's extension.
 
-use crate::solve_cmd::Curve;
+use ewr_solve::Curve;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -12,7 +12,7 @@ const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 
 type Res = Result<(), String>;
 
-pub(crate) fn register_font() -> Res {
+fn register_font() -> Res {
     static ONCE: Once = Once::new();
     let mut result = Ok(());
     ONCE.call_once(|| {
@@ -62,7 +62,7 @@ macro_rules! render {
 }
 
 fn kind(path: &Path) -> Result<bool, String> {
-    crate::results::ensure_parent(path)?;
+    crate::ensure_parent(path)?;
     match path.extension().and_then(|e| e.to_str()) {
         Some("png") => Ok(true),
         Some("svg") => Ok(false),
@@ -75,7 +75,7 @@ fn kind(path: &Path) -> Result<bool, String> {
 
 /// A tick label read at a glance: at most 4 significant digits, plain from 1e-3 to 1e5,
 /// else `2.5e-6`. Log-axis tick positions carry float noise (`9.999999e-5`): it rounds away.
-pub(crate) fn tick(v: &f64) -> String {
+fn tick(v: &f64) -> String {
     let v = *v;
     if v == 0.0 || !v.is_finite() {
         return if v == 0.0 { "0".into() } else { format!("{v}") };
@@ -500,6 +500,92 @@ pub struct NormalPanel {
     pub mu: f64,
     /// Separation intervals (as the stick intervals).
     pub separated: Vec<[f64; 2]>,
+}
+
+impl PeriodFigure {
+    /// Contact 0 of a periodic solution.
+    pub fn of_solution(s: &ewr_solve::PointSolution, params: &ewr_contact::ContactParams) -> Self {
+        let h = &s.histories;
+        let nt = h.n_samples;
+        let period = std::f64::consts::TAU / s.omega;
+        let series = |buf: &[f64]| -> Vec<Vec<f64>> {
+            (0..params.dim)
+                .map(|k| buf[k * nt..(k + 1) * nt].to_vec())
+                .collect()
+        };
+        PeriodFigure {
+            title: format!(
+                "ewr solve: w = {}, {}, contact 0 of {} ({}; residual {:.1e})",
+                s.omega,
+                s.set,
+                params.len(),
+                s.status,
+                s.residual
+            ),
+            t: (0..nt).map(|j| period * j as f64 / nt as f64).collect(),
+            period,
+            w: series(&h.displacement),
+            v: series(&h.velocity),
+            r: series(&h.force),
+            stick: s.contacts[0].stick_intervals.clone(),
+            mu_n: match (&h.normal, &params.normal) {
+                (Some(nh), Some(np)) => {
+                    np.mu[0] * nh.force[..nt].iter().copied().fold(0.0, f64::max)
+                }
+                _ => params.mu_n[0],
+            },
+            normal: h
+                .normal
+                .as_ref()
+                .zip(params.normal.as_ref())
+                .map(|(nh, np)| NormalPanel {
+                    lambda: nh.force[..nt].to_vec(),
+                    mu: np.mu[0],
+                    separated: s.contacts[0].separation_intervals.clone(),
+                }),
+        }
+    }
+
+    /// The last period of contact 0 of a time integration.
+    pub fn of_simulation(sim: &ewr_simulate::Simulation, model: &ewr_model::Model) -> Self {
+        let (dim, ns) = (sim.dim, sim.t.len());
+        let series = |a: &[f64]| -> Vec<Vec<f64>> {
+            (0..dim)
+                .map(|k| (0..ns).map(|j| sim.at(a, j, 0, k)).collect())
+                .collect()
+        };
+        let first = sim.contact_summaries().into_iter().next();
+        PeriodFigure {
+            title: format!(
+                "ewr simulate: {}, w = {}, dt = {:.3e}, contact 0 of {}{}",
+                model.title.as_deref().unwrap_or("model"),
+                sim.omega,
+                sim.dt,
+                sim.n_contacts,
+                if sim.converged { "" } else { " (NOT steady)" }
+            ),
+            t: sim.t.clone(),
+            period: sim.period,
+            w: series(&sim.w),
+            v: series(&sim.v),
+            r: series(&sim.r),
+            stick: first
+                .as_ref()
+                .map(|c| c.stick_intervals.clone())
+                .unwrap_or_default(),
+            // 3-D contacts: the friction circle of the largest normal force.
+            mu_n: first.as_ref().map_or(0.0, |c| c.mu_n),
+            normal: sim.normal.as_ref().map(|n| NormalPanel {
+                lambda: (0..ns).map(|j| n.lambda[j * sim.n_contacts]).collect(),
+                mu: n.mu[0],
+                separated: first
+                    .as_ref()
+                    .and_then(|c| c.normal.as_ref())
+                    .map(|n| n.separation_intervals.clone())
+                    .unwrap_or_default(),
+            }),
+        }
+    }
 }
 
 /// Time histories (stick phases shaded), trajectory, force locus with the Coulomb circle

@@ -1,85 +1,12 @@
-//! Result files other tools read: time-series CSV, FRC CSV (written point by point), and the
-//! HDF5 result files documented in `docs/results-format.md`.
+//! Frequency response curves: the HDF5 result file (written whole at the end, read back to
+//! resume) and the CSV table (written row by row as points arrive).
 
-use crate::solve_cmd::{Curve, Setup};
-use ewr_contact::ContactParams;
+use crate::{common_attrs, io_err};
 use ewr_model::h5::{atomically, create_h5, h5, put_1d, put_2d, put_f64, put_i64, put_str};
-use ewr_simulate::timeseries::TimeSeries;
-use ewr_solve::{FrcPoint, PointSolution};
+use ewr_solve::{Curve, FrcPoint, Setup, StoredCurve};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-
-/// Creates the folder a result file goes into, so that `-o out/run.h5` just works.
-pub fn ensure_parent(path: &Path) -> Result<(), String> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create folder {}: {e}", dir.display())),
-        _ => Ok(()),
-    }
-}
-
-fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
-    move |e| format!("cannot write {}: {e}", path.display())
-}
-
-/// Writes one period of contact histories as the time-series CSV that `ewr simulate` also
-/// writes (columns in `docs/results-format.md`), so that `ewr compare` can read both.
-pub fn write_timeseries(
-    path: &Path,
-    s: &PointSolution,
-    params: &ContactParams,
-) -> Result<(), String> {
-    ensure_parent(path)?;
-    let h = &s.histories;
-    let nt = h.n_samples;
-    let period = std::f64::consts::TAU / s.omega;
-    let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
-    let mut ts = TimeSeries::from_contact_rows(
-        &t,
-        params.dim,
-        params.len(),
-        &h.displacement,
-        &h.velocity,
-        &h.force,
-    );
-    match &h.normal {
-        Some(nh) => {
-            for c in 0..params.len() {
-                let [n, g, st] = ewr_simulate::timeseries::normal_column_names(c);
-                let rows = c * nt..(c + 1) * nt;
-                let state = nh.state[rows.clone()]
-                    .iter()
-                    .map(|s| state_code(*s) as f64)
-                    .collect();
-                for (name, data) in [
-                    (n, nh.force[rows.clone()].to_vec()),
-                    (g, nh.gap[rows].to_vec()),
-                    (st, state),
-                ] {
-                    ts.push(name, data).map_err(|e| e.to_string())?;
-                }
-            }
-        }
-        None => {
-            let stick = s.stick_flags();
-            for c in 0..params.len() {
-                let state = stick[c * nt..(c + 1) * nt]
-                    .iter()
-                    .map(|&st| if st { 2.0 } else { 1.0 })
-                    .collect();
-                ts.push(ewr_simulate::timeseries::state_column_name(c), state)
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-    }
-    let u = s.dof_histories(nt).map_err(|e| e.to_string())?;
-    for (i, &d) in s.dofs.dofs.iter().enumerate() {
-        ts.push(format!("u{d}"), u[i * nt..(i + 1) * nt].to_vec())
-            .map_err(|e| e.to_string())?;
-    }
-    ts.save(path).map_err(|e| e.to_string())
-}
 
 /// The FRC table, one row per point, flushed as each point arrives so that an interrupted
 /// sweep keeps every finished point.
@@ -94,7 +21,7 @@ impl FrcCsv {
     /// `peak_u<i>` per monitored DOF, then `stick<c>` (stick fraction of the period) and
     /// `energy<c>` (energy dissipated per cycle) per contact.
     pub fn create(path: &Path, n_contacts: usize, monitor: &[usize]) -> Result<Self, String> {
-        ensure_parent(path)?;
+        crate::ensure_parent(path)?;
         let f = File::create(path).map_err(io_err(path))?;
         let mut out = BufWriter::new(f);
         let mut cols: Vec<String> = [
@@ -149,168 +76,6 @@ impl FrcCsv {
     }
 }
 
-fn common_attrs(f: &hdf5::File, kind: &str, model: &Path, setup: &Setup) -> Result<(), String> {
-    put_str(f, "format", "ewr-result")?;
-    put_i64(f, "version", 1)?;
-    put_str(f, "kind", kind)?;
-    put_str(f, "model", &model.display().to_string())?;
-    put_str(f, "harmonics", &setup.point.set.to_string())?;
-    put_i64(f, "n_samples", setup.point.n_samples as i64)?;
-    put_str(f, "law", &setup.point.law.to_string())?;
-    put_f64(f, "tolerance", setup.point.newton.tol_residual)?;
-    put_str(f, "linear", &setup.point.newton.linear.to_string())?;
-    put_str(f, "preconditioner", &setup.point.preconditioner.to_string())?;
-    put_i64(f, "contact_dim", setup.model.contacts.dim as i64)?;
-    put_i64(f, "n_contacts", setup.model.contacts.len() as i64)?;
-    let hs: Vec<i64> = setup
-        .point
-        .set
-        .harmonics()
-        .iter()
-        .map(|&h| h as i64)
-        .collect();
-    put_1d(f, "harmonic_list", &hs)?;
-    if let Some(cy) = &setup.model.cyclic {
-        // What a reader needs to expand sector 0's results to the disk (docs/cyclic.md).
-        put_i64(f, "cyclic_sectors", cy.sectors as i64)?;
-        put_i64(f, "cyclic_engine_order", cy.engine_order)?;
-        let nd: Vec<i64> = setup
-            .point
-            .set
-            .harmonics()
-            .iter()
-            .map(|&h| cy.nodal_diameter(h) as i64)
-            .collect();
-        put_1d(f, "nodal_diameters", &nd)?;
-    }
-    let dofs: Vec<i64> = setup.point.monitor.iter().map(|&d| d as i64).collect();
-    put_1d(f, "monitored_dofs", &dofs)?;
-    put_1d(f, "mu_n", &setup.model.contacts.mu_n)?;
-    put_1d(f, "rho", &setup.model.contacts.rho)?;
-    // "auto": `rho` holds factors on 1 / (h w |G_h|) at each point (3-D contacts: always).
-    let c = &setup.model.contacts;
-    let auto = c.rho_auto || c.has_normal();
-    put_str(f, "rho_mode", if auto { "auto" } else { "fixed" })
-}
-
-/// Writes one periodic solution (layout in docs/results-format.md).
-pub fn write_solution(
-    path: &Path,
-    model: &Path,
-    setup: &Setup,
-    s: &PointSolution,
-) -> Result<(), String> {
-    atomically(path, |tmp| {
-        let f = &create_h5(tmp)?;
-        common_attrs(f, "solve", model, setup)?;
-        put_f64(f, "omega", s.omega)?;
-        put_i64(f, "converged", i64::from(s.status.converged()))?;
-        put_str(f, "status", &s.status.to_string())?;
-        put_f64(f, "residual", s.residual)?;
-        put_i64(f, "iterations", s.iterations as i64)?;
-        put_i64(f, "gmres_iterations", s.krylov_iterations as i64)?;
-        let nco = s.set.n_coeffs();
-        let m = s.friction.len() / nco.max(1);
-        put_2d(f, "friction", m, nco, &s.friction)?;
-        put_2d(f, "contact_displacement", m, nco, &s.displacement)?;
-        put_2d(
-            f,
-            "dof_displacement",
-            s.dofs.dofs.len(),
-            nco,
-            &s.dofs.coeffs,
-        )?;
-        put_1d(f, "dof_peak", &s.dofs.peak)?;
-        let h = &s.histories;
-        let g = f.create_group("time").map_err(h5)?;
-        let nt = h.n_samples;
-        let period = std::f64::consts::TAU / s.omega;
-        let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
-        put_1d(&g, "t", &t)?;
-        // Tangential rows only: 3-D contacts add their normal rows below.
-        let mt = h.force.len() / nt.max(1);
-        put_2d(&g, "w", mt, nt, &h.displacement)?;
-        put_2d(&g, "v", mt, nt, &h.velocity)?;
-        put_2d(&g, "r", mt, nt, &h.force)?;
-        let stick: Vec<i64> = s.stick_flags().into_iter().map(i64::from).collect();
-        put_2d(&g, "stick", s.contacts.len(), nt, &stick)?;
-        put_2d(
-            &g,
-            "u",
-            s.dofs.dofs.len(),
-            nt,
-            &s.dof_histories(nt).map_err(|e| e.to_string())?,
-        )?;
-        if let Some(labels) = &setup.model.dof_labels {
-            let l: Vec<String> = s.dofs.dofs.iter().map(|&d| labels[d].clone()).collect();
-            ewr_model::h5::put_strs(f, "monitored_dof_labels", &l)?;
-        }
-        if let Some(nh) = &h.normal {
-            let nc = nh.force.len() / nt.max(1);
-            put_2d(&g, "lambda", nc, nt, &nh.force)?;
-            put_2d(&g, "gap", nc, nt, &nh.gap)?;
-            let state: Vec<i64> = nh.state.iter().map(|s| state_code(*s)).collect();
-            put_2d(&g, "state", nc, nt, &state)?;
-        }
-        let c = f.create_group("contacts").map_err(h5)?;
-        let col = |f: &dyn Fn(&ewr_solve::ContactSummary) -> f64| -> Vec<f64> {
-            s.contacts.iter().map(f).collect()
-        };
-        put_1d(
-            &c,
-            "max_coulomb_violation",
-            &col(&|x| x.max_coulomb_violation),
-        )?;
-        put_1d(&c, "dissipated_energy", &col(&|x| x.dissipated_energy))?;
-        put_1d(
-            &c,
-            "displacement_amplitude",
-            &col(&|x| x.displacement_amplitude),
-        )?;
-        put_1d(&c, "force_amplitude", &col(&|x| x.force_amplitude))?;
-        let mut flat = Vec::new();
-        let mut owner = Vec::new();
-        for (i, cs) in s.contacts.iter().enumerate() {
-            for iv in &cs.stick_intervals {
-                flat.extend_from_slice(iv);
-                owner.push(i as i64);
-            }
-        }
-        put_2d(&c, "stick_intervals", owner.len(), 2, &flat)?;
-        put_1d(&c, "stick_interval_contact", &owner)?;
-        if h.normal.is_some() {
-            let (mut flat, mut owner) = (Vec::new(), Vec::new());
-            for (i, cs) in s.contacts.iter().enumerate() {
-                for iv in &cs.separation_intervals {
-                    flat.extend_from_slice(iv);
-                    owner.push(i as i64);
-                }
-            }
-            put_2d(&c, "separation_intervals", owner.len(), 2, &flat)?;
-            put_1d(&c, "separation_interval_contact", &owner)?;
-            let range = |k: usize| -> Vec<f64> {
-                s.contacts
-                    .iter()
-                    .map(|x| x.normal_force_range.map_or(f64::NAN, |r| r[k]))
-                    .collect()
-            };
-            put_1d(&c, "normal_force_min", &range(0))?;
-            put_1d(&c, "normal_force_max", &range(1))?;
-        }
-        Ok(())
-    })
-}
-
-/// Code of a sample's contact state in result files, as `ewr simulate` writes it:
-/// 0 separated, 1 slip, 2 stick.
-pub fn state_code(s: ewr_contact::SampleState) -> i64 {
-    match s {
-        ewr_contact::SampleState::Separated => 0,
-        ewr_contact::SampleState::Slip => 1,
-        ewr_contact::SampleState::Stick => 2,
-    }
-}
-
 /// Writes frequency response curves (layout in docs/results-format.md).
 pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> Result<(), String> {
     atomically(path, |tmp| {
@@ -320,7 +85,13 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
         for (i, c) in curves.iter().enumerate() {
             let g = f.create_group(&format!("curve_{i}")).map_err(h5)?;
             put_f64(&g, "mu_n_override", c.mu_n.unwrap_or(f64::NAN))?;
-            put_str(&g, "status", c.stopped.as_deref().unwrap_or("complete"))?;
+            put_str(
+                &g,
+                "status",
+                &c.stopped
+                    .as_ref()
+                    .map_or("complete".to_string(), ToString::to_string),
+            )?;
             let pts = &c.points;
             let np = pts.len();
             put_1d(
@@ -439,19 +210,9 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
     })
 }
 
-/// The points of one curve of an FRC result file, as `--resume` needs them.
-pub struct StoredCurve {
-    /// Frequencies, in the order computed.
-    pub omega: Vec<f64>,
-    /// The step that led to each point.
-    pub step: Vec<f64>,
-    /// Friction coefficients of each point (hb layout).
-    pub friction: Vec<Vec<f64>>,
-}
-
 /// Reads the curves of an FRC result file written by `ewr frc -o` with the same options
 /// (harmonics, contacts, `--mu-n` values), to resume the sweep.
-pub fn read_frc(
+pub fn read_stored_curves(
     path: &Path,
     setup: &Setup,
     mu_values: &[Option<f64>],

@@ -1,0 +1,74 @@
+//! What the solver needs of a contact kind's E-WR equations at one frequency, so that one
+//! scaled residual, one point solver and one continuation serve every kind: constant friction
+//! bounds ([`crate::EwrResidual`]) and 3-D contacts with a unilateral normal
+//! ([`crate::UnilateralResidual`]). A new contact kind is a module of this crate that
+//! implements [`ContactSystem`].
+//!
+//! Unknowns are force coefficients in hb's block layout (`n_coeffs` per signal); a kind says
+//! which of them belong to each contact, for the block preconditioner.
+
+use crate::{ContactHistories, ResidualError};
+use ewr_hb::HarmonicSet;
+use faer::{Mat, MatMut, c64};
+
+/// The E-WR system `g(x) = 0` of one contact kind at one frequency, with its analytical
+/// Jacobian, dense or as products.
+pub trait ContactSystem: Send {
+    /// Number of unknowns (and equations).
+    fn len(&self) -> usize;
+
+    /// True without unknowns.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of contacts.
+    fn contact_count(&self) -> usize;
+
+    /// The harmonic set of the unknowns.
+    fn harmonic_set(&self) -> &HarmonicSet;
+
+    /// The unknowns of contact `c`, in the order of its diagonal Jacobian block
+    /// ([`ContactSystem::contact_jacobian_blocks`]).
+    fn contact_unknowns(&self, c: usize) -> Vec<usize>;
+
+    /// `g(x)`.
+    fn residual(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), ResidualError>;
+
+    /// `g(x)` and the dense Jacobian `J(x)`.
+    fn residual_and_jacobian(
+        &mut self,
+        x: &[f64],
+        g: &mut [f64],
+        j: MatMut<'_, f64>,
+    ) -> Result<(), ResidualError>;
+
+    /// `g(x)`, keeping the law's derivatives at `x` for the products and blocks below.
+    fn residual_keep_derivatives(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), ResidualError>;
+
+    /// `y = J v` at the last point evaluated with derivatives.
+    fn jacobian_product(&mut self, v: &[f64], y: &mut [f64]) -> Result<(), ResidualError>;
+
+    /// `y = J^T v` at the last point evaluated with derivatives.
+    fn jacobian_transpose_product(&mut self, v: &[f64], y: &mut [f64])
+    -> Result<(), ResidualError>;
+
+    /// Each contact's diagonal block of `J` (unknowns of [`ContactSystem::contact_unknowns`]).
+    fn contact_jacobian_blocks(&mut self) -> Result<Vec<Mat<f64>>, ResidualError>;
+
+    /// Per harmonic of the set (in its order), the complex Jacobian with the law's
+    /// derivatives averaged over the period: the coupling through the structure, none of the
+    /// time variation of stick and slip.
+    fn averaged_harmonic_jacobians(&self) -> Result<Vec<Mat<c64>>, ResidualError>;
+
+    /// Sampled histories of the contacts for the force coefficients `x`.
+    fn histories(&mut self, x: &[f64]) -> Result<ContactHistories, ResidualError>;
+
+    /// Coefficients of the contacts' relative displacement (3-D contacts: tangential, then
+    /// the gaps), same layout as `x`.
+    fn displacement_coeffs(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError>;
+
+    /// The tangential scaling `rho` of each contact's friction law as solved (after any
+    /// automatic scaling): the stick test of the summaries reads it.
+    fn tangential_rho(&self) -> Vec<f64>;
+}

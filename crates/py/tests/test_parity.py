@@ -1,0 +1,222 @@
+"""Python and the `ewr` command are two spellings of one run layer: every command-line option
+of `solve`, `frc` and `peaks` has a Python keyword, and the same case through both writes the
+same files. Also the study API and reading result files back."""
+
+import inspect
+import math
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ewr
+
+ROOT = Path(__file__).resolve().parents[3]
+MODELS = ROOT / "models"
+
+
+def cli_binary():
+    env = os.environ.get("EWR_BIN")
+    if env:
+        return env
+    built = ROOT / "target" / "release" / "ewr"
+    if built.exists():
+        return str(built)
+    found = shutil.which("ewr")
+    if found is None and os.environ.get("EWR_REQUIRE_CLI"):
+        pytest.fail("EWR_REQUIRE_CLI is set but no ewr binary was found")
+    return found
+
+
+def needs_cli():
+    cli = cli_binary()
+    if cli is None:
+        pytest.skip("no ewr binary")
+    return cli
+
+
+def run_cli(*args):
+    out = subprocess.run([needs_cli(), *map(str, args)], capture_output=True, text=True)
+    return out
+
+
+# Command-line options that have no Python keyword, and why.
+CLI_ONLY = {
+    "json": "Python returns the results as objects",
+    "help": "clap's own",
+    "version": "clap's own",
+}
+# Command-line spellings whose Python keyword is another word.
+RENAMED = {
+    "no_ramp": "ramp",
+    "no_refine": "refine",
+    "no_optimum": "optimum",
+    "from": "start",
+    "to": "end",
+    "model": None,  # the Model object itself
+}
+
+
+def cli_options(command):
+    """The long options and positionals of `ewr COMMAND --help`, as Python identifiers."""
+    text = run_cli(command, "--help").stdout
+    names = set(re.findall(r"--([a-z][a-z0-9-]*)", text))
+    names |= {m.lower() for m in re.findall(r"^\s+<([A-Z]+)>", text, re.M)}
+    return {n.replace("-", "_") for n in names}
+
+
+@pytest.mark.parametrize("command, method", [("solve", "solve"), ("frc", "frc"),
+                                             ("peaks", "peaks"), ("simulate", "simulate")])
+def test_every_cli_option_has_a_python_keyword(command, method):
+    keywords = set(inspect.signature(getattr(ewr.Model, method)).parameters) - {"self"}
+    missing = []
+    for name in sorted(cli_options(command)):
+        if name in CLI_ONLY:
+            continue
+        target = RENAMED.get(name, name)
+        if target is not None and target not in keywords:
+            missing.append(name)
+    assert not missing, f"ewr {command} options without a Python keyword: {missing}"
+    # And the other way: no Python keyword the command lacks (but the callback).
+    cli = {RENAMED.get(n, n) for n in cli_options(command)}
+    extra = sorted(keywords - cli - {"progress"})
+    assert not extra, f"Model.{method} keywords that ewr {command} lacks: {extra}"
+
+
+def h5_equal(a, b, skip=("model",)):
+    """Every attribute and dataset of two result files equal (NaN equal to NaN)."""
+    da, db = ewr.read_result(a), ewr.read_result(b)
+
+    def walk(x, y, at):
+        assert set(x) - set(skip) == set(y) - set(skip), f"{at}: {set(x) ^ set(y)}"
+        for k in x:
+            if k in skip:
+                continue
+            u, v = x[k], y[k]
+            if isinstance(u, dict):
+                walk(u, v, f"{at}/{k}")
+            elif isinstance(u, np.ndarray):
+                assert u.shape == v.shape and np.array_equal(u, v, equal_nan=True), f"{at}/{k}"
+            elif isinstance(u, float) and math.isnan(u):
+                assert math.isnan(v), f"{at}/{k}"
+            else:
+                assert u == v, f"{at}/{k}: {u!r} != {v!r}"
+
+    walk(da, db, "")
+
+
+def csv_rows(path):
+    lines = Path(path).read_text().splitlines()
+    return lines[0], sorted(lines[1:])
+
+
+def test_the_same_sweep_through_cli_and_python_writes_the_same_files(tmp_path):
+    model = MODELS / "two-mass-damper.h5"
+    args = ["--omega-start", "0.3", "--omega-end", "1.2", "--step", "0.02",
+            "--harmonics", "odd:15", "--mu-n", "2,8"]
+    out = run_cli("frc", model, *args, "-o", tmp_path / "cli.h5", "--csv", tmp_path / "cli.csv")
+    assert out.returncode == 0, out.stderr
+    m = ewr.Model.read(model)
+    curves = m.frc(0.3, 1.2, 0.02, harmonics="odd:15", mu_n=[2.0, 8.0],
+                   output=tmp_path / "py.h5", csv=tmp_path / "py.csv")
+    assert isinstance(curves, list) and [c.mu_n for c in curves] == [2.0, 8.0]
+    h5_equal(tmp_path / "cli.h5", tmp_path / "py.h5")
+    assert csv_rows(tmp_path / "cli.csv") == csv_rows(tmp_path / "py.csv")
+    # One curve written by itself is the one-curve file of the command.
+    out = run_cli("frc", model, *args[:-2], "--mu-n", "8", "-o", tmp_path / "one.h5")
+    assert out.returncode == 0, out.stderr
+    curves[1].write(tmp_path / "py-one.h5")
+    h5_equal(tmp_path / "one.h5", tmp_path / "py-one.h5")
+
+
+def test_the_same_solution_and_peaks_through_cli_and_python(tmp_path):
+    model = MODELS / "single-contact-3d.h5"
+    out = run_cli("solve", model, "--omega", "3", "--harmonics", "all:15", "--rho", "auto",
+                  "-o", tmp_path / "cli.h5", "--timeseries", tmp_path / "cli.csv")
+    assert out.returncode == 0, out.stderr
+    m = ewr.Model.read(model)
+    s = m.solve(3.0, harmonics="all:15", rho="auto", output=tmp_path / "py.h5",
+                timeseries=tmp_path / "py.csv")
+    assert s.converged
+    h5_equal(tmp_path / "cli.h5", tmp_path / "py.h5")
+    assert (tmp_path / "cli.csv").read_text() == (tmp_path / "py.csv").read_text()
+
+    model = MODELS / "two-mass-damper.h5"
+    out = run_cli("peaks", model, "--param", "mu_n", "--from", "2", "--to", "20", "--count", "4",
+                  "--omega-start", "0.3", "--omega-end", "1.2", "--step", "0.02",
+                  "--harmonics", "odd:15", "-o", tmp_path / "pk-cli.h5",
+                  "--csv", tmp_path / "pk-cli.csv")
+    assert out.returncode == 0, out.stderr
+    ewr.Model.read(model).peaks("mu_n", 2.0, 20.0, count=4, omega_start=0.3, omega_end=1.2,
+                                step=0.02, harmonics="odd:15", output=tmp_path / "pk-py.h5",
+                                csv=tmp_path / "pk-py.csv")
+    h5_equal(tmp_path / "pk-cli.h5", tmp_path / "pk-py.h5")
+    assert (tmp_path / "pk-cli.csv").read_text() == (tmp_path / "pk-py.csv").read_text()
+
+
+def test_rho_auto_and_a_resumed_sweep(tmp_path):
+    m = ewr.Model.example("oscillator-2d")
+    # rho="auto" converges to the Coulomb solution of the model's rho, up to the truncation
+    # error (the Galerkin solution depends on rho at that order: 2e-4 at odd:31).
+    a = m.solve(0.5, harmonics="odd:31", rho="auto")
+    b = m.solve(0.5, harmonics="odd:31")
+    assert a.converged and b.converged
+    assert a.amplitude == pytest.approx(b.amplitude, rel=1e-3)
+    with pytest.raises(ewr.InputError, match="rho"):
+        m.solve(0.5, rho="fast")
+    # A sweep cut short and resumed from its file equals the whole sweep.
+    whole = m.frc(0.3, 0.8, 0.02, harmonics="odd:15")
+    part = tmp_path / "part.h5"
+    m.frc(0.3, 0.5, 0.02, harmonics="odd:15", output=part)
+    resumed = m.frc(0.3, 0.8, 0.02, harmonics="odd:15", output=part, resume=True)
+    assert len(resumed) == len(whole)
+    assert np.allclose(resumed.amplitude, whole.amplitude, rtol=1e-8)
+
+
+def test_study_from_a_file_equals_the_command(tmp_path):
+    study = tmp_path / "study.toml"
+    shutil.copy(MODELS / "two-mass-damper.h5", tmp_path / "tmd.h5")
+    study.write_text(
+        'model = "tmd.h5"\n[frequency]\nstart = 0.3\nend = 1.2\nstep = 0.02\n'
+        '[solver]\nharmonics = "odd:15"\ndofs = ["u11", "u12"]\n'
+        '[grid]\nmu_n = [2, 8]\n'
+    )
+    out = run_cli("study", study, "-o", tmp_path / "cli.h5", "--no-plot")
+    assert out.returncode == 0, out.stderr
+    s = ewr.Study(study)
+    assert len(s) == 2 and s.parameters == ["mu_n"]
+    seen = []
+    r = s.run(tmp_path / "py.h5", plots=False, progress=lambda d, n, k: seen.append((d, n, k)))
+    assert sorted(seen)[-1][:2] == (2, 2)
+    h5_equal(tmp_path / "cli.h5", tmp_path / "py.h5", skip=("model", "source"))
+    t = r.table()
+    assert list(t["mu_n"]) == [2.0, 8.0] and t["status"] == ["ok", "ok"]
+    # The optimum (smallest peak) is the larger bound here, as the command reports it.
+    assert r.optimum["mu_n"] == 8.0 or r.optimum["mu_n"] == 2.0
+    assert r.optimum["peak_amplitude"] == min(t["peak_amplitude"])
+    # The same study as a dict, model relative to the current folder.
+    os.chdir(tmp_path)
+    d = ewr.Study({"model": "tmd.h5",
+                   "frequency": {"start": 0.3, "end": 1.2, "step": 0.02},
+                   "solver": {"harmonics": "odd:15", "dofs": ["u11", "u12"]},
+                   "grid": {"mu_n": [2, 8]}}).run()
+    assert np.array_equal(d.table()["peak_amplitude"], t["peak_amplitude"])
+    with pytest.raises(ewr.InputError, match="frequency"):
+        ewr.Study({"model": "tmd.h5", "frequency": {"start": -1.0, "end": 1.2, "step": 0.02}})
+
+
+def test_the_same_simulation_through_cli_and_python(tmp_path):
+    model = MODELS / "oscillator-2d.h5"
+    out = run_cli("simulate", model, "--omega", "0.5", "--dt", "0.01", "--dofs", "all",
+                  "-o", tmp_path / "cli.h5", "--timeseries", tmp_path / "cli.csv")
+    assert out.returncode == 0, out.stderr
+    ewr.Model.read(model).simulate(0.5, dt=0.01, output=tmp_path / "py.h5",
+                                   timeseries=tmp_path / "py.csv")
+    h5_equal(tmp_path / "cli.h5", tmp_path / "py.h5", skip=("model", "elapsed_s"))
+    assert (tmp_path / "cli.csv").read_text() == (tmp_path / "py.csv").read_text()
+    with pytest.raises(ewr.InputError, match="static_factor=0.5"):
+        ewr.Model.read(model).simulate(0.5, static_factor=0.5)

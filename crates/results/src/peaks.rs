@@ -1,0 +1,96 @@
+//! The peak locus of `ewr peaks` (the resonance peak against a parameter, and the optimum):
+//! HDF5 and CSV.
+
+use ewr_model::h5::{atomically, create_h5, put_1d, put_2d, put_str};
+use serde::Serialize;
+use std::path::Path;
+
+/// One point of the locus: the parameter value and its refined peak.
+#[derive(Clone, Debug, Serialize)]
+pub struct LocusPoint {
+    /// Parameter value.
+    pub value: f64,
+    /// Frequency of the peak.
+    pub omega: f64,
+    /// Peak amplitude.
+    pub amplitude: f64,
+    /// Periodic solutions that found it.
+    pub evaluations: usize,
+    /// Stick fraction of the period per contact at the peak.
+    pub stick_fraction: Vec<f64>,
+}
+
+impl LocusPoint {
+    /// The locus point of a tracked peak.
+    pub fn of(e: &ewr_study::track::Evaluated) -> Self {
+        LocusPoint {
+            value: e.value,
+            omega: e.peak.omega,
+            amplitude: e.peak.amplitude,
+            evaluations: e.peak.evaluations,
+            stick_fraction: e.peak.solution.stick_fractions(),
+        }
+    }
+}
+
+/// Writes the locus as CSV: `NAME,omega,amplitude,evaluations,stick_fraction<c>...`.
+pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result<(), String> {
+    let nc = points.first().map_or(0, |p| p.stick_fraction.len());
+    atomically(path, |tmp| {
+        let mut s = format!("{name},omega,amplitude,evaluations");
+        for c in 0..nc {
+            s.push_str(&format!(",stick_fraction{c}"));
+        }
+        s.push('\n');
+        for q in points {
+            s.push_str(&format!(
+                "{},{},{},{}",
+                q.value, q.omega, q.amplitude, q.evaluations
+            ));
+            for f in &q.stick_fraction {
+                s.push_str(&format!(",{f}"));
+            }
+            s.push('\n');
+        }
+        std::fs::write(tmp, s).map_err(|e| e.to_string())
+    })
+}
+
+/// Writes the locus and the optimum `(value, amplitude, omega)` as HDF5 (layout in
+/// docs/results-format.md).
+pub fn write_peaks_h5(
+    path: &Path,
+    model: &Path,
+    name: &str,
+    points: &[LocusPoint],
+    optimum: Option<(f64, f64, f64)>,
+) -> Result<(), String> {
+    let nc = points.first().map_or(0, |p| p.stick_fraction.len());
+    atomically(path, |tmp| {
+        let f = create_h5(tmp)?;
+        put_str(&f, "format", "ewr-result")?;
+        put_str(&f, "kind", "peaks")?;
+        put_str(&f, "model", &model.display().to_string())?;
+        put_str(&f, "parameter", name)?;
+        let col = |g: &dyn Fn(&LocusPoint) -> f64| points.iter().map(g).collect::<Vec<_>>();
+        put_1d(&f, "value", &col(&|q| q.value))?;
+        put_1d(&f, "omega", &col(&|q| q.omega))?;
+        put_1d(&f, "amplitude", &col(&|q| q.amplitude))?;
+        put_1d(
+            &f,
+            "evaluations",
+            &points
+                .iter()
+                .map(|q| q.evaluations as i64)
+                .collect::<Vec<_>>(),
+        )?;
+        let stick: Vec<f64> = points
+            .iter()
+            .flat_map(|q| q.stick_fraction.iter().copied())
+            .collect();
+        put_2d(&f, "stick_fraction", points.len(), nc, &stick)?;
+        let (v, amp, w) = optimum.unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+        put_1d(&f, "optimum", &[v, amp, w])?;
+        Ok(())
+    })
+}

@@ -1,0 +1,371 @@
+//! One periodic solution at one frequency, for every contact kind: the kind's scaled E-WR
+//! system ([`ScaledContacts`]) solved by trust-region Newton along the harmonic ramp, with
+//! `rho` retries where a solve stalls, then post-processed (histories, summaries, the
+//! monitored DOFs).
+
+use crate::newton::{self, NewtonOptions, NewtonReport};
+use crate::periodic::{DofResponse, PointSettings, PointSolution, SolveError, scaled_norm};
+use crate::post::summarise;
+use crate::ramp::{initial_stages, stage_samples};
+use crate::scaled::{Policy, ScaledContacts};
+use crate::unilateral::{STALL_WINDOW_3D, auto_params, with_stagnation_window};
+use ewr_contact::{
+    CondensedContacts, ContactParams, EwrResidual, FrictionLaw, ResidualError, UnilateralResidual,
+};
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{Receptance, ReceptanceAt};
+
+/// The maximum of a periodic sampled function `f(0..n)`, refined by the vertex of the
+/// parabola through the largest sample and its neighbours.
+fn refined_max(n: usize, f: impl Fn(usize) -> f64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let (j, fj) = (0..n)
+        .map(|j| (j, f(j)))
+        .fold((0, f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a });
+    let (fm, fp) = (f((j + n - 1) % n), f((j + 1) % n));
+    let curv = fm - 2.0 * fj + fp;
+    if curv < 0.0 {
+        let x = 0.5 * (fm - fp) / curv;
+        (fj - 0.25 * (fm - fp) * x).max(fj)
+    } else {
+        fj
+    }
+}
+
+/// Recovers the monitored DOFs' response for friction coefficients `x` on `set`.
+pub(crate) fn dof_response(
+    at: &ewr_hb::receptance::ReceptanceAt<'_>,
+    set: &HarmonicSet,
+    n_samples: usize,
+    m: usize,
+    x: &[f64],
+    dofs: &[usize],
+) -> Result<DofResponse, SolveError> {
+    let nco = set.n_coeffs();
+    let mut coeffs = vec![0.0; dofs.len() * nco];
+    for &h in set.harmonics() {
+        let p = set.coeff_index(h).expect("h is in the set");
+        let r: Vec<faer::c64> = (0..m)
+            .map(|s| {
+                let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
+                faer::c64::new(x[s * nco + p], -b)
+            })
+            .collect();
+        let u = at.recover(h, &r, Some(dofs))?;
+        for (i, u) in u.iter().enumerate() {
+            coeffs[i * nco + p] = u.re;
+            if h > 0 {
+                coeffs[i * nco + p + 1] = -u.im;
+            }
+        }
+    }
+    // Peaks are read on a finer grid than the Galerkin one and refined by a parabola through
+    // the largest sample, so that they do not depend on where the samples happen to fall.
+    let n_fine = (4 * n_samples).max(64);
+    let mut sampler = ewr_hb::FourierSampler::new(set.clone(), n_fine)?;
+    let mut samples = vec![0.0; dofs.len() * n_fine];
+    sampler.synthesize_many(&coeffs, &mut samples)?;
+    let peak = (0..dofs.len())
+        .map(|i| {
+            let u = &samples[i * n_fine..(i + 1) * n_fine];
+            refined_max(n_fine, |j| u[j].abs())
+        })
+        .collect();
+    let norm_peak = refined_max(n_fine, |j| {
+        (0..dofs.len())
+            .map(|i| samples[i * n_fine + j].powi(2))
+            .sum::<f64>()
+            .sqrt()
+    });
+    Ok(DofResponse {
+        dofs: dofs.to_vec(),
+        coeffs,
+        peak,
+        norm_peak,
+    })
+}
+
+/// `params` with `rho_auto` resolved at the prepared frequency: each contact's `rho` times
+/// `1 / (h w max_k |G_h,kk|)` on the lowest positive harmonic `h` of `set` (a force per
+/// velocity, as `rho_T` of 3-D contacts); unchanged without `rho_auto` or for 3-D contacts,
+/// which scale themselves.
+pub(crate) fn resolve_rho(
+    at: &ReceptanceAt<'_>,
+    set: &HarmonicSet,
+    params: &ContactParams,
+) -> Result<ContactParams, SolveError> {
+    let mut p = params.clone();
+    if !p.rho_auto || p.normal.is_some() {
+        return Ok(p);
+    }
+    p.rho_auto = false;
+    let Some(&h) = set.harmonics().iter().find(|&&h| h > 0) else {
+        return Ok(p);
+    };
+    let w = at.frequency();
+    for c in 0..p.len() {
+        let block = at.diagonal_block(h, c * p.dim, p.dim)?;
+        let g = (0..p.dim).map(|k| block[(k, k)].norm()).fold(0.0, f64::max);
+        let velocity_per_force = h as f64 * w * g;
+        if velocity_per_force > 0.0 && velocity_per_force.is_finite() {
+            p.rho[c] /= velocity_per_force;
+        }
+    }
+    Ok(p)
+}
+
+/// A model's contacts as the point solver treats them: the kind of their equations and what
+/// is fixed for the whole solve at one frequency.
+pub(crate) enum Kind {
+    /// Constant friction bounds `mu N`: `rho` resolved at the frequency, the residual scale
+    /// `1 / (max mu N)^2`.
+    ConstantBounds {
+        params: ContactParams,
+        scale: f64,
+        law: FrictionLaw,
+        preconditioner: crate::periodic::Preconditioner,
+    },
+    /// 3-D contacts (a unilateral normal): their scalings come from the structure at each
+    /// system ([`auto_params`]).
+    Unilateral { params: ContactParams },
+}
+
+impl Kind {
+    /// The kind of `params` at the frequency of `at`.
+    pub(crate) fn at(
+        at: &ReceptanceAt<'_>,
+        params: &ContactParams,
+        settings: &PointSettings,
+    ) -> Result<Kind, SolveError> {
+        if params.normal.is_some() {
+            return Ok(Kind::Unilateral {
+                params: params.clone(),
+            });
+        }
+        let params = resolve_rho(at, &settings.set, params)?;
+        Ok(Kind::ConstantBounds {
+            scale: scaled_norm(&params),
+            params,
+            law: settings.law,
+            preconditioner: settings.preconditioner,
+        })
+    }
+
+    /// Factors on `rho` tried in turn where a solve stalls (the zero set does not depend on
+    /// them). 3-D contacts try a smaller `rho` first: the stalls traced on the 3-D sectors are
+    /// local minima of `||g||` that `x 10` crawled out of for its whole iteration budget and
+    /// `x 0.1` left in about ten iterations (docs/performance.md, "3-D contacts": 200-contact
+    /// sector, first 63 points of the 100-point sweep 2655 -> 2455 Newton iterations;
+    /// 100-contact sector 1485 -> 1285).
+    fn rho_retries(&self) -> [f64; 3] {
+        match self {
+            Kind::ConstantBounds { .. } => [1.0, 10.0, 0.1],
+            Kind::Unilateral { .. } => [1.0, 0.1, 10.0],
+        }
+    }
+
+    /// Whether another `rho` may be tried: only the exact and projection laws have a zero set
+    /// that does not depend on it (3-D contacts always do).
+    fn retry_allowed(&self) -> bool {
+        match self {
+            Kind::ConstantBounds { law, .. } => {
+                matches!(law, FrictionLaw::Exact | FrictionLaw::Projection)
+            }
+            Kind::Unilateral { .. } => true,
+        }
+    }
+
+    /// Newton's options for every solve of the point.
+    fn newton_options(&self, opts: &NewtonOptions) -> NewtonOptions {
+        match self {
+            Kind::ConstantBounds { .. } => opts.clone(),
+            Kind::Unilateral { .. } => with_stagnation_window(opts),
+        }
+    }
+
+    /// Newton's options for one attempt: a 3-D attempt that another scaling follows stops at
+    /// a stall instead of spending the rest of its budget there (`x 0.1` too: a stalled
+    /// `x 0.1` run is no closer to a root, and `x 10` then gets the whole budget).
+    fn attempt_options(&self, opts: &NewtonOptions, last: bool) -> NewtonOptions {
+        match self {
+            Kind::ConstantBounds { .. } => opts.clone(),
+            Kind::Unilateral { .. } => NewtonOptions {
+                stall_window: if last { 0 } else { STALL_WINDOW_3D },
+                ..opts.clone()
+            },
+        }
+    }
+
+    /// The scaled system at the frequency of `at` on `set`, with every `rho` times
+    /// `rho_factor`.
+    pub(crate) fn system<'a>(
+        &self,
+        at: &'a ReceptanceAt<'a>,
+        set: &HarmonicSet,
+        n_samples: usize,
+        rho_factor: f64,
+    ) -> Result<ScaledContacts<'a>, SolveError> {
+        match self {
+            Kind::ConstantBounds {
+                params,
+                scale,
+                law,
+                preconditioner,
+            } => {
+                let mut p = params.clone();
+                if rho_factor != 1.0 {
+                    p.rho.iter_mut().for_each(|r| *r *= rho_factor);
+                }
+                let sys = EwrResidual::new(at, set.clone(), n_samples, *law, p)?;
+                Ok(ScaledContacts::new(
+                    Box::new(sys),
+                    *scale,
+                    Policy::constant_bounds(*preconditioner),
+                ))
+            }
+            Kind::Unilateral { params } => {
+                let cond = CondensedContacts::from_receptance(at, set)?;
+                let mut p = auto_params(params, &cond);
+                p.rho_t.iter_mut().for_each(|r| *r *= rho_factor);
+                p.rho_n.iter_mut().for_each(|r| *r *= rho_factor);
+                unilateral_system(cond, set, n_samples, p)
+            }
+        }
+    }
+
+    /// The contacts' parameters the summaries read, with the tangential `rho` the law was
+    /// solved with.
+    fn summary_params(&self, sys: &ScaledContacts<'_>) -> ContactParams {
+        let mut p = match self {
+            Kind::ConstantBounds { params, .. } | Kind::Unilateral { params } => params.clone(),
+        };
+        p.rho = sys.inner.tangential_rho();
+        p
+    }
+}
+
+/// The scaled 3-D contact system with given scalings (arclength continuation fixes them along
+/// a curve): divided by the square of the largest force scale.
+pub(crate) fn unilateral_system(
+    cond: CondensedContacts,
+    set: &HarmonicSet,
+    n_samples: usize,
+    p: ewr_contact::UnilateralParams,
+) -> Result<ScaledContacts<'static>, SolveError> {
+    let f = p.force_scale.iter().copied().fold(0.0, f64::max);
+    let scale = if f > 0.0 { 1.0 / (f * f) } else { 1.0 };
+    let inner = UnilateralResidual::new(cond, set.clone(), n_samples, p)?;
+    Ok(ScaledContacts::new(
+        Box::new(inner),
+        scale,
+        Policy::unilateral(),
+    ))
+}
+
+/// Solves for the periodic response at `omega`, from `start` (coefficients on some harmonic
+/// set, prolonged to `settings.set`) or from zero force. For 3-D contacts the unknowns are the
+/// friction and normal forces (`ContactParams::rows` signals) and the set must hold `h = 0`.
+pub fn solve_point(
+    rec: &Receptance,
+    params: &ContactParams,
+    omega: f64,
+    settings: &PointSettings,
+    start: Option<(&HarmonicSet, &[f64])>,
+) -> Result<PointSolution, SolveError> {
+    if params.normal.is_some() && !settings.set.contains_zero() {
+        // Refused before the structure is condensed at this frequency.
+        return Err(SolveError::Residual(ResidualError::Input(format!(
+            "the harmonic set {} has no static term h = 0: 3-D contacts carry their preload \
+             and mean forces there, use all:{}",
+            settings.set,
+            settings.set.h_max()
+        ))));
+    }
+    let at = rec.prepare(omega, settings.set.harmonics())?;
+    let kind = Kind::at(&at, params, settings)?;
+    let newton_opts = kind.newton_options(&settings.newton);
+    let m = params.rows();
+    let (stages, mut x_set, mut x) = initial_stages(settings, start, m)?;
+    let mut iterations = 0;
+    let mut krylov = 0;
+    let mut rho_used = 1.0;
+    let mut last: Option<NewtonReport> = None;
+    let retries = kind.rho_retries();
+    for stage in &stages {
+        let x0 = stage.prolong(&x, &x_set)?;
+        let n_samples = stage_samples(stage, &settings.set, settings.n_samples);
+        let mut best: Option<NewtonReport> = None;
+        // The zero set of the E-WR law is Coulomb's law whatever rho is, so rho mostly
+        // changes Newton's path: when a solve stalls in a local minimum of ||g||, the
+        // equations with rho scaled usually get through (paper Table 1). Their Galerkin
+        // solution differs from the original rho's by the truncation error only, and is then
+        // used as the start of a final solve with the original rho.
+        for (attempt, rho_factor) in retries.into_iter().enumerate() {
+            let mut sys = kind.system(&at, stage, n_samples, rho_factor)?;
+            let final_attempt = !settings.retry_rho || attempt + 1 == retries.len();
+            let opts = kind.attempt_options(&newton_opts, final_attempt);
+            let mut r = newton::solve(&mut sys, &x0, &opts);
+            iterations += r.iterations;
+            krylov += r.krylov_iterations;
+            if rho_factor != 1.0 && r.status.converged() {
+                let mut sys = kind.system(&at, stage, n_samples, 1.0)?;
+                let polished = newton::solve(&mut sys, &r.x, &newton_opts);
+                iterations += polished.iterations;
+                krylov += polished.krylov_iterations;
+                if polished.status.converged() {
+                    r = polished;
+                } else {
+                    rho_used = rho_factor;
+                }
+            }
+            let done = r.status.converged();
+            if best.as_ref().is_none_or(|b| r.residual < b.residual) {
+                best = Some(r);
+            }
+            if done || !settings.retry_rho || !kind.retry_allowed() {
+                break;
+            }
+        }
+        let report = best.expect("at least one attempt");
+        // A stage that did not converge still gives the next one a better start than zero;
+        // only the last stage's status counts.
+        x = report.x.clone();
+        x_set = stage.clone();
+        last = Some(report);
+    }
+    let report = last.expect("at least one stage");
+    let x = settings.set.prolong(&x, &x_set)?;
+    let mut sys = kind.system(&at, &settings.set, settings.n_samples, 1.0)?;
+    let histories = sys.inner.histories(&x)?;
+    let displacement = sys.inner.displacement_coeffs(&x)?;
+    let contacts = summarise(
+        &histories,
+        &kind.summary_params(&sys),
+        omega,
+        settings.set.h_max(),
+    );
+    let dofs = dof_response(
+        &at,
+        &settings.set,
+        settings.n_samples,
+        m,
+        &x,
+        &settings.monitor,
+    )?;
+    Ok(PointSolution {
+        omega,
+        set: settings.set.clone(),
+        friction: x,
+        displacement,
+        status: report.status,
+        residual: report.residual,
+        iterations,
+        krylov_iterations: krylov,
+        rho_factor: rho_used,
+        histories,
+        contacts,
+        dofs,
+    })
+}

@@ -1,0 +1,290 @@
+//! The E-WR system of any contact kind as Newton solves it: divided by the square of its force
+//! scale, so that the tolerance is dimensionless, with the preconditioner of the matrix-free
+//! path (contact blocks, harmonic-averaged Jacobians, or both).
+
+use crate::newton::{EvalError, Residual, pin_empty_rows};
+use crate::periodic::Preconditioner;
+use ewr_contact::{ContactSystem, ResidualError};
+use ewr_hb::HarmonicSet;
+use faer::linalg::solvers::{PartialPivLu, Solve};
+use faer::{MatMut, c64};
+use rayon::prelude::*;
+
+/// How the preconditioner is built for a contact kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// Which levels.
+    pub kind: Preconditioner,
+    /// Put a pivot on rows of the factorised blocks that vanish identically (3-D contacts
+    /// stuck or open all period leave whole rows of `J` zero).
+    pub pin_empty_rows: bool,
+    /// Keep the harmonic-level factorisation from one Newton step to the next while GMRES
+    /// stays short (see [`HARMONIC_REFRESH_AFTER`]); otherwise refactorise at every step.
+    pub reuse_harmonic: bool,
+}
+
+impl Policy {
+    /// Constant friction bounds: the preconditioner chosen, its harmonic level kept while it
+    /// serves.
+    pub fn constant_bounds(kind: Preconditioner) -> Self {
+        Policy {
+            kind,
+            pin_empty_rows: false,
+            reuse_harmonic: true,
+        }
+    }
+
+    /// 3-D contacts: both levels, pinned empty rows, refactorised at every linearisation
+    /// (keeping them while GMRES stays short cost as much GMRES as it saved factorisations on
+    /// the 3-D sector, measured twice: before and after the continuous friction equality).
+    pub fn unilateral() -> Self {
+        Policy {
+            kind: Preconditioner::TwoLevel,
+            pin_empty_rows: true,
+            reuse_harmonic: false,
+        }
+    }
+}
+
+/// The harmonic-averaged factorisation (`O(m^3)` per harmonic, the dominant cost with
+/// hundreds of contacts) is kept from one Newton step to the next while the GMRES solves it
+/// preconditions stay shorter than this; a longer one means it has gone stale.
+const HARMONIC_REFRESH_AFTER: usize = 15;
+
+/// Below this many contact rows `m` the harmonic factorisation is cheaper than the GMRES
+/// iterations a stale one costs, and is refreshed at every Newton step.
+const HARMONIC_REUSE_MIN_ROWS: usize = 256;
+
+/// A contact system divided by the square of its force scale (`scale = 1 / F^2`), with the
+/// dense and the matrix-free interface of [`Residual`].
+pub struct ScaledContacts<'a> {
+    /// The system being solved.
+    pub inner: Box<dyn ContactSystem + 'a>,
+    /// `1 / F^2`.
+    pub scale: f64,
+    policy: Policy,
+    /// Each contact's unknowns and the LU of its diagonal block of the scaled `J`.
+    blocks: Vec<(Vec<usize>, PartialPivLu<f64>)>,
+    /// LU of each harmonic's averaged Jacobian, with the harmonic's coefficient index.
+    harmonic: Vec<HarmonicLu>,
+    /// Preconditioner applications since the last linearisation (the last GMRES's length).
+    applications: usize,
+}
+
+fn eval_err(e: ResidualError) -> EvalError {
+    EvalError(e.to_string())
+}
+
+/// A harmonic's LU for the preconditioner: coefficient index, whether it has a sine
+/// coefficient, and the factorisation of its (scaled) averaged Jacobian.
+pub(crate) type HarmonicLu = (usize, bool, PartialPivLu<c64>);
+
+/// LU of each harmonic's averaged Jacobian `ks` (in the order of `set`), scaled by `scale`.
+fn factor_harmonics(ks: &mut [faer::Mat<c64>], set: &HarmonicSet, scale: f64) -> Vec<HarmonicLu> {
+    ks.par_iter_mut()
+        .zip(set.harmonics().par_iter())
+        .map(|(k, &h)| {
+            *k *= faer::Scale(c64::new(scale, 0.0));
+            let p = set.coeff_index(h).expect("h is in the set");
+            (p, h > 0, k.partial_piv_lu())
+        })
+        .collect()
+}
+
+/// Applies the harmonic LUs to `v` (hb layout, `nco` coefficients per signal): each harmonic
+/// reads and writes its own coefficients only; a singular one leaves them unchanged.
+fn apply_harmonics(harmonic: &[HarmonicLu], nco: usize, v: &mut [f64]) {
+    if harmonic.is_empty() {
+        return;
+    }
+    let m = v.len() / nco;
+    let solved: Vec<Vec<c64>> = harmonic
+        .par_iter()
+        .map(|(p, sine, lu)| {
+            let mut z: Vec<c64> = (0..m)
+                .map(|s| {
+                    let b = if *sine { v[s * nco + p + 1] } else { 0.0 };
+                    c64::new(v[s * nco + p], -b)
+                })
+                .collect();
+            let keep = z.clone();
+            lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, m, 1));
+            if z.iter().any(|x| !x.re.is_finite() || !x.im.is_finite()) {
+                return keep;
+            }
+            z
+        })
+        .collect();
+    for ((p, sine, _), z) in harmonic.iter().zip(&solved) {
+        for (s, z) in z.iter().enumerate() {
+            v[s * nco + p] = z.re;
+            if *sine {
+                v[s * nco + p + 1] = -z.im;
+            }
+        }
+    }
+}
+
+impl<'a> ScaledContacts<'a> {
+    /// `inner` scaled by `scale`, preconditioned as `policy` says on the matrix-free path.
+    pub fn new(inner: Box<dyn ContactSystem + 'a>, scale: f64, policy: Policy) -> Self {
+        ScaledContacts {
+            inner,
+            scale,
+            policy,
+            blocks: Vec::new(),
+            harmonic: Vec::new(),
+            applications: 0,
+        }
+    }
+
+    fn factor_contact_blocks(&mut self) -> Result<(), EvalError> {
+        let mut blocks = self.inner.contact_jacobian_blocks().map_err(eval_err)?;
+        let (s, pin) = (self.scale, self.policy.pin_empty_rows);
+        let lus: Vec<PartialPivLu<f64>> = blocks
+            .par_iter_mut()
+            .map(|b| {
+                *b *= faer::Scale(s);
+                if pin {
+                    pin_empty_rows(b.as_mut(), f64::abs, |a| a);
+                }
+                b.partial_piv_lu()
+            })
+            .collect();
+        self.blocks = lus
+            .into_iter()
+            .enumerate()
+            .map(|(c, lu)| (self.inner.contact_unknowns(c), lu))
+            .collect();
+        Ok(())
+    }
+
+    fn factor_harmonic_blocks(&mut self) -> Result<(), EvalError> {
+        let mut ks = self.inner.averaged_harmonic_jacobians().map_err(eval_err)?;
+        if self.policy.pin_empty_rows {
+            ks.iter_mut()
+                .for_each(|k| pin_empty_rows(k.as_mut(), |x| x.norm(), |a| c64::new(a, 0.0)));
+        }
+        self.harmonic = factor_harmonics(&mut ks, self.inner.harmonic_set(), self.scale);
+        Ok(())
+    }
+
+    fn apply_contact_blocks(&self, v: &mut [f64]) {
+        let solved: Vec<Vec<f64>> = self
+            .blocks
+            .par_iter()
+            .map(|(idx, lu)| {
+                let mut z: Vec<f64> = idx.iter().map(|&i| v[i]).collect();
+                let keep = z.clone();
+                let n = z.len();
+                lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, n, 1));
+                // A singular block (e.g. a contact whose law derivatives vanish): identity.
+                if z.iter().all(|x| x.is_finite()) {
+                    z
+                } else {
+                    keep
+                }
+            })
+            .collect();
+        for ((idx, _), z) in self.blocks.iter().zip(solved) {
+            for (&i, zi) in idx.iter().zip(z) {
+                v[i] = zi;
+            }
+        }
+    }
+
+    fn apply_harmonic_blocks(&self, v: &mut [f64]) {
+        apply_harmonics(&self.harmonic, self.inner.harmonic_set().n_coeffs(), v);
+    }
+}
+
+impl Residual for ScaledContacts<'_> {
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn evaluate(
+        &mut self,
+        x: &[f64],
+        g: &mut [f64],
+        jacobian: Option<MatMut<'_, f64>>,
+    ) -> Result<(), EvalError> {
+        let s = self.scale;
+        match jacobian {
+            Some(mut j) => {
+                self.inner
+                    .residual_and_jacobian(x, g, j.as_mut())
+                    .map_err(eval_err)?;
+                j *= faer::Scale(s);
+            }
+            None => self.inner.residual(x, g).map_err(eval_err)?,
+        }
+        g.iter_mut().for_each(|v| *v *= s);
+        Ok(())
+    }
+
+    fn supports_matrix_free(&self) -> bool {
+        true
+    }
+
+    fn prefers_matrix_free(&self) -> bool {
+        self.inner.contact_count() > 1
+    }
+
+    fn linearize(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), EvalError> {
+        self.inner
+            .residual_keep_derivatives(x, g)
+            .map_err(eval_err)?;
+        g.iter_mut().for_each(|v| *v *= self.scale);
+        let m = self.inner.len() / self.inner.harmonic_set().n_coeffs().max(1);
+        let stale = !self.policy.reuse_harmonic
+            || self.harmonic.is_empty()
+            || self.applications > HARMONIC_REFRESH_AFTER
+            || m < HARMONIC_REUSE_MIN_ROWS;
+        self.applications = 0;
+        match self.policy.kind {
+            Preconditioner::Contact => self.factor_contact_blocks(),
+            Preconditioner::Harmonic => self.factor_harmonic_blocks(),
+            Preconditioner::TwoLevel => {
+                self.factor_contact_blocks()?;
+                if stale {
+                    self.factor_harmonic_blocks()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        self.inner.jacobian_product(v, out).map_err(eval_err)?;
+        out.iter_mut().for_each(|y| *y *= self.scale);
+        Ok(())
+    }
+
+    fn jacobian_transpose_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        self.inner
+            .jacobian_transpose_product(v, out)
+            .map_err(eval_err)?;
+        out.iter_mut().for_each(|y| *y *= self.scale);
+        Ok(())
+    }
+
+    fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        self.applications += 1;
+        match self.policy.kind {
+            Preconditioner::Contact => self.apply_contact_blocks(v),
+            Preconditioner::Harmonic => self.apply_harmonic_blocks(v),
+            Preconditioner::TwoLevel => {
+                // y = H^-1 v, then y += B^-1 (v - J y).
+                let mut y = v.to_vec();
+                self.apply_harmonic_blocks(&mut y);
+                let mut jy = vec![0.0; v.len()];
+                self.jacobian_product(&y, &mut jy)?;
+                v.iter_mut().zip(&jy).for_each(|(r, j)| *r -= j);
+                self.apply_contact_blocks(v);
+                v.iter_mut().zip(&y).for_each(|(r, y)| *r += y);
+            }
+        }
+        Ok(())
+    }
+}

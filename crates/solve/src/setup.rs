@@ -1,0 +1,573 @@
+//! Run options to a checked run: what every front end (`ewr`, Python, studies) gives as text
+//! and numbers, resolved against a model into [`Setup`] with errors that name the option at
+//! fault. The front ends only spell the options (`--harmonics` on the command line,
+//! `harmonics=` in Python); the rules, defaults and messages are these.
+
+use crate::continuation::{Continuation, FrcSettings};
+use crate::newton::NewtonOptions;
+use crate::periodic::{PointSettings, default_tolerance, harmonic_set_problem, samples_problem};
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::receptance::{Receptance, ReceptanceError, ReceptanceKind};
+use ewr_hb::{HarmonicSet, default_samples};
+use ewr_model::Model;
+use std::fmt;
+
+/// An option of a run, as the front ends spell it: [`Opt::flag`] on the command line,
+/// [`Opt::keyword`] in Python.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Opt {
+    /// The harmonic set.
+    Harmonics,
+    /// Time samples per period.
+    Samples,
+    /// Friction bound override.
+    MuN,
+    /// Scaling of the friction law.
+    Rho,
+    /// Friction law.
+    Law,
+    /// Condensation backend.
+    Receptance,
+    /// Newton tolerance.
+    Tol,
+    /// Linear algebra of the Newton steps.
+    Linear,
+    /// Matrix-free preconditioner.
+    Preconditioner,
+    /// Newton iteration cap.
+    MaxIter,
+    /// Monitored DOFs.
+    Dofs,
+    /// Frequency of one solution.
+    Omega,
+    /// First frequency of a sweep.
+    OmegaStart,
+    /// Last frequency of a sweep.
+    OmegaEnd,
+    /// Frequency step of a sweep.
+    Step,
+    /// Continuation method.
+    Continuation,
+    /// Adaptive-step tolerance.
+    Adaptive,
+    /// Tracked parameter of peak tracking.
+    Param,
+}
+
+impl Opt {
+    /// The command-line spelling (`--omega-start`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Opt::Harmonics => "--harmonics",
+            Opt::Samples => "--samples",
+            Opt::MuN => "--mu-n",
+            Opt::Rho => "--rho",
+            Opt::Law => "--law",
+            Opt::Receptance => "--receptance",
+            Opt::Tol => "--tol",
+            Opt::Linear => "--linear",
+            Opt::Preconditioner => "--preconditioner",
+            Opt::MaxIter => "--max-iter",
+            Opt::Dofs => "--dofs",
+            Opt::Omega => "--omega",
+            Opt::OmegaStart => "--omega-start",
+            Opt::OmegaEnd => "--omega-end",
+            Opt::Step => "--step",
+            Opt::Continuation => "--continuation",
+            Opt::Adaptive => "--adaptive",
+            Opt::Param => "--param",
+        }
+    }
+
+    /// The Python keyword (`omega_start`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Opt::Harmonics => "harmonics",
+            Opt::Samples => "samples",
+            Opt::MuN => "mu_n",
+            Opt::Rho => "rho",
+            Opt::Law => "law",
+            Opt::Receptance => "receptance",
+            Opt::Tol => "tol",
+            Opt::Linear => "linear",
+            Opt::Preconditioner => "preconditioner",
+            Opt::MaxIter => "max_iter",
+            Opt::Dofs => "dofs",
+            Opt::Omega => "omega",
+            Opt::OmegaStart => "omega_start",
+            Opt::OmegaEnd => "omega_end",
+            Opt::Step => "step",
+            Opt::Continuation => "continuation",
+            Opt::Adaptive => "adaptive",
+            Opt::Param => "param",
+        }
+    }
+}
+
+/// How a front end names options in messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// `--harmonics odd:4: ...`
+    Cli,
+    /// `harmonics="odd:4": ...`
+    Python,
+}
+
+/// A bad option value: which option, the value as given, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}", self.render(Spelling::Cli))]
+pub struct OptionError {
+    /// The option at fault.
+    pub option: Opt,
+    /// The value as given, if the message shows it; `text` says whether Python quotes it.
+    pub value: Option<(String, bool)>,
+    /// What is wrong, as a sentence fragment.
+    pub message: String,
+}
+
+impl OptionError {
+    /// An error naming `option` without its value.
+    pub fn new(option: Opt, message: impl Into<String>) -> Self {
+        OptionError {
+            option,
+            value: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error naming `option` and its numeric value.
+    pub fn number(option: Opt, value: impl fmt::Display, message: impl Into<String>) -> Self {
+        OptionError {
+            option,
+            value: Some((value.to_string(), false)),
+            message: message.into(),
+        }
+    }
+
+    /// An error naming `option` and its text value (quoted in Python).
+    pub fn text(option: Opt, value: &str, message: impl Into<String>) -> Self {
+        OptionError {
+            option,
+            value: Some((value.to_string(), true)),
+            message: message.into(),
+        }
+    }
+
+    /// The message as a front end shows it.
+    pub fn render(&self, spelling: Spelling) -> String {
+        match (spelling, &self.value) {
+            (Spelling::Cli, None) => format!("{}: {}", self.option.flag(), self.message),
+            (Spelling::Cli, Some((v, _))) => {
+                format!("{} {v}: {}", self.option.flag(), self.message)
+            }
+            (Spelling::Python, None) => format!("{}: {}", self.option.keyword(), self.message),
+            (Spelling::Python, Some((v, true))) => {
+                format!("{}={v:?}: {}", self.option.keyword(), self.message)
+            }
+            (Spelling::Python, Some((v, false))) => {
+                format!("{}={v}: {}", self.option.keyword(), self.message)
+            }
+        }
+    }
+}
+
+/// Why a run cannot be set up.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// An option value is invalid for this model.
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    /// The model has no friction contacts, so there is nothing to solve.
+    #[error("the model has no friction contacts: nothing for E-WR to solve")]
+    NoContacts,
+}
+
+impl SetupError {
+    /// The message as a front end shows it.
+    pub fn render(&self, spelling: Spelling) -> String {
+        match self {
+            SetupError::Option(e) => e.render(spelling),
+            e => e.to_string(),
+        }
+    }
+}
+
+/// `x` if it is finite and > 0.
+pub fn positive(option: Opt, x: f64) -> Result<f64, OptionError> {
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(OptionError::number(option, x, "must be finite and > 0"))
+    }
+}
+
+/// A DOF as a user names it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DofRef {
+    /// Every DOF of the model.
+    All,
+    /// By index (negative: out of range).
+    Index(i64),
+    /// By label (`/dof_labels` of the model).
+    Label(String),
+}
+
+impl DofRef {
+    /// DOFs from a comma-separated list of indices or labels, or `all`.
+    pub fn parse_list(spec: &str) -> Vec<DofRef> {
+        if spec.trim() == "all" {
+            return vec![DofRef::All];
+        }
+        spec.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|item| match item.parse::<i64>() {
+                Ok(i) if i >= 0 => DofRef::Index(i),
+                _ => DofRef::Label(item.to_string()),
+            })
+            .collect()
+    }
+}
+
+/// The DOFs `items` name in `model`, without repeats, in the order given.
+pub fn resolve_dofs(
+    model: &Model,
+    items: &[DofRef],
+    option: Opt,
+) -> Result<Vec<usize>, OptionError> {
+    let n = model.n_dofs();
+    let mut out = Vec::new();
+    for item in items {
+        let d = match item {
+            DofRef::All => {
+                out = (0..n).collect();
+                continue;
+            }
+            DofRef::Index(i) => {
+                if *i < 0 || *i as u64 >= n as u64 {
+                    return Err(OptionError::new(
+                        option,
+                        format!("DOF {i} is out of range 0..{n}"),
+                    ));
+                }
+                *i as usize
+            }
+            DofRef::Label(l) => model.dof_by_label(l).ok_or_else(|| {
+                OptionError::new(
+                    option,
+                    format!("{l:?} is neither a DOF index nor a DOF label of the model"),
+                )
+            })?,
+        };
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    if out.is_empty() {
+        return Err(OptionError::new(option, "no DOF given"));
+    }
+    Ok(out)
+}
+
+/// The DOFs reported when none are named: all of a model up to 16 DOFs, else the forced ones.
+pub fn default_monitor(model: &Model) -> Vec<usize> {
+    if model.n_dofs() <= 16 {
+        return (0..model.n_dofs()).collect();
+    }
+    let mut d: Vec<usize> = model.forcing.iter().map(|f| f.dof).collect();
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
+/// How each periodic solution of a run is computed, as given (text as typed, `None` for the
+/// default). [`SolveOptions::default`] holds the defaults every front end documents.
+#[derive(Clone, Debug)]
+pub struct SolveOptions {
+    /// `odd:H`, `all:H` or a list (`1,3,5`).
+    pub harmonics: String,
+    /// Samples per period (default [`default_samples`]).
+    pub samples: Option<usize>,
+    /// Friction bound of every contact, overriding the model's.
+    pub mu_n: Option<f64>,
+    /// `rho` of every contact (a number > 0) or `auto` (default: the model's).
+    pub rho: Option<String>,
+    /// Friction law (`exact`, `projection`, `tanh:A`, `pwl:D`, `maxeps:E`).
+    pub law: String,
+    /// Condensation backend (`auto`, `dense`, `sparse`, `modal:N`).
+    pub receptance: String,
+    /// Tolerance on the scaled residual (default [`default_tolerance`]).
+    pub tol: Option<f64>,
+    /// Linear algebra of the Newton steps (`auto`, `dense`, `matrix-free`).
+    pub linear: String,
+    /// Matrix-free preconditioner (`contact`, `harmonic`, `two-level`).
+    pub preconditioner: String,
+    /// Newton iteration cap per solve.
+    pub max_iter: usize,
+    /// Ramp the harmonics up from one at a point without a start.
+    pub ramp: bool,
+    /// Monitored DOFs (default [`default_monitor`]).
+    pub dofs: Option<Vec<DofRef>>,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            harmonics: "odd:59".into(),
+            samples: None,
+            mu_n: None,
+            rho: None,
+            law: "exact".into(),
+            receptance: "auto".into(),
+            tol: None,
+            linear: "auto".into(),
+            preconditioner: "two-level".into(),
+            max_iter: 200,
+            ramp: true,
+            dofs: None,
+        }
+    }
+}
+
+/// Everything a run needs, checked and resolved from the options.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The model, with the overrides applied.
+    pub model: Model,
+    /// How each periodic solution is computed.
+    pub point: PointSettings,
+    /// Condensation backend.
+    pub kind: ReceptanceKind,
+    /// What the user should hear but which does not stop the run (e.g. forcing outside the
+    /// harmonic set).
+    pub warnings: Vec<String>,
+}
+
+impl Setup {
+    /// Condenses the structure onto its contacts with the chosen backend.
+    pub fn receptance(&self) -> Result<Receptance, ReceptanceError> {
+        Receptance::new(&self.model, self.kind)
+    }
+
+    /// The contacts' parameters as the solver reads them.
+    pub fn params(&self) -> ContactParams {
+        ContactParams::of(&self.model.contacts)
+    }
+
+    /// The DOF whose phase lag defines phase resonance and its first-harmonic force: the
+    /// largest first-harmonic force on a monitored DOF.
+    pub fn phase_dof(&self) -> Option<(usize, (f64, f64))> {
+        self.model
+            .forcing
+            .iter()
+            .filter(|f| f.harmonic == 1 && self.point.monitor.contains(&f.dof))
+            .max_by(|x, y| x.cos.hypot(x.sin).total_cmp(&y.cos.hypot(y.sin)))
+            .map(|f| (f.dof, (f.cos, f.sin)))
+    }
+}
+
+/// Applies `rho` (a number > 0, or `auto`) to every contact of `model`.
+pub fn apply_rho(model: &mut Model, rho: &str) -> Result<(), OptionError> {
+    if rho == "auto" {
+        model.contacts.rho_auto = true;
+        return Ok(());
+    }
+    let r: f64 = rho
+        .parse()
+        .map_err(|_| OptionError::number(Opt::Rho, rho, "a number > 0 or auto"))?;
+    positive(Opt::Rho, r)?;
+    model.contacts.rho.iter_mut().for_each(|m| *m = r);
+    model.contacts.rho_auto = false;
+    Ok(())
+}
+
+/// Applies the overrides of `o` to `model` and resolves every option; nothing is computed.
+pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> {
+    if model.contacts.is_empty() {
+        return Err(SetupError::NoContacts);
+    }
+    let mut warnings = Vec::new();
+    if let Some(x) = o.mu_n {
+        model
+            .contacts
+            .set_mu_n(x)
+            .map_err(|e| OptionError::number(Opt::MuN, x, e))?;
+    }
+    if let Some(r) = &o.rho {
+        apply_rho(&mut model, r)?;
+    }
+    let set: HarmonicSet = o
+        .harmonics
+        .parse()
+        .map_err(|e: ewr_hb::FourierError| OptionError::new(Opt::Harmonics, e.to_string()))?;
+    let law: FrictionLaw = o
+        .law
+        .parse()
+        .map_err(|e: ewr_contact::ParseLawError| OptionError::new(Opt::Law, e.to_string()))?;
+    let n_samples = o.samples.unwrap_or_else(|| default_samples(&set));
+    if let Some(why) = samples_problem(&set, n_samples) {
+        return Err(OptionError::number(Opt::Samples, n_samples, why).into());
+    }
+    if let Some(why) = harmonic_set_problem(&model, &set) {
+        return Err(OptionError::text(Opt::Harmonics, &o.harmonics, why).into());
+    }
+    if let Some(f) = model.forcing.iter().find(|f| !set.contains(f.harmonic)) {
+        warnings.push(format!(
+            "warning: the forcing on DOF {} at harmonic {} is outside {} and is ignored",
+            f.dof, f.harmonic, o.harmonics
+        ));
+    }
+    let tol = positive(Opt::Tol, o.tol.unwrap_or_else(|| default_tolerance(&model)))?;
+    let monitor = match &o.dofs {
+        Some(items) => resolve_dofs(&model, items, Opt::Dofs)?,
+        None => default_monitor(&model),
+    };
+    let linear = o
+        .linear
+        .parse()
+        .map_err(|e: String| OptionError::new(Opt::Linear, e))?;
+    let preconditioner = o
+        .preconditioner
+        .parse()
+        .map_err(|e: String| OptionError::new(Opt::Preconditioner, e))?;
+    let kind = o.receptance.parse().map_err(|e: String| OptionError {
+        option: Opt::Receptance,
+        value: Some((format!("{:?}", o.receptance), false)),
+        message: e,
+    })?;
+    let point = PointSettings {
+        set,
+        n_samples,
+        law,
+        newton: NewtonOptions {
+            tol_residual: tol,
+            max_iterations: o.max_iter,
+            linear,
+            ..NewtonOptions::default()
+        },
+        ramp: o.ramp,
+        monitor,
+        retry_rho: true,
+        preconditioner,
+    };
+    Ok(Setup {
+        model,
+        point,
+        kind,
+        warnings,
+    })
+}
+
+/// Most points per curve: a guard against a step far too small for the range.
+pub const MAX_POINTS: usize = 100_000;
+
+/// A frequency sweep as given: band, step, continuation, what is computed beside the points.
+#[derive(Clone, Debug)]
+pub struct SweepOptions {
+    /// First frequency.
+    pub omega_start: f64,
+    /// Last frequency (below the first for a downward sweep).
+    pub omega_end: f64,
+    /// Frequency step (sequential) or first arclength step.
+    pub step: f64,
+    /// Smallest step (default `step / 64`).
+    pub min_step: Option<f64>,
+    /// Largest step (default `8 step`).
+    pub max_step: Option<f64>,
+    /// Sequential or arclength continuation.
+    pub method: Continuation,
+    /// Adaptive steps to this relative tolerance, or fixed steps.
+    pub adaptive: Option<f64>,
+    /// Cap on the points of one curve.
+    pub max_points: usize,
+    /// Refine every local maximum of the curves to the true maximum in frequency.
+    pub refine_peaks: bool,
+    /// Locate the phase resonances of the forced DOF.
+    pub phase_resonances: bool,
+    /// Keep each point's sampled histories (see [`FrcSettings::keep_histories`]).
+    pub keep_histories: bool,
+}
+
+impl SweepOptions {
+    /// A sequential sweep from `omega_start` to `omega_end` by `step` with the front ends'
+    /// defaults: fixed steps, [`MAX_POINTS`], peaks and phase resonances refined, no histories.
+    pub fn new(omega_start: f64, omega_end: f64, step: f64) -> Self {
+        SweepOptions {
+            omega_start,
+            omega_end,
+            step,
+            min_step: None,
+            max_step: None,
+            method: Continuation::Sequential,
+            adaptive: None,
+            max_points: MAX_POINTS,
+            refine_peaks: true,
+            phase_resonances: true,
+            keep_histories: false,
+        }
+    }
+
+    /// Checks the band, the step and the adaptive tolerance, and that a sequential sweep fits
+    /// under the point cap.
+    pub fn check(&self) -> Result<(), OptionError> {
+        positive(Opt::OmegaStart, self.omega_start)?;
+        positive(Opt::OmegaEnd, self.omega_end)?;
+        positive(Opt::Step, self.step)?;
+        if let Some(tol) = self.adaptive {
+            positive(Opt::Adaptive, tol)?;
+        }
+        let per_curve = self.points_per_curve();
+        if self.method == Continuation::Sequential && per_curve > self.max_points as f64 {
+            return Err(OptionError::number(
+                Opt::Step,
+                self.step,
+                format!(
+                    "{per_curve:.0} points from {} to {}, more than the {} a curve may have; use \
+                     a larger step",
+                    self.omega_start, self.omega_end, self.max_points
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Points of one curve at the nominal step (its end included).
+    pub fn points_per_curve(&self) -> f64 {
+        ((self.omega_end - self.omega_start).abs() / self.step).ceil() + 1.0
+    }
+
+    /// The continuation settings of one curve computed with `point`.
+    pub fn settings(&self, point: &PointSettings) -> FrcSettings {
+        FrcSettings {
+            omega_start: self.omega_start,
+            omega_end: self.omega_end,
+            step: self.step,
+            min_step: self.min_step.unwrap_or(self.step / 64.0),
+            max_step: self.max_step.unwrap_or(self.step * 8.0),
+            method: self.method,
+            point: point.clone(),
+            max_points: self.max_points,
+            adaptive: self.adaptive,
+            keep_histories: self.keep_histories,
+        }
+    }
+}
+
+/// The continuation method of its name.
+pub fn parse_continuation(s: &str) -> Result<Continuation, OptionError> {
+    s.parse()
+        .map_err(|e: String| OptionError::new(Opt::Continuation, e))
+}
+
+/// Friction bounds of the curves: a comma-separated list of numbers.
+pub fn parse_mu_n_list(list: &str) -> Result<Vec<f64>, OptionError> {
+    list.split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<f64>()
+                .map_err(|_| OptionError::new(Opt::MuN, format!("{s:?} is not a number")))
+        })
+        .collect()
+}

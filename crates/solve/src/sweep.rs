@@ -1,0 +1,273 @@
+//! The sweep driver every front end runs: frequency response curves for one or several
+//! friction bounds (in parallel, over one condensation), resumed from stored points, capped,
+//! interrupted, their peaks and phase resonances refined, each stop with its reason. Points
+//! reach the caller as they are computed ([`SweepObserver`]), so that a CSV row, a progress
+//! bar or a Python callback sees them at once and nothing computed is lost.
+
+use crate::continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
+use crate::peaks::{Peak, refine_peaks};
+use crate::periodic::{PointSolution, SolveError};
+use crate::point::solve_point;
+use crate::quadrature::{PhaseResonance, phase_resonances};
+use crate::setup::{Setup, SweepOptions};
+use ewr_contact::ContactParams;
+use ewr_hb::receptance::Receptance;
+use rayon::prelude::*;
+use std::fmt;
+
+/// Why a curve stopped before its end.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The solver failed (e.g. a singular structure at a frequency); the message says why.
+    Error(String),
+    /// The point cap was reached at `at` before `end`.
+    Cap {
+        /// Frequency of the last point.
+        at: f64,
+        /// The end the curve did not reach.
+        end: f64,
+        /// The cap.
+        max_points: usize,
+    },
+    /// The user interrupted the run (Ctrl-C, SIGTERM) after the point at `at`.
+    Interrupted {
+        /// Frequency of the last point.
+        at: f64,
+    },
+    /// The caller stopped the curve (e.g. an output could not be written).
+    Caller(String),
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopReason::Error(e) | StopReason::Caller(e) => f.write_str(e),
+            StopReason::Cap {
+                at,
+                end,
+                max_points,
+            } => write!(
+                f,
+                "stopped at the cap of {max_points} points at w = {at} before reaching {end}; \
+                 use a larger --step"
+            ),
+            StopReason::Interrupted { at } => {
+                write!(f, "interrupted at w = {at}; `--resume` continues the sweep")
+            }
+        }
+    }
+}
+
+/// One frequency response curve: its bound (if overridden), its points and how it ended.
+#[derive(Clone, Debug)]
+pub struct Curve {
+    /// The friction bound of this curve, when it overrides the model's.
+    pub mu_n: Option<f64>,
+    /// Every point computed, in the order computed (also when the curve stopped early).
+    pub points: Vec<FrcPoint>,
+    /// `None` when the sweep ran to its end, else why it stopped.
+    pub stopped: Option<StopReason>,
+    /// The local maxima of the amplitude, refined to the true maximum in frequency.
+    pub peaks: Vec<Peak>,
+    /// Phase resonances of [`Curve::phase_dof`].
+    pub phase: Vec<PhaseResonance>,
+    /// The forced DOF whose phase defines phase resonance ([`Setup::phase_dof`]).
+    pub phase_dof: Option<usize>,
+}
+
+impl Curve {
+    /// Points that did not converge.
+    pub fn unconverged(&self) -> usize {
+        self.points
+            .iter()
+            .filter(|p| !p.solution.status.converged())
+            .count()
+    }
+
+    /// Newton iterations over every point.
+    pub fn iterations(&self) -> usize {
+        self.points.iter().map(|p| p.solution.iterations).sum()
+    }
+
+    /// GMRES iterations over every point.
+    pub fn krylov_iterations(&self) -> usize {
+        self.points
+            .iter()
+            .map(|p| p.solution.krylov_iterations)
+            .sum()
+    }
+}
+
+/// The points of a curve stored by an earlier run, to resume it.
+#[derive(Clone, Debug, Default)]
+pub struct StoredCurve {
+    /// Frequencies, in the order computed.
+    pub omega: Vec<f64>,
+    /// The step that led to each point.
+    pub step: Vec<f64>,
+    /// Friction coefficients of each point (hb layout).
+    pub friction: Vec<Vec<f64>>,
+}
+
+/// One curve to compute: its bound override, its setup (the model with that bound) and,
+/// to resume, the points an earlier run stored.
+pub struct CurveSpec<'a> {
+    /// The friction bound of the curve, when it overrides the model's.
+    pub mu_n: Option<f64>,
+    /// The resolved setup of the curve.
+    pub setup: &'a Setup,
+    /// Points of an interrupted run of the same curve.
+    pub resume: Option<&'a StoredCurve>,
+}
+
+/// What a front end does with a sweep as it runs. Called from the threads that compute the
+/// curves, so it must be `Sync`.
+pub trait SweepObserver: Sync {
+    /// Every point as soon as it is computed (converged or not); `Err` stops its curve with
+    /// that reason (the point is kept).
+    fn point(&self, curve: usize, mu_n: Option<f64>, p: &FrcPoint) -> Result<(), StopReason>;
+
+    /// Whether the whole run is being stopped: no peak is refined then.
+    fn stopping(&self) -> bool {
+        false
+    }
+
+    /// Something the user should hear that does not stop the run.
+    fn warn(&self, _message: &str) {}
+}
+
+/// An observer that keeps going and tells nothing.
+pub struct Quiet;
+
+impl SweepObserver for Quiet {
+    fn point(&self, _: usize, _: Option<f64>, _: &FrcPoint) -> Result<(), StopReason> {
+        Ok(())
+    }
+}
+
+/// Computes every curve of `specs` in parallel over the one condensation `rec` (the curves
+/// differ in their friction bounds, which the receptance does not see).
+pub fn sweep(
+    rec: &Receptance,
+    specs: &[CurveSpec<'_>],
+    opts: &SweepOptions,
+    observer: &dyn SweepObserver,
+) -> Vec<Curve> {
+    specs
+        .par_iter()
+        .enumerate()
+        .map(|(i, spec)| sweep_curve(rec, i, spec, opts, observer))
+        .collect()
+}
+
+/// Computes one curve (number `index` for the observer).
+pub fn sweep_curve(
+    rec: &Receptance,
+    index: usize,
+    spec: &CurveSpec<'_>,
+    opts: &SweepOptions,
+    observer: &dyn SweepObserver,
+) -> Curve {
+    let setup = spec.setup;
+    let params = setup.params();
+    let settings = opts.settings(&setup.point);
+    // Points are kept here as they arrive, so that a curve that stops on an error still has
+    // every point it computed.
+    let mut points = Vec::new();
+    let mut stop: Option<StopReason> = None;
+    let mut on_point = |p: &FrcPoint| {
+        points.push(p.clone());
+        match observer.point(index, spec.mu_n, p) {
+            Ok(()) => true,
+            Err(reason) => {
+                stop = Some(reason);
+                false
+            }
+        }
+    };
+    let result = match spec.resume {
+        Some(old) => resume_curve(rec, &params, &settings, old, &mut on_point),
+        None => frc(rec, &params, &settings, &mut on_point).map(drop),
+    };
+    let stopped = match (result, stop) {
+        (Err(e), _) => Some(StopReason::Error(e.to_string())),
+        (Ok(()), Some(reason)) => Some(reason),
+        (Ok(()), None) if points.len() >= opts.max_points => Some(StopReason::Cap {
+            at: points.last().map_or(f64::NAN, |p| p.solution.omega),
+            end: opts.omega_end,
+            max_points: opts.max_points,
+        }),
+        (Ok(()), None) => None,
+    };
+    // Refine each local maximum of what was computed, even if the sweep stopped.
+    let peaks = if !opts.refine_peaks || observer.stopping() {
+        Vec::new()
+    } else {
+        refine_peaks(rec, &params, &setup.point, &points).unwrap_or_else(|e| {
+            observer.warn(&format!("warning: peak refinement failed: {e}"));
+            Vec::new()
+        })
+    };
+    let forced = setup.phase_dof();
+    let phase = match forced {
+        Some((dof, force)) if opts.phase_resonances && !observer.stopping() => {
+            phase_resonances(rec, &params, &setup.point, &points, dof, force).unwrap_or_else(|e| {
+                observer.warn(&format!("warning: phase resonance failed: {e}"));
+                Vec::new()
+            })
+        }
+        _ => Vec::new(),
+    };
+    Curve {
+        mu_n: spec.mu_n,
+        points,
+        stopped,
+        peaks,
+        phase,
+        phase_dof: forced.map(|f| f.0),
+    }
+}
+
+/// Resumes one curve: re-solves its stored points from their coefficients (one Newton
+/// iteration each when they still hold, so a file from other options or a damaged one is
+/// caught), hands them to `on_point` as if just computed, then continues the sweep after the
+/// last one.
+fn resume_curve(
+    rec: &Receptance,
+    params: &ContactParams,
+    settings: &FrcSettings,
+    old: &StoredCurve,
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+) -> Result<(), SolveError> {
+    let point = &settings.point;
+    let mut good: Vec<PointSolution> = Vec::new();
+    for ((&w, &step), x) in old.omega.iter().zip(&old.step).zip(&old.friction) {
+        let solution = solve_point(rec, params, w, point, Some((&point.set, x)))?;
+        if solution.status.converged() {
+            good.push(solution.clone());
+        }
+        if !on_point(&FrcPoint { solution, step }) {
+            return Ok(());
+        }
+    }
+    let Some(&last) = old.omega.last() else {
+        return frc(rec, params, settings, on_point).map(drop);
+    };
+    let dir = if settings.omega_end >= settings.omega_start {
+        1.0
+    } else {
+        -1.0
+    };
+    let next = FrcSettings {
+        omega_start: last + dir * settings.step,
+        ..settings.clone()
+    };
+    let tail = good.len().saturating_sub(2);
+    frc_resume(rec, params, &next, &good[tail..], on_point).map(drop)
+}
+
+/// Whether a sweep of `method` can be resumed from a stored curve.
+pub fn resumable(method: Continuation) -> bool {
+    method == Continuation::Sequential
+}
