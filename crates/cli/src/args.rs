@@ -33,9 +33,15 @@ pub fn parse_dofs(spec: &str, model: &Model) -> Result<Vec<usize>, Failure> {
 /// (empty: any).
 pub type Output<'a> = (&'a str, Option<&'a Path>, &'a [&'a str]);
 
+/// The claims on a command's outputs (see [`ewr_results::lock`]), held until it has written
+/// them.
+#[must_use = "the outputs are claimed only while this is held"]
+pub struct Claims(#[allow(dead_code)] Vec<ewr_results::lock::OutputLock>);
+
 /// Checks a command's outputs before any work (extensions, not an input, not each other,
-/// regular files only; see [`crate::paths`]) and creates their folders.
-pub fn prepare_outputs(inputs: &[Named<'_>], outputs: &[Output<'_>]) -> Result<(), Failure> {
+/// regular files only; see [`crate::paths`]), creates their folders, claims them against
+/// another run writing the same files, and probes that each can be written there.
+pub fn prepare_outputs(inputs: &[Named<'_>], outputs: &[Output<'_>]) -> Result<Claims, Failure> {
     let given: Vec<Named<'_>> = outputs
         .iter()
         .filter_map(|&(option, path, _)| path.map(|path| named(option, path)))
@@ -46,10 +52,14 @@ pub fn prepare_outputs(inputs: &[Named<'_>], outputs: &[Output<'_>]) -> Result<(
         }
     }
     crate::paths::check(inputs, &given)?;
+    let mut claims = Vec::with_capacity(given.len());
     for o in &given {
         ewr_results::ensure_parent(o.path).map_err(Failure::work)?;
+        ewr_results::lock::probe_writable(o.path)
+            .map_err(|e| Failure::work(format!("{}: {e}", o.option)))?;
+        claims.push(ewr_results::lock::claim(o.path).map_err(Failure::input)?);
     }
-    Ok(())
+    Ok(Claims(claims))
 }
 
 fn check_extension(option: &str, path: &Path, extensions: &[&str]) -> Result<(), Failure> {

@@ -71,7 +71,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "ALPHA,BETA", value_parser = parse_pair, allow_hyphen_values = true)]
     rayleigh: Option<(f64, f64)>,
     /// Hysteretic loss factor (adds i*eta*K to the dynamic stiffness).
-    #[arg(long, value_name = "ETA", allow_negative_numbers = true)]
+    #[arg(long, value_name = "ETA", allow_hyphen_values = true)]
     eta: Option<f64>,
     /// Model title (default: "imported from ...").
     #[arg(long)]
@@ -87,7 +87,7 @@ pub struct CommonArgs {
     #[arg(
         long,
         value_name = "EO",
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         requires = "sectors"
     )]
     engine_order: Option<i64>,
@@ -129,7 +129,7 @@ impl CommonArgs {
 
 /// Runs one `ewr import` subcommand.
 pub fn run(cmd: ImportCommand) -> Result<(), Failure> {
-    check_files(&cmd)?;
+    let _claims = check_files(&cmd)?;
     let (result, common) = match &cmd {
         ImportCommand::Calculix(a) => (
             ewr_import::import_calculix(&a.job, &a.common.options()),
@@ -154,7 +154,7 @@ pub fn run(cmd: ImportCommand) -> Result<(), Failure> {
 }
 
 /// Refuses, before reading anything, an output that is one of the input files.
-fn check_files(cmd: &ImportCommand) -> Result<(), Failure> {
+fn check_files(cmd: &ImportCommand) -> Result<crate::args::Claims, Failure> {
     let (mut inputs, common) = match cmd {
         ImportCommand::Calculix(a) => {
             let f = ewr_import::calculix::JobFiles::of(&a.job);

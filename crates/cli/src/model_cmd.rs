@@ -52,7 +52,7 @@ pub struct InfoArgs {
     /// How many natural frequencies to list [default: 10 up to 3000 DOFs (dense
     /// eigensolver); above, none unless given: they are then computed by sparse
     /// shift-invert Lanczos, about 20 s at 100 000 DOFs].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     modes: Option<usize>,
     /// Print the summary as JSON on stdout instead of text.
     #[arg(long)]
@@ -73,18 +73,18 @@ pub struct ExampleArgs {
     #[arg(long)]
     list: bool,
     /// Friction bound mu*N for every contact, instead of the published value.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
     mu_n: Option<f64>,
     /// Number of friction contacts of `chain` (the chain has N + 10 masses) or `sector`
     /// (default 20; at most what the mesh has room for: 126 at --refine 1, 2 046 at 4).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     contacts: Option<usize>,
     /// Mesh refinement level of `sector`: 1 (default) about 2 000 DOFs, 2 about 14 000,
     /// 3 about 45 000, 4 about 108 000, 5 about 190 000.
-    #[arg(long, value_name = "R", allow_negative_numbers = true)]
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
     refine: Option<usize>,
     /// Damper mass of `two-mass-damper` (0 = massless damper).
-    #[arg(long, value_name = "M", allow_negative_numbers = true)]
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
     damper_mass: Option<f64>,
     /// `sector` with 3-D contacts: normal direction, contact stiffness 1e8 N/m, mu = 0.3 and
     /// an interference preload of mu_n / mu per contact.
@@ -92,11 +92,11 @@ pub struct ExampleArgs {
     contact_3d: bool,
     /// Number of sectors of `bladed-disk` (default 12); on `sector`, closes it into a tuned
     /// disk of N sectors with --contacts inter-sector snubber contacts (cyclic symmetry).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     sectors: Option<usize>,
     /// Engine order of `bladed-disk` and `sector --sectors N` (default 3; negative: the wave
     /// travels the other way).
-    #[arg(long, value_name = "EO", allow_negative_numbers = true)]
+    #[arg(long, value_name = "EO", allow_hyphen_values = true)]
     engine_order: Option<i64>,
 }
 
@@ -119,7 +119,7 @@ fn load(file: &Path) -> Result<ewr_model::ReadModel, Failure> {
 }
 
 fn annulus(sector: &Path, output: &Path) -> Result<(), Failure> {
-    crate::args::prepare_outputs(
+    let _claims = crate::args::prepare_outputs(
         &[crate::paths::named("SECTOR", sector)],
         &[("--output", Some(output), &[])],
     )?;
@@ -645,7 +645,7 @@ fn example(a: &ExampleArgs) -> Result<(), Failure> {
         return Err(Failure::input("an example name and --output are required"));
     };
     let ex: Example = name.parse().map_err(Failure::input)?;
-    crate::args::prepare_outputs(&[], &[("--output", Some(output.as_path()), &[])])?;
+    let _claims = crate::args::prepare_outputs(&[], &[("--output", Some(output.as_path()), &[])])?;
     if let Some(x) = a.mu_n
         && (!x.is_finite() || x < 0.0)
     {

@@ -7,7 +7,7 @@ use crate::paths::named;
 use crate::solve_cmd::{Common, setup};
 use clap::Args;
 use ewr_results::LocusPoint;
-use ewr_solve::setup::{Opt, positive};
+use ewr_solve::SweepOptions;
 use ewr_study::track::{PeakParam, TrackSettings};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -35,27 +35,27 @@ pub struct PeaksArgs {
     #[arg(long, value_name = "PARAM")]
     param: String,
     /// First parameter value.
-    #[arg(long, value_name = "A", allow_negative_numbers = true)]
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
     from: f64,
     /// Last parameter value.
-    #[arg(long, value_name = "B", allow_negative_numbers = true)]
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
     to: f64,
     /// Parameter values from --from to --to, evenly spaced.
     #[arg(
         long,
         default_value_t = 11,
         value_name = "N",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     count: usize,
     /// Lowest frequency of the first value's coarse sweep.
-    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    #[arg(long, value_name = "W", allow_hyphen_values = true)]
     omega_start: f64,
     /// Highest frequency of the first value's coarse sweep.
-    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    #[arg(long, value_name = "W", allow_hyphen_values = true)]
     omega_end: f64,
     /// Frequency step of the coarse sweep, and the first bracketing step after it.
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
     step: f64,
     /// Adaptive steps for the coarse sweeps (tolerance TOL, default 0.01): --step may then be
     /// coarse without stepping over a sharp peak.
@@ -64,12 +64,12 @@ pub struct PeaksArgs {
         value_name = "TOL",
         num_args = 0..=1,
         default_missing_value = "0.01",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     adaptive: Option<f64>,
     /// Friction bound mu*N of every contact while another parameter is tracked, overriding
     /// the model's.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
     mu_n: Option<f64>,
     /// Do not refine the optimum between parameter values.
     #[arg(long)]
@@ -91,16 +91,12 @@ pub struct PeaksArgs {
 /// Runs `ewr peaks`: exit 0 when every peak was found, 1 when some was not (the locus so far
 /// is written), 2 on bad input.
 pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
-    for (opt, x) in [
-        (Opt::OmegaStart, a.omega_start),
-        (Opt::OmegaEnd, a.omega_end),
-        (Opt::Step, a.step),
-    ] {
-        positive(opt, x)?;
+    // The coarse sweeps obey the rules of a sweep: positive band, the point cap.
+    SweepOptions {
+        adaptive: a.adaptive,
+        ..SweepOptions::new(a.omega_start, a.omega_end, a.step)
     }
-    if let Some(tol) = a.adaptive {
-        positive(Opt::Adaptive, tol)?;
-    }
+    .check()?;
     if !a.from.is_finite() || !a.to.is_finite() {
         return Err(Failure::input(format!(
             "--from {} --to {}: the parameter range must be finite",
@@ -109,6 +105,13 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     }
     if a.count < 1 {
         return Err(Failure::input("--count 0: give at least 1 value"));
+    }
+    if a.count > ewr_study::track::MAX_VALUES {
+        return Err(Failure::input(format!(
+            "--count {}: at most {} values",
+            a.count,
+            ewr_study::track::MAX_VALUES
+        )));
     }
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let base = setup(&a.common, a.mu_n)?;
@@ -119,7 +122,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
             a.from, a.to
         )));
     }
-    crate::args::prepare_outputs(
+    let _claims = crate::args::prepare_outputs(
         &[named("MODEL", &a.common.model)],
         &[
             ("-o", a.output.as_deref(), &[]),
@@ -140,17 +143,29 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     };
     let model_at = |v: f64| param.model_at(&base.model, v);
     let bar = crate::progress::bar(values.len() as u64 + 1, "parameter values");
-    let result = ewr_study::track::track(&model_at, &settings, &values, !a.no_optimum, &mut || {
-        bar.inc(1)
-    });
+    crate::interrupt::install();
+    let result = ewr_study::track::track(
+        &model_at,
+        &settings,
+        &values,
+        !a.no_optimum,
+        &mut || bar.inc(1),
+        &crate::interrupt::requested,
+    );
     bar.finish_and_clear();
     let name = param.name.clone();
+    let interrupted = result.interrupted;
     let failure = result.failure.map(|e| format!("{name} = {e}"));
     let optimum = result.optimum;
     let locus = result.points;
     let elapsed = t0.elapsed().as_secs_f64();
     let points: Vec<LocusPoint> = locus.iter().map(LocusPoint::of).collect();
-    write_outputs(a, &name, &points, optimum)?;
+    let status = match (&failure, interrupted) {
+        (_, true) => "interrupted".to_string(),
+        (Some(e), false) => format!("stopped: the peak was lost at {e}"),
+        (None, false) => "complete".to_string(),
+    };
+    write_outputs(a, &name, &points, optimum, &status)?;
     if a.json {
         let s = serde_json::json!({
             "parameter": name,
@@ -195,6 +210,12 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
             result.solves
         );
     }
+    if interrupted {
+        return Err(Failure::work(format!(
+            "interrupted: the locus of the {} values computed was written",
+            points.len()
+        )));
+    }
     match failure {
         Some(e) => Err(Failure::work(format!(
             "the peak was lost at {e}; the locus up to there was written"
@@ -208,12 +229,13 @@ fn write_outputs(
     name: &str,
     points: &[LocusPoint],
     optimum: Option<(f64, f64, f64)>,
+    status: &str,
 ) -> Result<(), Failure> {
     if let Some(p) = &a.csv {
         ewr_results::write_peaks_csv(p, name, points).map_err(Failure::work)?;
     }
     if let Some(p) = &a.output {
-        ewr_results::write_peaks_h5(p, &a.common.model, name, points, optimum)
+        ewr_results::write_peaks_h5(p, &a.common.model, name, points, optimum, status)
             .map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {

@@ -24,6 +24,9 @@ pub enum Kind {
     Study,
     /// A study result or shard file (`ewr_study::read_study_file`).
     StudyResult,
+    /// Any result file read whole (`ewr_results::read::read_tree`): a `--resume` file, a
+    /// study's case file.
+    Result,
 }
 
 impl Kind {
@@ -32,6 +35,7 @@ impl Kind {
             Kind::Model => "model",
             Kind::Study => "study",
             Kind::StudyResult => "study-result",
+            Kind::Result => "result",
         }
     }
 }
@@ -39,6 +43,15 @@ impl Kind {
 /// Reads `path` as `kind` in a child process; exit 2 if the reader crashes on it. Errors the
 /// reader reports are left to the caller's own read, which gives them with their context.
 pub fn readable(kind: Kind, path: &Path) -> Result<(), Failure> {
+    // A FIFO or a device would block the reader: refuse it by name instead of timing out.
+    if let Ok(m) = std::fs::metadata(path)
+        && !m.is_file()
+    {
+        return Err(Failure::input(format!(
+            "{}: not a regular file (a folder, a FIFO or a device)",
+            path.display()
+        )));
+    }
     let Ok(exe) = std::env::current_exe() else {
         return Ok(());
     };
@@ -104,6 +117,7 @@ pub fn child() -> Option<ExitCode> {
         Some("model") => drop(ewr_model::read(path)),
         Some("study") => drop(ewr_study::Study::load(path)),
         Some("study-result") => drop(ewr_study::read_study_file(path)),
+        Some("result") => drop(ewr_results::read::read_tree(path)),
         _ => return Some(ExitCode::from(2)),
     }
     Some(ExitCode::SUCCESS)

@@ -29,11 +29,11 @@ pub struct SimulateArgs {
     /// The model file (HDF5, see docs/model-format.md).
     model: PathBuf,
     /// Forcing circular frequency w (rad per time unit; the period is 2 pi / w).
-    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    #[arg(long, value_name = "W", allow_hyphen_values = true)]
     omega: f64,
     /// Time step, rounded so that a period is a whole number of steps (default: period /
     /// 65536, about the paper's 1e-3 at w = 0.1).
-    #[arg(long, value_name = "DT", allow_negative_numbers = true)]
+    #[arg(long, value_name = "DT", allow_hyphen_values = true)]
     dt: Option<f64>,
     /// Most periods to integrate before giving up on the steady state.
     #[arg(long, value_name = "P", default_value_t = 1000)]
@@ -44,11 +44,11 @@ pub struct SimulateArgs {
         long,
         value_name = "T",
         default_value_t = 1e-6,
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     tol: f64,
     /// Friction bound mu*N (the sliding force f_d) for every contact, instead of the model's.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
     mu_n: Option<f64>,
     /// Static bound f_s = F * mu*N (F >= 1): a contact sticks while the force that keeps
     /// it stuck is within f_s, and slides with f_d = mu*N.
@@ -56,12 +56,12 @@ pub struct SimulateArgs {
         long,
         value_name = "F",
         default_value_t = 1.0,
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     static_factor: f64,
     /// Elastic (Jenkins) contacts: put a tangential stiffness KT in series with every
     /// contact (a massless slider DOF per direction; w, v, r then describe the slider).
-    #[arg(long, value_name = "KT", allow_negative_numbers = true)]
+    #[arg(long, value_name = "KT", allow_hyphen_values = true)]
     jenkins: Option<f64>,
     /// Accept hysteretic damping eta by replacing it with the viscous (eta / w) K, exact at
     /// harmonic 1 only (otherwise such models are refused).
@@ -118,7 +118,7 @@ pub struct CompareArgs {
     /// Second time series.
     b: PathBuf,
     /// Fail (exit 1) if a column's normalised largest difference exceeds T.
-    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
     tol: Option<f64>,
     /// Print the differences as JSON.
     #[arg(long)]
@@ -145,7 +145,7 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
         ..RunOptions::new(a.omega)
     };
     ewr_simulate::setup::check(&run).map_err(problem)?;
-    prepare_outputs(
+    let _claims = prepare_outputs(
         &[named("MODEL", &a.model)],
         &[
             ("--timeseries", a.timeseries.as_deref(), &[]),
@@ -172,6 +172,7 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     let sim = result.map_err(|e| match e {
         SimulateError::Option(_) | SimulateError::Model(_) => Failure::input(e.to_string()),
         SimulateError::Numerical(_) => Failure::work(e.to_string()),
+        _ => Failure::input(e.to_string()),
     })?;
 
     if let Some(p) = &a.timeseries {

@@ -26,13 +26,13 @@ pub struct Common {
     pub harmonics: String,
     /// Time samples per period for the Galerkin integrals (default: 8 (H+1) rounded up to a
     /// power of two, at least 64).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub samples: Option<usize>,
     /// Scaling rho of the friction law for every contact (default: the model's, usually 1),
     /// or `auto`: at each frequency rho = 1 / (h w |G_h|) from the structure (times the
     /// model's rho), so that a model in SI or any other units needs no hand-picked rho. 3-D
     /// contacts are always scaled so; a number is then a factor.
-    #[arg(long, value_name = "R|auto", allow_negative_numbers = true)]
+    #[arg(long, value_name = "R|auto", allow_hyphen_values = true)]
     pub rho: Option<String>,
     /// Friction law: exact, projection, tanh:ALPHA, pwl:DELTA or maxeps:EPS.
     #[arg(long, default_value = "exact", value_name = "LAW")]
@@ -43,7 +43,7 @@ pub struct Common {
     /// Tolerance on the scaled residual ||g|| / (max muN)^2 (3-D contacts: their force
     /// scale) [default: 1e-10; 1e-9 for 3-D contacts, whose stuck mean forces the last digit
     /// would only move].
-    #[arg(long, value_name = "TOL", allow_negative_numbers = true)]
+    #[arg(long, value_name = "TOL", allow_hyphen_values = true)]
     pub tol: Option<f64>,
     /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),
     /// matrix-free (GMRES on Jacobian products, see --preconditioner), or auto (matrix-free
@@ -60,7 +60,7 @@ pub struct Common {
         long,
         default_value_t = 200,
         value_name = "N",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     pub max_iter: usize,
     /// Solve directly on the full harmonic set instead of ramping up from one harmonic.
@@ -78,10 +78,10 @@ pub struct SolveArgs {
     #[command(flatten)]
     pub common: Common,
     /// Excitation circular frequency w (rad per time unit of the model).
-    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    #[arg(long, value_name = "W", allow_hyphen_values = true)]
     pub omega: f64,
     /// Friction bound mu*N for every contact, overriding the model's.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
     pub mu_n: Option<f64>,
     /// Write the result (coefficients, time histories, status) to this HDF5 file.
     #[arg(long, short, value_name = "RESULT.h5")]
@@ -103,13 +103,13 @@ pub struct FrcArgs {
     #[command(flatten)]
     pub common: Common,
     /// First frequency.
-    #[arg(long, value_name = "A", allow_negative_numbers = true)]
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
     pub omega_start: f64,
     /// Last frequency (below the first for a downward sweep).
-    #[arg(long, value_name = "B", allow_negative_numbers = true)]
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
     pub omega_end: f64,
     /// Frequency step (sequential) or initial arclength step (arclength).
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub step: f64,
     /// Continuation: sequential (fixed frequency steps, each point started from the secant
     /// through the last two, else from the previous one as in the paper) or arclength (pseudo-arclength, adaptive step, passes turning points).
@@ -123,12 +123,12 @@ pub struct FrcArgs {
         value_name = "TOL",
         num_args = 0..=1,
         default_missing_value = "0.01",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     pub adaptive: Option<f64>,
     /// Friction bound(s) mu*N for every contact, comma-separated: one curve per value,
     /// computed in parallel (default: the model's bounds, one curve).
-    #[arg(long, value_name = "X[,Y...]", allow_negative_numbers = true)]
+    #[arg(long, value_name = "X[,Y...]", allow_hyphen_values = true)]
     pub mu_n: Option<String>,
     /// Write every curve (coefficients and status per point) to this HDF5 file.
     #[arg(long, short, value_name = "FRC.h5")]
@@ -262,7 +262,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     positive(Opt::Omega, a.omega)?;
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let setup = setup(&a.common, a.mu_n)?;
-    crate::args::prepare_outputs(
+    let _claims = crate::args::prepare_outputs(
         &[named("MODEL", &a.common.model)],
         &[
             ("-o", a.output.as_deref(), &[]),
@@ -458,6 +458,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     "--resume: only sequential sweeps can be resumed",
                 ));
             }
+            crate::probe::readable(crate::probe::Kind::Result, p)?;
             Some(
                 ewr_results::read_stored_curves(p, &setups[0], &mu_values)
                     .map_err(Failure::input)?,
@@ -472,7 +473,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         }
         _ => None,
     };
-    crate::args::prepare_outputs(
+    let _claims = crate::args::prepare_outputs(
         &[named("MODEL", &a.common.model)],
         &[
             ("-o", a.output.as_deref(), &[]),
@@ -514,6 +515,21 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .collect();
     let curves: Vec<Curve> = ewr_solve::sweep(&rec, &specs, &sweep, &observer);
     let forced = setups[0].phase_dof();
+    // A stored sweep that cannot be continued is kept as it is: nothing is written over it.
+    if let Some(e) = curves.iter().find_map(|c| match &c.stopped {
+        Some(e @ StopReason::Resume(_)) => Some(e),
+        _ => None,
+    }) {
+        observer.bar.finish_and_clear();
+        return Err(Failure::input(format!(
+            "--resume: {e}; {} was left as it was (resume with the model and options of the \
+             interrupted run)",
+            a.output
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""))
+                .display()
+        )));
+    }
     observer.bar.finish_and_clear();
     let errors: Vec<String> = curves
         .iter()

@@ -37,7 +37,7 @@ pub struct StudyArgs {
     #[arg(required = true, value_name = "STUDY.toml")]
     pub study: Option<PathBuf>,
     /// Cases computed at the same time (default: one per core).
-    #[arg(long, short = 'j', value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, short = 'j', value_name = "N", allow_hyphen_values = true)]
     pub jobs: Option<usize>,
     /// Result file (default: the study file's name with .h5, in the current folder).
     #[arg(long, short, value_name = "STUDY.h5")]
@@ -155,16 +155,24 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     };
     let output = runner.output_file();
     let derived = runner.derived_outputs();
-    let mut outs: Vec<crate::args::Output<'_>> = vec![("-o", Some(base.as_path()), &["h5"])];
-    if output != base {
-        outs.push(("the shard file", Some(output.as_path()), &["h5"]));
-    }
+    // A shard writes only its shard file: several shards of one study run at once.
+    let mut outs: Vec<crate::args::Output<'_>> = if output != base {
+        if base.extension().and_then(|e| e.to_str()) != Some("h5") {
+            return Err(Failure::input(format!(
+                "-o {}: the file name must end in .h5",
+                base.display()
+            )));
+        }
+        vec![("the shard file", Some(output.as_path()), &["h5"])]
+    } else {
+        vec![("-o", Some(base.as_path()), &["h5"])]
+    };
     outs.extend(
         derived
             .iter()
             .map(|p| ("the study output", Some(p.as_path()), &[][..])),
     );
-    crate::args::prepare_outputs(
+    let _claims = crate::args::prepare_outputs(
         &[named("STUDY", path), named("its model", &study.model_path)],
         &outs,
     )?;
@@ -218,6 +226,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let cases_dir = cases_dir_for(&output);
+    set_aside_damaged_cases(&cases_dir)?;
     let t0 = Instant::now();
     let bar = crate::progress::bar(indices.len() as u64, "cases");
     let reused = AtomicUsize::new(0);
@@ -277,9 +286,41 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     finish(&results)
 }
 
+/// Reads every finished case file of an earlier run in a child process first: one the HDF5
+/// library crashes or hangs on is named and set aside (`.h5.damaged`), and its case is
+/// computed again, instead of crashing every rerun.
+fn set_aside_damaged_cases(dir: &Path) -> Result<(), Failure> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("case-") && name.ends_with(".h5")) {
+            continue;
+        }
+        if let Err(f) = crate::probe::readable(crate::probe::Kind::Result, &p) {
+            let aside = p.with_extension("h5.damaged");
+            std::fs::rename(&p, &aside).map_err(|e| {
+                Failure::input(format!(
+                    "{}; it cannot be set aside ({e}): remove it and rerun",
+                    f.message
+                ))
+            })?;
+            say_err!(
+                "warning: {}; set aside as {} (its case is computed again)",
+                f.message,
+                aside.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn merge_cmd(m: &MergeArgs) -> Result<(), Failure> {
     let shards: Vec<_> = m.shards.iter().map(|p| named("SHARD", p)).collect();
-    crate::args::prepare_outputs(&shards, &[("-o", Some(m.output.as_path()), &["h5"])])?;
+    let _claims =
+        crate::args::prepare_outputs(&shards, &[("-o", Some(m.output.as_path()), &["h5"])])?;
     for p in &m.shards {
         crate::probe::readable(crate::probe::Kind::StudyResult, p)?;
     }

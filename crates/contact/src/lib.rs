@@ -1,15 +1,17 @@
 //! Friction laws on sampled time histories and the multi-contact E-WR weighted residual.
 
+mod error;
+mod kinds;
 pub mod law;
 pub mod residual;
 pub mod system;
 
+pub use error::ResidualError;
+pub use kinds::{ContactHistories, ContactParams, NormalHistories, NormalParams, SampleState};
 pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};
-pub use residual::{
-    ContactHistories, ContactParams, EwrResidual, NormalHistories, NormalParams, ResidualError,
-};
+pub use residual::EwrResidual;
 pub mod unilateral;
 pub use system::ContactSystem;
 pub use unilateral::{
-    CondensedContacts, SampleState, UnilateralHistories, UnilateralParams, UnilateralResidual,
+    CondensedContacts, UnilateralHistories, UnilateralParams, UnilateralResidual,
 };

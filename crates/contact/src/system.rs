@@ -2,12 +2,14 @@
 //! scaled residual, one point solver and one continuation serve every kind: constant friction
 //! bounds ([`crate::EwrResidual`]) and 3-D contacts with a unilateral normal
 //! ([`crate::UnilateralResidual`]). A new contact kind is a module of this crate that
-//! implements [`ContactSystem`].
+//! implements [`ContactSystem`], taking the shared parameter and history types from `kinds`
+//! and [`ResidualError`] from `error`, not from another kind's module.
 //!
 //! Unknowns are force coefficients in hb's block layout (`n_coeffs` per signal); a kind says
 //! which of them belong to each contact, for the block preconditioner.
 
-use crate::{ContactHistories, ResidualError};
+use crate::error::ResidualError;
+use crate::kinds::ContactHistories;
 use ewr_hb::HarmonicSet;
 use faer::{Mat, MatMut, c64};
 

@@ -29,7 +29,9 @@
 // Component loops (`i`, `j` over the contact's local signals) mirror the formulas above.
 #![allow(clippy::needless_range_loop)]
 
-use crate::residual::ResidualError;
+use crate::error::ResidualError;
+pub use crate::kinds::SampleState;
+use crate::kinds::{ContactHistories, NormalHistories};
 use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
@@ -159,17 +161,6 @@ impl CondensedContacts {
     fn rows(&self) -> usize {
         self.harmonics.first().map_or(0, |(_, g, _)| g.nrows())
     }
-}
-
-/// State of one contact at one sample.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SampleState {
-    /// Closed, friction force inside the disc: no sliding.
-    Stick,
-    /// Closed and sliding at the bound `mu lambda`.
-    Slip,
-    /// Open: no normal and no friction force.
-    Separated,
 }
 
 /// Sampled histories of the 3-D contacts over one period (signal-major, `n_samples` each).
@@ -963,13 +954,13 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Resi
 impl UnilateralHistories {
     /// The histories in the layout of every contact kind: tangential signals, and the normal
     /// side apart.
-    pub fn into_contact_histories(self) -> crate::ContactHistories {
-        crate::ContactHistories {
+    pub fn into_contact_histories(self) -> ContactHistories {
+        ContactHistories {
             n_samples: self.n_samples,
             displacement: self.displacement,
             velocity: self.velocity,
             force: self.force,
-            normal: Some(crate::NormalHistories {
+            normal: Some(NormalHistories {
                 force: self.normal_force,
                 gap: self.gap,
                 state: self.state,
@@ -1039,7 +1030,7 @@ impl crate::ContactSystem for UnilateralResidual {
         Ok(UnilateralResidual::averaged_harmonic_jacobians(self))
     }
 
-    fn histories(&mut self, x: &[f64]) -> Result<crate::ContactHistories, ResidualError> {
+    fn histories(&mut self, x: &[f64]) -> Result<ContactHistories, ResidualError> {
         UnilateralResidual::histories(self, x).map(UnilateralHistories::into_contact_histories)
     }
 

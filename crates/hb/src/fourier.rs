@@ -56,9 +56,11 @@ pub const MAX_SAMPLES: usize = 1 << 28;
 
 /// Errors of the Fourier machinery. Every public function reports bad input with one of these
 /// instead of panicking.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FourierError {
     /// A harmonic-set string such as `"odd:59"` could not be parsed.
+    #[error("invalid harmonic set '{input}': {reason}")]
     ParseHarmonicSet {
         /// The string as given.
         input: String,
@@ -66,10 +68,17 @@ pub enum FourierError {
         reason: String,
     },
     /// `HarmonicSet::odd` was given an even (or zero) maximum harmonic.
+    #[error("an odd harmonic set needs an odd maximum harmonic (1, 3, 5, ...), got {0}")]
     EvenMaxHarmonic(usize),
     /// The maximum harmonic exceeds [`MAX_HARMONIC`].
+    #[error("maximum harmonic {0} exceeds the supported limit {MAX_HARMONIC}")]
     TooManyHarmonics(usize),
     /// The number of time samples cannot resolve the harmonic set, or is absurdly large.
+    #[error(
+        "{n_samples} time samples per period cannot be used with maximum harmonic \
+         {h_max}: need {min} <= n_samples <= {MAX_SAMPLES} (n_samples > 2*h_max \
+         resolves the sine and cosine of every harmonic)"
+    )]
     InvalidSampleCount {
         /// The number of samples requested.
         n_samples: usize,
@@ -79,6 +88,7 @@ pub enum FourierError {
         min: usize,
     },
     /// A slice does not have the length the operation needs.
+    #[error("{what}: expected length {expected}, got {got}")]
     LengthMismatch {
         /// Which argument.
         what: &'static str,
@@ -88,6 +98,7 @@ pub enum FourierError {
         got: usize,
     },
     /// A block-layout slice is not a whole number of signals.
+    #[error("{what}: length {got} is not a multiple of the per-signal length {per_signal}")]
     NotWholeSignals {
         /// Which argument.
         what: &'static str,
@@ -97,6 +108,10 @@ pub enum FourierError {
         got: usize,
     },
     /// An output matrix has the wrong shape.
+    #[error(
+        "{what}: expected a {}x{} matrix, got {}x{}",
+        .expected.0, .expected.1, .got.0, .got.1
+    )]
     ShapeMismatch {
         /// Which argument.
         what: &'static str,
@@ -106,61 +121,9 @@ pub enum FourierError {
         got: (usize, usize),
     },
     /// The FFT library reported an error (should not happen with validated lengths).
+    #[error("FFT failed: {0}")]
     Fft(String),
 }
-
-impl fmt::Display for FourierError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FourierError::ParseHarmonicSet { input, reason } => {
-                write!(f, "invalid harmonic set '{input}': {reason}")
-            }
-            FourierError::EvenMaxHarmonic(h) => write!(
-                f,
-                "an odd harmonic set needs an odd maximum harmonic (1, 3, 5, ...), got {h}"
-            ),
-            FourierError::TooManyHarmonics(h) => write!(
-                f,
-                "maximum harmonic {h} exceeds the supported limit {MAX_HARMONIC}"
-            ),
-            FourierError::InvalidSampleCount {
-                n_samples,
-                h_max,
-                min,
-            } => write!(
-                f,
-                "{n_samples} time samples per period cannot be used with maximum harmonic \
-                 {h_max}: need {min} <= n_samples <= {MAX_SAMPLES} (n_samples > 2*h_max \
-                 resolves the sine and cosine of every harmonic)"
-            ),
-            FourierError::LengthMismatch {
-                what,
-                expected,
-                got,
-            } => write!(f, "{what}: expected length {expected}, got {got}"),
-            FourierError::NotWholeSignals {
-                what,
-                per_signal,
-                got,
-            } => write!(
-                f,
-                "{what}: length {got} is not a multiple of the per-signal length {per_signal}"
-            ),
-            FourierError::ShapeMismatch {
-                what,
-                expected,
-                got,
-            } => write!(
-                f,
-                "{what}: expected a {}x{} matrix, got {}x{}",
-                expected.0, expected.1, got.0, got.1
-            ),
-            FourierError::Fft(msg) => write!(f, "FFT failed: {msg}"),
-        }
-    }
-}
-
-impl std::error::Error for FourierError {}
 
 /// Checks `got == expected`.
 pub(crate) fn check_len(

@@ -6,56 +6,36 @@
 
 use ewr_model::{Model, SparseMatrix};
 use faer::{Mat, Par, Side};
-use std::fmt;
 
 /// Largest model [`natural_frequencies`] accepts: a dense eigensolve is O(n^3).
 pub const DENSE_MODES_MAX_DOFS: usize = 3000;
 
 /// Why the natural frequencies could not be computed.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModesError {
     /// The model has more DOFs than the dense solver takes.
+    #[error("{n} DOFs is more than the dense eigensolver takes ({DENSE_MODES_MAX_DOFS})")]
     TooLarge {
         /// DOFs of the model.
         n: usize,
     },
     /// A row of `M` with a zero diagonal has off-diagonal entries (M is indefinite).
+    #[error("M[{dof},{dof}] is 0 but row {dof} of M is not: M is not positive semi-definite")]
     MassNotSemiDefinite {
         /// The offending DOF.
         dof: usize,
     },
     /// The stiffness on the massless DOFs is singular (a massless DOF with no spring).
+    #[error("some massless DOFs have no stiffness of their own (K singular on them)")]
     MasslessDofsUnrestrained,
     /// `M` on the DOFs with mass is not positive definite.
+    #[error("M is not positive definite on the DOFs that carry mass")]
     MassNotDefinite,
     /// The eigensolver did not converge.
+    #[error("the eigensolver did not converge")]
     NoConvergence,
 }
-
-impl fmt::Display for ModesError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModesError::TooLarge { n } => write!(
-                f,
-                "{n} DOFs is more than the dense eigensolver takes ({DENSE_MODES_MAX_DOFS})"
-            ),
-            ModesError::MassNotSemiDefinite { dof } => write!(
-                f,
-                "M[{dof},{dof}] is 0 but row {dof} of M is not: M is not positive semi-definite"
-            ),
-            ModesError::MasslessDofsUnrestrained => write!(
-                f,
-                "some massless DOFs have no stiffness of their own (K singular on them)"
-            ),
-            ModesError::MassNotDefinite => {
-                write!(f, "M is not positive definite on the DOFs that carry mass")
-            }
-            ModesError::NoConvergence => write!(f, "the eigensolver did not converge"),
-        }
-    }
-}
-
-impl std::error::Error for ModesError {}
 
 /// Undamped natural circular frequencies `omega` (rad per time unit), ascending, of (K, M).
 ///

@@ -48,13 +48,13 @@ mod cyclic_modal;
 mod direct;
 mod lanczos;
 mod modal;
+mod nd_modes;
 
 fn par() -> faer::Par {
     crate::deterministic_parallelism()
 }
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use ewr_model::{Model, SparseMatrix};
 use faer::reborrow::ReborrowMut;
@@ -110,10 +110,15 @@ impl std::str::FromStr for ReceptanceKind {
 }
 
 /// Why a receptance could not be built or evaluated.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReceptanceError {
     /// `Z_h` is (numerically) singular: an undamped structure at resonance, or a structure
     /// with rigid-body modes at `h w = 0`.
+    #[error(
+        "the dynamic stiffness of harmonic {harmonic} at w = {frequency} is singular \
+         (undamped resonance, or rigid-body modes at zero frequency)"
+    )]
     Singular {
         /// Harmonic index.
         harmonic: usize,
@@ -121,11 +126,13 @@ pub enum ReceptanceError {
         frequency: f64,
     },
     /// A harmonic was queried that [`Receptance::prepare`] was not given.
+    #[error("harmonic {harmonic} was not in the prepared set")]
     NotPrepared {
         /// Harmonic index.
         harmonic: usize,
     },
     /// An argument has the wrong length or shape.
+    #[error("{what}: expected {expected}, got {got}")]
     BadSize {
         /// What was wrong.
         what: &'static str,
@@ -135,47 +142,19 @@ pub enum ReceptanceError {
         got: usize,
     },
     /// The model is inconsistent (matrix sizes, DOF indices, non-finite frequency...).
+    #[error("invalid model for the receptance: {0}")]
     BadInput(String),
     /// A real sparse factorisation used by the modal backend failed (`K - sigma M` not
     /// positive definite, e.g. a negative stiffness or a massless DOF without stiffness).
+    #[error("sparse factorisation failed: {0}")]
     Factorization(String),
     /// The Lanczos eigensolver did not converge or found an inconsistent spectrum.
+    #[error("modal extraction failed: {0}")]
     Lanczos(String),
     /// Modal damping ratios (`/damping/zeta`) can only be represented by the modal backend.
+    #[error("modal damping ratios need the modal receptance backend (ReceptanceKind::Modal)")]
     ModalDampingNeedsModal,
 }
-
-impl fmt::Display for ReceptanceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReceptanceError::Singular {
-                harmonic,
-                frequency,
-            } => write!(
-                f,
-                "the dynamic stiffness of harmonic {harmonic} at w = {frequency} is singular \
-                 (undamped resonance, or rigid-body modes at zero frequency)"
-            ),
-            ReceptanceError::NotPrepared { harmonic } => {
-                write!(f, "harmonic {harmonic} was not in the prepared set")
-            }
-            ReceptanceError::BadSize {
-                what,
-                expected,
-                got,
-            } => write!(f, "{what}: expected {expected}, got {got}"),
-            ReceptanceError::BadInput(s) => write!(f, "invalid model for the receptance: {s}"),
-            ReceptanceError::Factorization(s) => write!(f, "sparse factorisation failed: {s}"),
-            ReceptanceError::Lanczos(s) => write!(f, "modal extraction failed: {s}"),
-            ReceptanceError::ModalDampingNeedsModal => write!(
-                f,
-                "modal damping ratios need the modal receptance backend (ReceptanceKind::Modal)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ReceptanceError {}
 
 /// The structure as the backends need it: matrices, contact map, damping constants, forcing.
 /// From this many DOFs [`Receptance::prepare`] condenses the harmonics of the direct

@@ -289,12 +289,16 @@ fn unit_vector(t: &Table<'_>, row: &Row, p: &str) -> Result<[f64; 3], ImportErro
     for (k, a) in ["x", "y", "z"].into_iter().enumerate() {
         v[k] = t.f64(row, &format!("{p}{a}"))?;
     }
-    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if norm == 0.0 {
+    // Scaled by the largest component first: the squares of (0, 0, 1e200) overflow to a
+    // zero unit vector.
+    let big = v.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    if big == 0.0 {
         return Err(t
             .file
             .err(row.line, format!("`{p}x,{p}y,{p}z` is the zero vector")));
     }
+    let v = v.map(|x| x / big);
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
     Ok(v.map(|x| x / norm))
 }
 

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 ///
 /// Every variant names what the user has to fix: the file and line at fault for a bad input
 /// file, the option for a bad option, the model path for a model that does not validate.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ImportError {
     /// An input file cannot be read, or its contents are wrong.
+    #[error(fmt = file_message)]
     File {
         /// The file at fault.
         path: PathBuf,
@@ -21,15 +23,40 @@ pub enum ImportError {
     },
     /// An option or argument is invalid (a negative damping coefficient; matrices of
     /// different sizes passed to [`build_model`](crate::build_model)).
+    #[error("{message}")]
     Option {
         /// What is wrong.
         message: String,
     },
     /// Every file read fine but the assembled model does not validate.
+    #[error(fmt = model_message)]
     Model {
         /// The errors (and warnings) of [`ewr_model::validate`].
         problems: Vec<Problem>,
     },
+}
+
+/// The message of [`ImportError::File`]: `file:line: message`, the form editors and
+/// terminals turn into links, or `file: message` without a line.
+fn file_message(
+    path: &Path,
+    line: &Option<usize>,
+    message: &str,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    match line {
+        Some(l) => write!(f, "{}:{l}: {message}", path.display()),
+        None => write!(f, "{}: {message}", path.display()),
+    }
+}
+
+/// The message of [`ImportError::Model`]: every problem on its own line.
+fn model_message(problems: &[Problem], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    write!(f, "the imported model is not valid:")?;
+    for p in problems {
+        write!(f, "\n  {p}")?;
+    }
+    Ok(())
 }
 
 impl ImportError {
@@ -59,31 +86,3 @@ impl ImportError {
         }
     }
 }
-
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            // `file:line: message`, the form editors and terminals turn into links.
-            ImportError::File {
-                path,
-                line: Some(l),
-                message,
-            } => write!(f, "{}:{l}: {message}", path.display()),
-            ImportError::File {
-                path,
-                line: None,
-                message,
-            } => write!(f, "{}: {message}", path.display()),
-            ImportError::Option { message } => write!(f, "{message}"),
-            ImportError::Model { problems } => {
-                write!(f, "the imported model is not valid:")?;
-                for p in problems {
-                    write!(f, "\n  {p}")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl std::error::Error for ImportError {}

@@ -521,6 +521,22 @@ fn contacts_bad_rows_name_their_line() {
 }
 
 #[test]
+fn a_huge_direction_vector_is_normalised_not_zeroed() {
+    // The squares of 1e200 overflow: the vector is scaled by its largest component first.
+    let d = Dir::new();
+    let map = map();
+    let sp = space(&map);
+    let read = |name: &str, z: &str| {
+        let p = d.file(name, &format!("node,mu_n,nx,ny,nz\n7,1,0,0,{z}\n"));
+        let r = read_contacts(&p, &sp).unwrap();
+        let n = sp.n;
+        dense(&r.contacts.contact_matrix(n).unwrap())
+    };
+    let (huge, unit) = (read("h.csv", "1e200"), read("u.csv", "1"));
+    assert_eq!(huge, unit);
+}
+
+#[test]
 fn contacts_bad_headers() {
     let d = Dir::new();
     let map = map();

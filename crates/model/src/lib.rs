@@ -5,6 +5,7 @@
 //! Data flows one way through the workspace: this crate knows nothing of harmonics or
 //! solvers; `ewr-hb` condenses a [`Model`] onto its contacts.
 
+mod annulus;
 mod builder;
 mod cyclic;
 pub mod examples;

@@ -5,7 +5,9 @@
 //! (non-symmetric matrices, NaN, negative friction bound, contact DOF out of range, ...) is
 //! checked here, so that the reader and the builders share one set of rules.
 
-use crate::model::{Contacts, Damping, ForcingTerm, Kinematics, Model, SparseMatrix};
+use crate::model::{
+    Contacts, Damping, ForcingTerm, Kinematics, Model, NormalContacts, SparseMatrix,
+};
 use std::fmt;
 
 /// Relative tolerance of the symmetry check: `|A - A^T|max <= SYMMETRY_TOL * |A|max`.
@@ -539,6 +541,7 @@ fn check_compliance_and_normal(out: &mut Vec<Problem>, c: &Contacts, n: usize) {
             }
         }
     }
+    check_normal_kinematics(out, c, normal);
     for (name, v) in [("mu", &normal.mu), ("g0", &normal.g0)] {
         let path = format!("/contacts/normal/{name}");
         if v.len() != nc {
@@ -564,6 +567,80 @@ fn check_compliance_and_normal(out: &mut Vec<Problem>, c: &Contacts, n: usize) {
         && let Err(e) = c.contact_matrix(n)
     {
         out.push(Problem::error("/contacts/normal", e));
+    }
+}
+
+/// The normal rows of 3-D contacts: finite, not empty where the contact has no fixed load, a
+/// normal DOF that is not its own opposite and not one of the contact's friction DOFs (the
+/// checks the contacts CSV importer makes, for model files written by other tools).
+fn check_normal_kinematics(out: &mut Vec<Problem>, c: &Contacts, normal: &NormalContacts) {
+    let nc = c.len();
+    let fixed = |i: usize| normal.fixed_load(i).is_some();
+    match &normal.kinematics {
+        Kinematics::Matrix(w) => {
+            if w.nrows() != nc {
+                return;
+            }
+            let mut row_used = vec![false; nc];
+            for t in w.triplet_iter() {
+                if !t.val.is_finite() {
+                    out.push(Problem::error(
+                        "/contacts/normal/W",
+                        format!("entry ({}, {}) is {}", t.row, t.col, t.val),
+                    ));
+                    return;
+                }
+                if *t.val != 0.0 {
+                    row_used[t.row] = true;
+                }
+            }
+            if let Some(i) = (0..nc).find(|&i| !row_used[i] && !fixed(i)) {
+                out.push(Problem::error(
+                    "/contacts/normal/W",
+                    format!(
+                        "row {i} (contact {i}) is empty: its normal reads no DOF; give it a DOF, \
+                         or a fixed normal force in /contacts/normal/load"
+                    ),
+                ));
+            }
+        }
+        Kinematics::Dofs { dofs, other } => {
+            if dofs.len() != nc {
+                return;
+            }
+            let tangential: Option<&Vec<usize>> = match &c.kinematics {
+                Kinematics::Dofs { dofs, .. } if dofs.len() == nc * c.dim => Some(dofs),
+                _ => None,
+            };
+            for (i, &d) in dofs.iter().enumerate() {
+                if fixed(i) {
+                    continue;
+                }
+                if other
+                    .as_ref()
+                    .and_then(|o| o.get(i).copied().flatten())
+                    .is_some_and(|o| o == d)
+                {
+                    out.push(Problem::error(
+                        "/contacts/normal/dofs_other",
+                        format!(
+                            "contact {i} has the same normal DOF {d} on both sides, so it never \
+                             opens or closes"
+                        ),
+                    ));
+                }
+                if let Some(t) = tangential
+                    && t[i * c.dim..(i + 1) * c.dim].contains(&d)
+                {
+                    out.push(Problem::error(
+                        "/contacts/normal/dofs",
+                        format!(
+                            "contact {i}: normal DOF {d} is also one of its friction directions"
+                        ),
+                    ));
+                }
+            }
+        }
     }
 }
 

@@ -254,6 +254,35 @@ fn bad_3d_contact_data_is_named() {
     assert_problem(&p, "/contacts/mu_n", "remove mu_n");
     let p = broken_3d(|f| f.unlink("contacts/normal/dofs").unwrap());
     assert_problem(&p, "/contacts/normal", "missing the normal kinematics");
+    // A normal DOF that is one of the contact's friction directions (x), or its own opposite.
+    let p = broken_3d(|f| replace_i64(f, "contacts/normal/dofs", &[0]));
+    assert_problem(
+        &p,
+        "/contacts/normal/dofs",
+        "also one of its friction directions",
+    );
+    let p = broken_3d(|f| {
+        f.group("contacts/normal")
+            .unwrap()
+            .new_dataset_builder()
+            .with_data(&[2i64])
+            .create("dofs_other")
+            .unwrap();
+    });
+    assert_problem(
+        &p,
+        "/contacts/normal/dofs_other",
+        "same normal DOF 2 on both sides",
+    );
+    // A normal map with a NaN, or an empty row without a fixed load.
+    for (entry, words) in [(f64::NAN, "is NaN"), (0.0, "is empty")] {
+        let mut m = examples::single_contact_3d();
+        let w =
+            SparseMatrix::try_new_from_triplets(1, 3, &[faer::sparse::Triplet::new(0, 2, entry)])
+                .unwrap();
+        m.contacts.normal.as_mut().unwrap().kinematics = Kinematics::Matrix(w);
+        assert_problem(&ewr_model::validate(&m), "/contacts/normal/W", words);
+    }
     let p = broken(|f| {
         f.group("contacts")
             .unwrap()

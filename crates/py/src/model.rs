@@ -653,7 +653,7 @@ impl PyModel {
             plot,
             ..Outputs::default()
         };
-        crate::run::solve(py, self, omega, &opts, &outputs)
+        crate::run::solve(py, &self.model, &self.source_path(), omega, &opts, &outputs)
     }
 
     /// The resonance peak followed over a parameter, and the optimum (see `_ewr.pyi`).
@@ -722,7 +722,7 @@ impl PyModel {
             plot,
             ..Outputs::default()
         };
-        crate::run::peaks(py, self, &call, &opts, &outputs)
+        crate::run::peaks(py, &self.model, &self.source_path(), &call, &opts, &outputs)
     }
 
     /// Frequency response curve(s) from `omega_start` to `omega_end` (see `_ewr.pyi`).
@@ -797,7 +797,7 @@ impl PyModel {
             plot,
             ..Outputs::default()
         };
-        crate::run::frc(py, self, call, &opts, &outputs)
+        crate::run::frc(py, &self.model, &self.source_path(), call, &opts, &outputs)
     }
 
     /// The time-domain reference at `omega`: implicit time stepping with exact Coulomb
@@ -863,7 +863,7 @@ impl PyModel {
             plot,
             ..Default::default()
         };
-        outputs.check()?;
+        let _claims = outputs.check()?;
         let mut callback_error: Option<PyErr> = None;
         let sim = py.detach(|| {
             ewr_simulate::simulate(&model, &opts, &mut |p| {

@@ -7,17 +7,17 @@
 //! workers take the GIL only to call the progress callback.
 
 use crate::convert::warn;
-use crate::model::PyModel;
 use crate::options::{PyOptions, option_error};
 use crate::results::{PyFrc, PySolution};
 use crate::{InputError, SolveError};
+use ewr_model::Model;
 use ewr_solve::setup::{Opt, OptionError, SweepOptions, positive};
 use ewr_solve::{Curve, CurveSpec, FrcPoint, Setup, StopReason, SweepObserver, solve_point};
 use ewr_study::track::{PeakParam, TrackSettings, track};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,8 +42,9 @@ pub struct Outputs {
 
 impl Outputs {
     /// Refuses a figure that is neither PNG nor SVG and two outputs on one file, before any
-    /// work; creates the outputs' folders.
-    pub(crate) fn check(&self) -> PyResult<()> {
+    /// work; creates the outputs' folders, claims them against another run writing the same
+    /// files (held until the returned claims are dropped) and probes that each can be written.
+    pub(crate) fn check(&self) -> PyResult<Vec<ewr_results::lock::OutputLock>> {
         if let Some(p) = &self.plot {
             let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
             if ext != "png" && ext != "svg" {
@@ -57,6 +58,7 @@ impl Outputs {
             .into_iter()
             .flatten()
             .collect();
+        let mut claims = Vec::with_capacity(given.len());
         for (i, a) in given.iter().enumerate() {
             if given[..i].contains(a) {
                 return Err(InputError::new_err(format!(
@@ -65,8 +67,10 @@ impl Outputs {
                 )));
             }
             ewr_results::ensure_parent(a).map_err(SolveError::new_err)?;
+            ewr_results::lock::probe_writable(a).map_err(SolveError::new_err)?;
+            claims.push(ewr_results::lock::claim(a).map_err(InputError::new_err)?);
         }
-        Ok(())
+        Ok(claims)
     }
 }
 
@@ -111,15 +115,16 @@ pub(crate) fn run_interruptible<T: Send>(
 /// One periodic solution (`Model.solve`).
 pub fn solve(
     py: Python<'_>,
-    m: &PyModel,
+    model: &Model,
+    source: &Path,
     omega: f64,
     opts: &PyOptions<'_>,
     outputs: &Outputs,
 ) -> PyResult<PySolution> {
     positive(Opt::Omega, omega).map_err(option_error)?;
-    let setup = opts.resolve(&m.model, opts.mu_n)?;
+    let setup = opts.resolve(model, opts.mu_n)?;
     warn_setup(py, &setup)?;
-    outputs.check()?;
+    let _claims = outputs.check()?;
     let sol = py.detach(|| -> PyResult<_> {
         let rec = receptance(&setup)?;
         solve_point(&rec, &setup.params(), omega, &setup.point, None)
@@ -131,7 +136,7 @@ pub fn solve(
         ewr_results::write_timeseries(p, &sol, &params).map_err(fail)?;
     }
     if let Some(p) = &outputs.output {
-        ewr_results::write_solution(p, &m.source_path(), &setup, &sol).map_err(fail)?;
+        ewr_results::write_solution(p, source, &setup, &sol).map_err(fail)?;
     }
     if let Some(p) = &outputs.plot {
         let fig = ewr_results::figures::PeriodFigure::of_solution(&sol, &params);
@@ -210,7 +215,8 @@ pub struct FrcCall {
 /// Frequency response curve(s) (`Model.frc`): one `Frc`, or a list for a list of `mu_n`.
 pub fn frc(
     py: Python<'_>,
-    m: &PyModel,
+    model: &Model,
+    source: &Path,
     call: FrcCall,
     opts: &PyOptions<'_>,
     outputs: &Outputs,
@@ -227,7 +233,7 @@ pub fn frc(
     };
     let setups: Vec<Setup> = mu_values
         .iter()
-        .map(|&mu| opts.resolve(&m.model, mu))
+        .map(|&mu| opts.resolve(model, mu))
         .collect::<PyResult<_>>()?;
     warn_setup(py, &setups[0])?;
     if call.resume && outputs.output.is_none() {
@@ -249,7 +255,7 @@ pub fn frc(
         }
         _ => None,
     };
-    outputs.check()?;
+    let _claims = outputs.check()?;
     let csv = match &outputs.csv {
         Some(p) => Some(Mutex::new(
             ewr_results::FrcCsv::create(
@@ -293,9 +299,18 @@ pub fn frc(
     {
         warn(py, w)?;
     }
+    // A stored sweep that cannot be continued is kept as it is: nothing is written over it.
+    if let Some(e) = curves.iter().find_map(|c| match &c.stopped {
+        Some(e @ StopReason::Resume(_)) => Some(e),
+        _ => None,
+    }) {
+        return Err(InputError::new_err(format!(
+            "resume=True: {e}; the output file was left as it was"
+        )));
+    }
     let fail = |e: String| SolveError::new_err(e);
     if let Some(p) = &outputs.output {
-        ewr_results::write_frc(p, &m.source_path(), &setups[0], &curves).map_err(fail)?;
+        ewr_results::write_frc(p, source, &setups[0], &curves).map_err(fail)?;
     }
     if let Some(p) = &outputs.plot {
         let axis = ewr_results::figures::FrequencyAxis {
@@ -350,7 +365,7 @@ pub fn frc(
         } else {
             setup.clone()
         };
-        out.push(PyFrc::new(curve, stopped, setup, m.source_path()));
+        out.push(PyFrc::new(curve, stopped, setup, source.to_path_buf()));
     }
     if many {
         Ok(out
@@ -381,25 +396,30 @@ pub struct PeaksCall {
 /// The resonance peak followed over a parameter, and the optimum (`Model.peaks`).
 pub fn peaks<'py>(
     py: Python<'py>,
-    m: &PyModel,
+    model: &Model,
+    source: &Path,
     c: &PeaksCall,
     opts: &PyOptions<'_>,
     outputs: &Outputs,
 ) -> PyResult<Bound<'py, PyDict>> {
-    for (opt, x) in [
-        (Opt::OmegaStart, c.omega_start),
-        (Opt::OmegaEnd, c.omega_end),
-        (Opt::Step, c.step),
-    ] {
-        positive(opt, x).map_err(option_error)?;
+    // The coarse sweeps obey the rules of a sweep: positive band, the point cap.
+    SweepOptions {
+        adaptive: c.adaptive,
+        ..SweepOptions::new(c.omega_start, c.omega_end, c.step)
     }
-    if let Some(tol) = c.adaptive {
-        positive(Opt::Adaptive, tol).map_err(option_error)?;
-    }
+    .check()
+    .map_err(option_error)?;
     if c.count == 0 {
         return Err(InputError::new_err("count=0: give at least 1 value"));
     }
-    let r = opts.resolve(&m.model, opts.mu_n)?;
+    if c.count > ewr_study::track::MAX_VALUES {
+        return Err(InputError::new_err(format!(
+            "count={}: at most {} values",
+            c.count,
+            ewr_study::track::MAX_VALUES
+        )));
+    }
+    let r = opts.resolve(model, opts.mu_n)?;
     warn_setup(py, &r)?;
     let param = PeakParam::parse(&c.param, &r.model).map_err(option_error)?;
     if let Some(why) = param.range_problem(c.start, c.end) {
@@ -412,7 +432,7 @@ pub fn peaks<'py>(
     // Refused at once where the parameter gives an invalid model.
     model_at(c.start).map_err(InputError::new_err)?;
     model_at(c.end).map_err(InputError::new_err)?;
-    outputs.check()?;
+    let _claims = outputs.check()?;
     let settings = TrackSettings {
         omega_start: c.omega_start,
         omega_end: c.omega_end,
@@ -423,7 +443,17 @@ pub fn peaks<'py>(
         structural: param.kind.structural(),
     };
     let values = ewr_study::track::values(c.start, c.end, c.count);
-    let locus = py.detach(|| track(&model_at, &settings, &values, c.optimum, &mut || {}));
+    let interrupted = AtomicBool::new(false);
+    let locus = run_interruptible(py, &interrupted, || {
+        track(
+            &model_at,
+            &settings,
+            &values,
+            c.optimum,
+            &mut || {},
+            &|| interrupted.load(Ordering::SeqCst),
+        )
+    });
     let name = &param.name;
     let points: Vec<ewr_results::LocusPoint> = locus
         .points
@@ -435,7 +465,12 @@ pub fn peaks<'py>(
         ewr_results::write_peaks_csv(p, name, &points).map_err(fail)?;
     }
     if let Some(p) = &outputs.output {
-        ewr_results::write_peaks_h5(p, &m.source_path(), name, &points, locus.optimum)
+        let status = match (&locus.failure, locus.interrupted) {
+            (_, true) => "interrupted".to_string(),
+            (Some(e), false) => format!("stopped: the peak was lost at {} = {e}", c.param),
+            (None, false) => "complete".to_string(),
+        };
+        ewr_results::write_peaks_h5(p, source, name, &points, locus.optimum, &status)
             .map_err(fail)?;
     }
     if let Some(p) = &outputs.plot {
@@ -485,7 +520,13 @@ pub fn peaks<'py>(
         None => d.set_item("optimum", py.None())?,
     }
     d.set_item("solves", locus.solves)?;
+    d.set_item("interrupted", locus.interrupted)?;
     match locus.failure {
+        Some(e) if locus.interrupted => {
+            warn(py, &format!("{e}: the locus so far is returned"))?;
+            d.set_item("error", e)?;
+            Ok(d)
+        }
         Some(e) if locus.points.is_empty() => {
             Err(SolveError::new_err(format!("{} = {e}", c.param)))
         }

@@ -187,6 +187,15 @@ impl PyStudy {
             plots: plots && scratch.is_none(),
             cancel: Some(cancel.clone()),
         };
+        // Claimed as `ewr study` claims them: a second run or a merge into the same files
+        // is refused while this one works.
+        let mut _claims = Vec::new();
+        if scratch.is_none() {
+            for p in std::iter::once(runner.output_file()).chain(runner.derived_outputs()) {
+                ewr_results::lock::probe_writable(&p).map_err(SolveError::new_err)?;
+                _claims.push(ewr_results::lock::claim(&p).map_err(InputError::new_err)?);
+            }
+        }
         let total = runner.indices().len();
         let done = AtomicUsize::new(0);
         let callback_error = std::sync::Mutex::new(None::<PyErr>);

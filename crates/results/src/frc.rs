@@ -79,134 +79,139 @@ impl FrcCsv {
 /// Writes frequency response curves (layout in docs/results-format.md).
 pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> Result<(), String> {
     atomically(path, |tmp| {
-        let f = &create_h5(tmp)?;
-        common_attrs(f, "frc", model, setup)?;
-        put_i64(f, "n_curves", curves.len() as i64)?;
-        for (i, c) in curves.iter().enumerate() {
-            let g = f.create_group(&format!("curve_{i}")).map_err(h5)?;
-            put_f64(&g, "mu_n_override", c.mu_n.unwrap_or(f64::NAN))?;
-            put_str(
-                &g,
-                "status",
-                &c.stopped
-                    .as_ref()
-                    .map_or("complete".to_string(), ToString::to_string),
-            )?;
-            let pts = &c.points;
-            let np = pts.len();
-            put_1d(
-                &g,
-                "omega",
-                &pts.iter().map(|p| p.solution.omega).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &g,
-                "converged",
-                &pts.iter()
-                    .map(|p| i64::from(p.solution.status.converged()))
-                    .collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &g,
-                "iterations",
-                &pts.iter()
-                    .map(|p| p.solution.iterations as i64)
-                    .collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &g,
-                "residual",
-                &pts.iter().map(|p| p.solution.residual).collect::<Vec<_>>(),
-            )?;
-            put_1d(&g, "step", &pts.iter().map(|p| p.step).collect::<Vec<_>>())?;
-            put_1d(
-                &g,
-                "amp_norm",
-                &pts.iter()
-                    .map(|p| p.solution.dofs.norm_peak)
-                    .collect::<Vec<_>>(),
-            )?;
-            let nc = setup.model.contacts.len();
-            let amp_w: Vec<f64> = pts
-                .iter()
-                .flat_map(|p| p.solution.contacts.iter().map(|c| c.displacement_amplitude))
-                .collect();
-            put_2d(&g, "amp_w", np, nc, &amp_w)?;
-            let stick: Vec<f64> = pts
-                .iter()
-                .flat_map(|p| p.solution.stick_fractions())
-                .collect();
-            put_2d(&g, "stick_fraction", np, nc, &stick)?;
-            let energy: Vec<f64> = pts
-                .iter()
-                .flat_map(|p| p.solution.contacts.iter().map(|c| c.dissipated_energy))
-                .collect();
-            put_2d(&g, "dissipated_energy", np, nc, &energy)?;
-            let nd = setup.point.monitor.len();
-            let peaks: Vec<f64> = pts
-                .iter()
-                .flat_map(|p| p.solution.dofs.peak.iter().copied())
-                .collect();
-            put_2d(&g, "dof_peak", np, nd, &peaks)?;
-            let len = pts.first().map_or(0, |p| p.solution.friction.len());
-            let fr: Vec<f64> = pts
-                .iter()
-                .flat_map(|p| p.solution.friction.iter().copied())
-                .collect();
-            put_2d(&g, "friction", np, len, &fr)?;
-            let cd: Vec<f64> = pts
-                .iter()
-                .flat_map(|p| p.solution.displacement.iter().copied())
-                .collect();
-            put_2d(&g, "contact_displacement", np, len, &cd)?;
-            let pg = g.create_group("peaks").map_err(h5)?;
-            let pk = &c.peaks;
-            put_1d(
-                &pg,
-                "omega",
-                &pk.iter().map(|p| p.omega).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &pg,
-                "amplitude",
-                &pk.iter().map(|p| p.amplitude).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &pg,
-                "evaluations",
-                &pk.iter().map(|p| p.evaluations as i64).collect::<Vec<_>>(),
-            )?;
-            let stick: Vec<f64> = pk
-                .iter()
-                .flat_map(|p| p.solution.stick_fractions())
-                .collect();
-            put_2d(&pg, "stick_fraction", pk.len(), nc, &stick)?;
-            let fr: Vec<f64> = pk
-                .iter()
-                .flat_map(|p| p.solution.friction.iter().copied())
-                .collect();
-            put_2d(&pg, "friction", pk.len(), len, &fr)?;
-            let ph = g.create_group("phase_resonances").map_err(h5)?;
-            put_1d(
-                &ph,
-                "omega",
-                &c.phase.iter().map(|p| p.omega).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &ph,
-                "amplitude",
-                &c.phase.iter().map(|p| p.amplitude).collect::<Vec<_>>(),
-            )?;
-            put_1d(
-                &ph,
-                "evaluations",
-                &c.phase
+        let file = create_h5(tmp)?;
+        {
+            let f = &file;
+            common_attrs(f, "frc", model, setup)?;
+            put_i64(f, "n_curves", curves.len() as i64)?;
+            for (i, c) in curves.iter().enumerate() {
+                let g = f.create_group(&format!("curve_{i}")).map_err(h5)?;
+                put_f64(&g, "mu_n_override", c.mu_n.unwrap_or(f64::NAN))?;
+                put_str(
+                    &g,
+                    "status",
+                    &c.stopped
+                        .as_ref()
+                        .map_or("complete".to_string(), ToString::to_string),
+                )?;
+                let pts = &c.points;
+                let np = pts.len();
+                put_1d(
+                    &g,
+                    "omega",
+                    &pts.iter().map(|p| p.solution.omega).collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    &g,
+                    "converged",
+                    &pts.iter()
+                        .map(|p| i64::from(p.solution.status.converged()))
+                        .collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    &g,
+                    "iterations",
+                    &pts.iter()
+                        .map(|p| p.solution.iterations as i64)
+                        .collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    &g,
+                    "residual",
+                    &pts.iter().map(|p| p.solution.residual).collect::<Vec<_>>(),
+                )?;
+                put_1d(&g, "step", &pts.iter().map(|p| p.step).collect::<Vec<_>>())?;
+                put_1d(
+                    &g,
+                    "amp_norm",
+                    &pts.iter()
+                        .map(|p| p.solution.dofs.norm_peak)
+                        .collect::<Vec<_>>(),
+                )?;
+                let nc = setup.model.contacts.len();
+                let amp_w: Vec<f64> = pts
                     .iter()
-                    .map(|p| p.evaluations as i64)
-                    .collect::<Vec<_>>(),
-            )?;
+                    .flat_map(|p| p.solution.contacts.iter().map(|c| c.displacement_amplitude))
+                    .collect();
+                put_2d(&g, "amp_w", np, nc, &amp_w)?;
+                let stick: Vec<f64> = pts
+                    .iter()
+                    .flat_map(|p| p.solution.stick_fractions())
+                    .collect();
+                put_2d(&g, "stick_fraction", np, nc, &stick)?;
+                let energy: Vec<f64> = pts
+                    .iter()
+                    .flat_map(|p| p.solution.contacts.iter().map(|c| c.dissipated_energy))
+                    .collect();
+                put_2d(&g, "dissipated_energy", np, nc, &energy)?;
+                let nd = setup.point.monitor.len();
+                let peaks: Vec<f64> = pts
+                    .iter()
+                    .flat_map(|p| p.solution.dofs.peak.iter().copied())
+                    .collect();
+                put_2d(&g, "dof_peak", np, nd, &peaks)?;
+                let len = pts.first().map_or(0, |p| p.solution.friction.len());
+                let fr: Vec<f64> = pts
+                    .iter()
+                    .flat_map(|p| p.solution.friction.iter().copied())
+                    .collect();
+                put_2d(&g, "friction", np, len, &fr)?;
+                let cd: Vec<f64> = pts
+                    .iter()
+                    .flat_map(|p| p.solution.displacement.iter().copied())
+                    .collect();
+                put_2d(&g, "contact_displacement", np, len, &cd)?;
+                let pg = g.create_group("peaks").map_err(h5)?;
+                let pk = &c.peaks;
+                put_1d(
+                    &pg,
+                    "omega",
+                    &pk.iter().map(|p| p.omega).collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    &pg,
+                    "amplitude",
+                    &pk.iter().map(|p| p.amplitude).collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    &pg,
+                    "evaluations",
+                    &pk.iter().map(|p| p.evaluations as i64).collect::<Vec<_>>(),
+                )?;
+                let stick: Vec<f64> = pk
+                    .iter()
+                    .flat_map(|p| p.solution.stick_fractions())
+                    .collect();
+                put_2d(&pg, "stick_fraction", pk.len(), nc, &stick)?;
+                let fr: Vec<f64> = pk
+                    .iter()
+                    .flat_map(|p| p.solution.friction.iter().copied())
+                    .collect();
+                put_2d(&pg, "friction", pk.len(), len, &fr)?;
+                let ph = g.create_group("phase_resonances").map_err(h5)?;
+                put_1d(
+                    &ph,
+                    "omega",
+                    &c.phase.iter().map(|p| p.omega).collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    &ph,
+                    "amplitude",
+                    &c.phase.iter().map(|p| p.amplitude).collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    &ph,
+                    "evaluations",
+                    &c.phase
+                        .iter()
+                        .map(|p| p.evaluations as i64)
+                        .collect::<Vec<_>>(),
+                )?;
+            }
         }
-        Ok(())
+        // Groups are closed above; flushing and closing here turns a full disk into an
+        // error instead of a truncated file renamed into place.
+        crate::finish_h5(file)
     })
 }
 
@@ -247,7 +252,7 @@ pub fn read_stored_curves(
         n.to_string(),
         mu_values.len().to_string(),
     )?;
-    mu_values
+    let curves = mu_values
         .iter()
         .enumerate()
         .map(|(i, mu)| {
@@ -272,5 +277,18 @@ pub fn read_stored_curves(
                 friction: flat.chunks(len.max(1)).map(<[f64]>::to_vec).collect(),
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    // What the checks above do not name (the model itself, samples, law); files written
+    // before fingerprints were stored are checked point by point only.
+    if let Ok(stored) = get_str(&f, "fingerprint")
+        && stored != setup.fingerprint()
+    {
+        return Err(at(format!(
+            "computed for another model or other options (fingerprint {stored}, this run {}): \
+             resume with the model and options of the interrupted run; the file was left as it \
+             was",
+            setup.fingerprint()
+        )));
+    }
+    Ok(curves)
 }

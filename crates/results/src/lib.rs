@@ -5,6 +5,7 @@
 
 pub mod figures;
 pub mod frc;
+pub mod lock;
 pub mod peaks;
 pub mod read;
 pub mod solution;
@@ -25,6 +26,14 @@ pub fn ensure_parent(path: &Path) -> Result<(), String> {
             .map_err(|e| format!("cannot create folder {}: {e}", dir.display())),
         _ => Ok(()),
     }
+}
+
+/// Flushes and closes an HDF5 file being written, so that a full disk or a failed write is an
+/// error of the writer rather than a damaged file renamed into place (HDF5 reports nothing
+/// when a file is dropped).
+pub(crate) fn finish_h5(f: hdf5::File) -> Result<(), String> {
+    f.flush().map_err(ewr_model::h5::h5)?;
+    f.close().map_err(ewr_model::h5::h5)
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
@@ -79,5 +88,6 @@ pub(crate) fn common_attrs(
     // "auto": `rho` holds factors on 1 / (h w |G_h|) at each point (3-D contacts: always).
     let c = &setup.model.contacts;
     let auto = c.rho_auto || c.has_normal();
-    put_str(f, "rho_mode", if auto { "auto" } else { "fixed" })
+    put_str(f, "rho_mode", if auto { "auto" } else { "fixed" })?;
+    put_str(f, "fingerprint", &setup.fingerprint())
 }

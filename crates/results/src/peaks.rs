@@ -56,41 +56,48 @@ pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result
     })
 }
 
-/// Writes the locus and the optimum `(value, amplitude, omega)` as HDF5 (layout in
-/// docs/results-format.md).
+/// Writes the locus, the optimum `(value, amplitude, omega)` and how the tracking ended
+/// (`complete`, `interrupted` or why it stopped) as HDF5 (layout in docs/results-format.md).
 pub fn write_peaks_h5(
     path: &Path,
     model: &Path,
     name: &str,
     points: &[LocusPoint],
     optimum: Option<(f64, f64, f64)>,
+    status: &str,
 ) -> Result<(), String> {
     let nc = points.first().map_or(0, |p| p.stick_fraction.len());
     atomically(path, |tmp| {
-        let f = create_h5(tmp)?;
-        put_str(&f, "format", "ewr-result")?;
-        put_str(&f, "kind", "peaks")?;
-        put_str(&f, "model", &model.display().to_string())?;
-        put_str(&f, "parameter", name)?;
-        let col = |g: &dyn Fn(&LocusPoint) -> f64| points.iter().map(g).collect::<Vec<_>>();
-        put_1d(&f, "value", &col(&|q| q.value))?;
-        put_1d(&f, "omega", &col(&|q| q.omega))?;
-        put_1d(&f, "amplitude", &col(&|q| q.amplitude))?;
-        put_1d(
-            &f,
-            "evaluations",
-            &points
+        let file = create_h5(tmp)?;
+        {
+            let f = &file;
+            put_str(f, "format", "ewr-result")?;
+            put_str(f, "kind", "peaks")?;
+            put_str(f, "model", &model.display().to_string())?;
+            put_str(f, "parameter", name)?;
+            put_str(f, "status", status)?;
+            let col = |g: &dyn Fn(&LocusPoint) -> f64| points.iter().map(g).collect::<Vec<_>>();
+            put_1d(f, "value", &col(&|q| q.value))?;
+            put_1d(f, "omega", &col(&|q| q.omega))?;
+            put_1d(f, "amplitude", &col(&|q| q.amplitude))?;
+            put_1d(
+                f,
+                "evaluations",
+                &points
+                    .iter()
+                    .map(|q| q.evaluations as i64)
+                    .collect::<Vec<_>>(),
+            )?;
+            let stick: Vec<f64> = points
                 .iter()
-                .map(|q| q.evaluations as i64)
-                .collect::<Vec<_>>(),
-        )?;
-        let stick: Vec<f64> = points
-            .iter()
-            .flat_map(|q| q.stick_fraction.iter().copied())
-            .collect();
-        put_2d(&f, "stick_fraction", points.len(), nc, &stick)?;
-        let (v, amp, w) = optimum.unwrap_or((f64::NAN, f64::NAN, f64::NAN));
-        put_1d(&f, "optimum", &[v, amp, w])?;
-        Ok(())
+                .flat_map(|q| q.stick_fraction.iter().copied())
+                .collect();
+            put_2d(f, "stick_fraction", points.len(), nc, &stick)?;
+            let (v, amp, w) = optimum.unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+            put_1d(f, "optimum", &[v, amp, w])?;
+        }
+        // Groups are closed above; flushing and closing here turns a full disk into an
+        // error instead of a truncated file renamed into place.
+        crate::finish_h5(file)
     })
 }

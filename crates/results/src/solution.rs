@@ -73,103 +73,108 @@ pub fn write_solution(
     s: &PointSolution,
 ) -> Result<(), String> {
     atomically(path, |tmp| {
-        let f = &create_h5(tmp)?;
-        common_attrs(f, "solve", model, setup)?;
-        put_f64(f, "omega", s.omega)?;
-        put_i64(f, "converged", i64::from(s.status.converged()))?;
-        put_str(f, "status", &s.status.to_string())?;
-        put_f64(f, "residual", s.residual)?;
-        put_i64(f, "iterations", s.iterations as i64)?;
-        put_i64(f, "gmres_iterations", s.krylov_iterations as i64)?;
-        let nco = s.set.n_coeffs();
-        let m = s.friction.len() / nco.max(1);
-        put_2d(f, "friction", m, nco, &s.friction)?;
-        put_2d(f, "contact_displacement", m, nco, &s.displacement)?;
-        put_2d(
-            f,
-            "dof_displacement",
-            s.dofs.dofs.len(),
-            nco,
-            &s.dofs.coeffs,
-        )?;
-        put_1d(f, "dof_peak", &s.dofs.peak)?;
-        let h = &s.histories;
-        let g = f.create_group("time").map_err(h5)?;
-        let nt = h.n_samples;
-        let period = std::f64::consts::TAU / s.omega;
-        let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
-        put_1d(&g, "t", &t)?;
-        // Tangential rows only: 3-D contacts add their normal rows below.
-        let mt = h.force.len() / nt.max(1);
-        put_2d(&g, "w", mt, nt, &h.displacement)?;
-        put_2d(&g, "v", mt, nt, &h.velocity)?;
-        put_2d(&g, "r", mt, nt, &h.force)?;
-        let stick: Vec<i64> = s.stick_flags().into_iter().map(i64::from).collect();
-        put_2d(&g, "stick", s.contacts.len(), nt, &stick)?;
-        put_2d(
-            &g,
-            "u",
-            s.dofs.dofs.len(),
-            nt,
-            &s.dof_histories(nt).map_err(|e| e.to_string())?,
-        )?;
-        if let Some(labels) = &setup.model.dof_labels {
-            let l: Vec<String> = s.dofs.dofs.iter().map(|&d| labels[d].clone()).collect();
-            ewr_model::h5::put_strs(f, "monitored_dof_labels", &l)?;
-        }
-        if let Some(nh) = &h.normal {
-            let nc = nh.force.len() / nt.max(1);
-            put_2d(&g, "lambda", nc, nt, &nh.force)?;
-            put_2d(&g, "gap", nc, nt, &nh.gap)?;
-            let state: Vec<i64> = nh.state.iter().map(|s| state_code(*s)).collect();
-            put_2d(&g, "state", nc, nt, &state)?;
-        }
-        let c = f.create_group("contacts").map_err(h5)?;
-        let col = |f: &dyn Fn(&ewr_solve::ContactSummary) -> f64| -> Vec<f64> {
-            s.contacts.iter().map(f).collect()
-        };
-        put_1d(
-            &c,
-            "max_coulomb_violation",
-            &col(&|x| x.max_coulomb_violation),
-        )?;
-        put_1d(&c, "dissipated_energy", &col(&|x| x.dissipated_energy))?;
-        put_1d(
-            &c,
-            "displacement_amplitude",
-            &col(&|x| x.displacement_amplitude),
-        )?;
-        put_1d(&c, "force_amplitude", &col(&|x| x.force_amplitude))?;
-        let mut flat = Vec::new();
-        let mut owner = Vec::new();
-        for (i, cs) in s.contacts.iter().enumerate() {
-            for iv in &cs.stick_intervals {
-                flat.extend_from_slice(iv);
-                owner.push(i as i64);
+        let file = create_h5(tmp)?;
+        {
+            let f = &file;
+            common_attrs(f, "solve", model, setup)?;
+            put_f64(f, "omega", s.omega)?;
+            put_i64(f, "converged", i64::from(s.status.converged()))?;
+            put_str(f, "status", &s.status.to_string())?;
+            put_f64(f, "residual", s.residual)?;
+            put_i64(f, "iterations", s.iterations as i64)?;
+            put_i64(f, "gmres_iterations", s.krylov_iterations as i64)?;
+            let nco = s.set.n_coeffs();
+            let m = s.friction.len() / nco.max(1);
+            put_2d(f, "friction", m, nco, &s.friction)?;
+            put_2d(f, "contact_displacement", m, nco, &s.displacement)?;
+            put_2d(
+                f,
+                "dof_displacement",
+                s.dofs.dofs.len(),
+                nco,
+                &s.dofs.coeffs,
+            )?;
+            put_1d(f, "dof_peak", &s.dofs.peak)?;
+            let h = &s.histories;
+            let g = f.create_group("time").map_err(h5)?;
+            let nt = h.n_samples;
+            let period = std::f64::consts::TAU / s.omega;
+            let t: Vec<f64> = (0..nt).map(|j| period * j as f64 / nt as f64).collect();
+            put_1d(&g, "t", &t)?;
+            // Tangential rows only: 3-D contacts add their normal rows below.
+            let mt = h.force.len() / nt.max(1);
+            put_2d(&g, "w", mt, nt, &h.displacement)?;
+            put_2d(&g, "v", mt, nt, &h.velocity)?;
+            put_2d(&g, "r", mt, nt, &h.force)?;
+            let stick: Vec<i64> = s.stick_flags().into_iter().map(i64::from).collect();
+            put_2d(&g, "stick", s.contacts.len(), nt, &stick)?;
+            put_2d(
+                &g,
+                "u",
+                s.dofs.dofs.len(),
+                nt,
+                &s.dof_histories(nt).map_err(|e| e.to_string())?,
+            )?;
+            if let Some(labels) = &setup.model.dof_labels {
+                let l: Vec<String> = s.dofs.dofs.iter().map(|&d| labels[d].clone()).collect();
+                ewr_model::h5::put_strs(f, "monitored_dof_labels", &l)?;
             }
-        }
-        put_2d(&c, "stick_intervals", owner.len(), 2, &flat)?;
-        put_1d(&c, "stick_interval_contact", &owner)?;
-        if h.normal.is_some() {
-            let (mut flat, mut owner) = (Vec::new(), Vec::new());
+            if let Some(nh) = &h.normal {
+                let nc = nh.force.len() / nt.max(1);
+                put_2d(&g, "lambda", nc, nt, &nh.force)?;
+                put_2d(&g, "gap", nc, nt, &nh.gap)?;
+                let state: Vec<i64> = nh.state.iter().map(|s| state_code(*s)).collect();
+                put_2d(&g, "state", nc, nt, &state)?;
+            }
+            let c = f.create_group("contacts").map_err(h5)?;
+            let col = |f: &dyn Fn(&ewr_solve::ContactSummary) -> f64| -> Vec<f64> {
+                s.contacts.iter().map(f).collect()
+            };
+            put_1d(
+                &c,
+                "max_coulomb_violation",
+                &col(&|x| x.max_coulomb_violation),
+            )?;
+            put_1d(&c, "dissipated_energy", &col(&|x| x.dissipated_energy))?;
+            put_1d(
+                &c,
+                "displacement_amplitude",
+                &col(&|x| x.displacement_amplitude),
+            )?;
+            put_1d(&c, "force_amplitude", &col(&|x| x.force_amplitude))?;
+            let mut flat = Vec::new();
+            let mut owner = Vec::new();
             for (i, cs) in s.contacts.iter().enumerate() {
-                for iv in &cs.separation_intervals {
+                for iv in &cs.stick_intervals {
                     flat.extend_from_slice(iv);
                     owner.push(i as i64);
                 }
             }
-            put_2d(&c, "separation_intervals", owner.len(), 2, &flat)?;
-            put_1d(&c, "separation_interval_contact", &owner)?;
-            let range = |k: usize| -> Vec<f64> {
-                s.contacts
-                    .iter()
-                    .map(|x| x.normal_force_range.map_or(f64::NAN, |r| r[k]))
-                    .collect()
-            };
-            put_1d(&c, "normal_force_min", &range(0))?;
-            put_1d(&c, "normal_force_max", &range(1))?;
+            put_2d(&c, "stick_intervals", owner.len(), 2, &flat)?;
+            put_1d(&c, "stick_interval_contact", &owner)?;
+            if h.normal.is_some() {
+                let (mut flat, mut owner) = (Vec::new(), Vec::new());
+                for (i, cs) in s.contacts.iter().enumerate() {
+                    for iv in &cs.separation_intervals {
+                        flat.extend_from_slice(iv);
+                        owner.push(i as i64);
+                    }
+                }
+                put_2d(&c, "separation_intervals", owner.len(), 2, &flat)?;
+                put_1d(&c, "separation_interval_contact", &owner)?;
+                let range = |k: usize| -> Vec<f64> {
+                    s.contacts
+                        .iter()
+                        .map(|x| x.normal_force_range.map_or(f64::NAN, |r| r[k]))
+                        .collect()
+                };
+                put_1d(&c, "normal_force_min", &range(0))?;
+                put_1d(&c, "normal_force_max", &range(1))?;
+            }
         }
-        Ok(())
+        // Groups are closed above; flushing and closing here turns a full disk into an
+        // error instead of a truncated file renamed into place.
+        crate::finish_h5(file)
     })
 }
 

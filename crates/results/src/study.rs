@@ -218,13 +218,15 @@ pub fn write_study_outputs(
     Ok(written)
 }
 
-/// The case with the smallest peak, among fully converged cases if there are any (a curve
-/// with unconverged points may miss its peak).
+/// The case with the smallest resonance peak inside the band, among fully converged cases if
+/// there are any (a curve with unconverged points may miss its peak).
 pub fn optimum(results: &[CaseResult]) -> Option<&CaseResult> {
+    // Cases whose largest amplitude sits at the band's edge have no peak to compare.
     let best = |ok_only: bool| {
         results
             .iter()
-            .filter(|r| r.peak_amplitude.is_finite() && (!ok_only || r.status == CaseStatus::Ok))
+            .filter(|r| r.peak_amplitude.is_finite() && !r.peak_at_edge())
+            .filter(|r| !ok_only || r.status == CaseStatus::Ok)
             .min_by(|a, b| a.peak_amplitude.total_cmp(&b.peak_amplitude))
     };
     best(true).or_else(|| best(false))

@@ -17,6 +17,7 @@
 use crate::SimulateError;
 use crate::contact::{ContactSolver, ContactState, ContactStats, NormalSpec};
 use crate::linear::{Csr, Forcing, LinearSolver, Step};
+use crate::model_check::check_model;
 use crate::output::{EnergyBalance, NormalHistory, Simulation};
 use ewr_model::Model;
 use std::time::Instant;
@@ -342,19 +343,6 @@ fn simulate_with(
         }
     };
     Ok(it.finish(model, rec, k, err, start.elapsed().as_secs_f64()))
-}
-
-/// Fails with every problem of an invalid model.
-pub(crate) fn check_model(model: &Model) -> Result<(), SimulateError> {
-    let problems = ewr_model::validate(model);
-    if ewr_model::has_errors(&problems) {
-        let msgs: Vec<String> = problems.iter().map(ToString::to_string).collect();
-        return Err(SimulateError::Model(format!(
-            "invalid model: {}",
-            msgs.join("; ")
-        )));
-    }
-    Ok(())
 }
 
 impl<'a> Integrator<'a> {

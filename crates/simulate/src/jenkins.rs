@@ -8,6 +8,7 @@
 //! Seed 001 (Liu et al. 2003) is this element with `k_t = k_d`; `k_t -> infinity` is the
 //! rigid contact.
 
+use crate::model_check::check_model;
 use crate::{SimulateError, State};
 use ewr_model::linalg_error::Sentence;
 use ewr_model::{Contacts, Damping, Kinematics, Model, NormalContacts, SparseMatrix};
@@ -44,7 +45,7 @@ pub(crate) fn expand_k_t(model: &Model) -> Result<Option<Model>, SimulateError> 
         return Ok(None);
     };
     // Report the user's model, not the one built from it.
-    crate::integrate::check_model(model)?;
+    check_model(model)?;
     let mut rigid = model.clone();
     rigid.contacts.k_t = None;
     jenkins(&rigid, k_t).map(Some)

@@ -27,6 +27,7 @@ pub mod contact;
 mod integrate;
 mod jenkins;
 mod linear;
+mod model_check;
 mod output;
 pub mod setup;
 pub mod timeseries;
@@ -43,6 +44,7 @@ pub use output::{
 
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SimulateError {
     /// An option is out of range (bad input).
     #[error("invalid option: {0}")]

@@ -26,6 +26,7 @@ use std::path::Path;
 
 /// Errors of reading, writing and comparing time series.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TimeSeriesError {
     /// The file cannot be read or written.
     #[error("{path}: {reason}")]

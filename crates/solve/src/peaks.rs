@@ -120,6 +120,11 @@ pub fn maximise(
     scan.sort_by(|x, y| x.0.total_cmp(&y.0));
     // `mid` may be a scan point too (the centre of a uniform grid's bracket).
     scan.dedup_by(|x, y| (x.0 - y.0).abs() <= OMEGA_RTOL * x.0.abs());
+    if scan.len() < 3 {
+        // The bracket is already narrower than the tolerance (a step of 1e-12): its best
+        // point is the peak.
+        return best_peak(f);
+    }
     let k = (1..scan.len() - 1)
         .max_by(|&i, &j| scan[i].1.total_cmp(&scan[j].1))
         .unwrap_or(1);
@@ -191,6 +196,11 @@ pub fn maximise(
             }
         }
     }
+    best_peak(f)
+}
+
+/// The best converged solution evaluated, as the peak.
+fn best_peak(f: Amplitude<'_>) -> Result<Peak, SolveError> {
     let evaluations = f.evaluations;
     let best = f
         .best()

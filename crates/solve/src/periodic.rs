@@ -11,45 +11,21 @@ use std::fmt;
 
 /// Why a periodic solution could not be attempted (non-convergence is not an error: it is
 /// reported in [`PointSolution::status`]).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SolveError {
     /// The structure could not be condensed at this frequency (e.g. singular `Z_h`).
-    Receptance(ReceptanceError),
+    #[error("condensation: {0}")]
+    Receptance(#[from] ReceptanceError),
     /// The residual could not be set up.
-    Residual(ResidualError),
+    #[error("residual: {0}")]
+    Residual(#[from] ResidualError),
     /// A harmonic set or sample count is invalid.
-    Fourier(FourierError),
+    #[error("harmonics: {0}")]
+    Fourier(#[from] FourierError),
     /// A start vector does not fit.
+    #[error("start vector: {0}")]
     Start(String),
-}
-
-impl fmt::Display for SolveError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SolveError::Receptance(e) => write!(f, "condensation: {e}"),
-            SolveError::Residual(e) => write!(f, "residual: {e}"),
-            SolveError::Fourier(e) => write!(f, "harmonics: {e}"),
-            SolveError::Start(e) => write!(f, "start vector: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for SolveError {}
-
-impl From<ReceptanceError> for SolveError {
-    fn from(e: ReceptanceError) -> Self {
-        SolveError::Receptance(e)
-    }
-}
-impl From<ResidualError> for SolveError {
-    fn from(e: ResidualError) -> Self {
-        SolveError::Residual(e)
-    }
-}
-impl From<FourierError> for SolveError {
-    fn from(e: FourierError) -> Self {
-        SolveError::Fourier(e)
-    }
 }
 
 /// Why `set` cannot carry `model`'s periodic solution, if it cannot: a static load or 3-D
@@ -280,4 +256,21 @@ pub struct DofResponse {
     pub peak: Vec<f64>,
     /// `max_t sqrt(sum_i u_i(t)^2)` over the monitored DOFs (the paper's "total amplitude").
     pub norm_peak: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    #[test]
+    fn solve_error_messages_and_sources() {
+        let start = SolveError::Start("3 entries, the system 4".into());
+        assert_eq!(start.to_string(), "start vector: 3 entries, the system 4");
+        assert!(start.source().is_none());
+        let e = HarmonicSet::odd(4).unwrap_err();
+        let wrapped = SolveError::from(e.clone());
+        assert_eq!(wrapped.to_string(), format!("harmonics: {e}"));
+        assert_eq!(wrapped.source().map(|s| s.to_string()), Some(e.to_string()));
+    }
 }

@@ -182,6 +182,9 @@ pub enum SetupError {
     /// The model has no friction contacts, so there is nothing to solve.
     #[error("the model has no friction contacts: nothing for E-WR to solve")]
     NoContacts,
+    /// The run would need more memory than the machine gives this process.
+    #[error("{0}")]
+    Memory(String),
 }
 
 impl SetupError {
@@ -452,12 +455,16 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
         retry_rho: true,
         preconditioner,
     };
-    Ok(Setup {
+    let setup = Setup {
         model,
         point,
         kind,
         warnings,
-    })
+    };
+    if let Some(why) = memory_problem(&setup.model.contacts, &setup.point) {
+        return Err(SetupError::Memory(why));
+    }
+    Ok(setup)
 }
 
 /// Most points per curve: a guard against a step far too small for the range.
@@ -570,4 +577,135 @@ pub fn parse_mu_n_list(list: &str) -> Result<Vec<f64>, OptionError> {
                 .map_err(|_| OptionError::new(Opt::MuN, format!("{s:?} is not a number")))
         })
         .collect()
+}
+
+/// Memory the machine can give this process, in bytes: the smaller of the kernel's
+/// `MemAvailable` and the address-space limit (`ulimit -v`) left above what the process
+/// already maps; `None` where neither can be read.
+pub fn available_memory() -> Option<f64> {
+    let kb = |line: &str| -> Option<f64> { line.split_whitespace().nth(1)?.parse::<f64>().ok() };
+    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(kb)
+            .map(|k| k * 1024.0)
+    });
+    let limit = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Max address space"))?;
+            let soft = line.split_whitespace().nth(3)?;
+            let soft: f64 = soft.parse().ok()?;
+            let used = std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|st| st.lines().find(|l| l.starts_with("VmSize:")).and_then(kb))
+                .map_or(0.0, |k| k * 1024.0);
+            Some((soft - used).max(0.0))
+        });
+    match (avail, limit) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    }
+}
+
+/// Bytes one periodic solution needs at least: the sampled histories and law derivatives of
+/// every contact row, and the dense Jacobian with its LU where the Newton steps go dense. A
+/// lower bound, to refuse before allocating what cannot fit.
+pub fn memory_needed(contacts: &ewr_model::Contacts, point: &PointSettings) -> f64 {
+    let (d, nc) = (contacts.dim as f64, contacts.len() as f64);
+    let local = if contacts.has_normal() { d + 1.0 } else { d };
+    let rows = local * nc;
+    let nt = point.n_samples as f64;
+    let n = rows * point.set.n_coeffs() as f64;
+    // Samples of forces, velocities and residuals, and the law's derivatives per sample.
+    let samples = 8.0 * nt * rows * (3.0 + 2.0 * local);
+    let dense = match point.newton.linear {
+        crate::LinearSolve::Dense => true,
+        crate::LinearSolve::MatrixFree => false,
+        crate::LinearSolve::Auto => {
+            contacts.len() <= 1 || n <= crate::AUTO_MATRIX_FREE_MIN_UNKNOWNS as f64
+        }
+    };
+    // The Jacobian, its LU and the dogleg's products.
+    let jacobian = if dense { 8.0 * 3.0 * n * n } else { 0.0 };
+    samples + jacobian
+}
+
+/// Why one periodic solution of these contacts and settings cannot be computed in this
+/// machine's memory, if it cannot.
+pub fn memory_problem(contacts: &ewr_model::Contacts, point: &PointSettings) -> Option<String> {
+    let need = memory_needed(contacts, point);
+    let have = available_memory()?;
+    if need <= have {
+        return None;
+    }
+    let mut matrix_free = point.clone();
+    matrix_free.newton.linear = crate::LinearSolve::MatrixFree;
+    let dense = memory_needed(contacts, &matrix_free) < need;
+    Some(format!(
+        "one periodic solution needs at least {:.1} GB ({} samples, {} harmonic coefficients \
+         per contact row{}), more than the {:.1} GB this process can get; use fewer harmonics \
+         or samples{}",
+        need / 1e9,
+        point.n_samples,
+        point.set.n_coeffs(),
+        if dense { ", a dense Jacobian" } else { "" },
+        have / 1e9,
+        if dense {
+            ", or --linear matrix-free"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// A stable 64-bit FNV-1a hash, for fingerprints stored in result files (std's hasher may
+/// change between Rust releases).
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn add(&mut self, bytes: &[u8]) {
+        for &b in bytes.iter().chain(&[0xff]) {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn matrix(&mut self, m: &ewr_model::SparseMatrix) {
+        self.add(&(m.nrows() as u64).to_le_bytes());
+        self.add(&(m.ncols() as u64).to_le_bytes());
+        for t in m.triplet_iter() {
+            let mut b = [0u8; 24];
+            b[..8].copy_from_slice(&(t.row as u64).to_le_bytes());
+            b[8..16].copy_from_slice(&(t.col as u64).to_le_bytes());
+            b[16..].copy_from_slice(&t.val.to_bits().to_le_bytes());
+            self.add(&b);
+        }
+    }
+}
+
+impl Setup {
+    /// What defines the periodic solutions of this run, as 16 hex digits: the structure, its
+    /// damping, contacts, forcing and cyclic symmetry, the harmonic set, samples and law. A
+    /// resumed sweep is refused when its file holds another fingerprint (another model or
+    /// other options), before anything is written.
+    pub fn fingerprint(&self) -> String {
+        let m = &self.model;
+        let mut h = Fnv::new();
+        h.add(b"ewr run fingerprint 1");
+        h.matrix(&m.mass);
+        h.matrix(&m.stiffness);
+        if let Some(c) = &m.damping_matrix {
+            h.matrix(c);
+        }
+        // The rest is small: its debug form is exact (floats print round-trip).
+        h.add(format!("{:?}", (&m.damping, &m.contacts, &m.forcing, &m.cyclic)).as_bytes());
+        let p = &self.point;
+        h.add(format!("{} {} {}", p.set, p.n_samples, p.law).as_bytes());
+        format!("{:016x}", h.0)
+    }
 }

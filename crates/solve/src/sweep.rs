@@ -37,12 +37,16 @@ pub enum StopReason {
     },
     /// The caller stopped the curve (e.g. an output could not be written).
     Caller(String),
+    /// A stored point of a resumed curve could not be solved again: the stored sweep belongs
+    /// to another model or other options (or is damaged), and must be kept as it is.
+    Resume(String),
 }
 
 impl fmt::Display for StopReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StopReason::Error(e) | StopReason::Caller(e) => f.write_str(e),
+            StopReason::Resume(e) => write!(f, "a stored point could not be solved again: {e}"),
             StopReason::Cap {
                 at,
                 end,
@@ -188,10 +192,12 @@ pub fn sweep_curve(
     };
     let result = match spec.resume {
         Some(old) => resume_curve(rec, &params, &settings, old, &mut on_point),
-        None => frc(rec, &params, &settings, &mut on_point).map(drop),
+        None => frc(rec, &params, &settings, &mut on_point)
+            .map(drop)
+            .map_err(|e| StopReason::Error(e.to_string())),
     };
     let stopped = match (result, stop) {
-        (Err(e), _) => Some(StopReason::Error(e.to_string())),
+        (Err(e), _) => Some(e),
         (Ok(()), Some(reason)) => Some(reason),
         (Ok(()), None) if points.len() >= opts.max_points => Some(StopReason::Cap {
             at: points.last().map_or(f64::NAN, |p| p.solution.omega),
@@ -239,11 +245,12 @@ fn resume_curve(
     settings: &FrcSettings,
     old: &StoredCurve,
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
-) -> Result<(), SolveError> {
+) -> Result<(), StopReason> {
     let point = &settings.point;
     let mut good: Vec<PointSolution> = Vec::new();
     for ((&w, &step), x) in old.omega.iter().zip(&old.step).zip(&old.friction) {
-        let solution = solve_point(rec, params, w, point, Some((&point.set, x)))?;
+        let solution = solve_point(rec, params, w, point, Some((&point.set, x)))
+            .map_err(|e| StopReason::Resume(format!("at w = {w}: {e}")))?;
         if solution.status.converged() {
             good.push(solution.clone());
         }
@@ -251,20 +258,35 @@ fn resume_curve(
             return Ok(());
         }
     }
+    let fail = |e: SolveError| StopReason::Error(e.to_string());
     let Some(&last) = old.omega.last() else {
-        return frc(rec, params, settings, on_point).map(drop);
+        return frc(rec, params, settings, on_point).map(drop).map_err(fail);
     };
     let dir = if settings.omega_end >= settings.omega_start {
         1.0
     } else {
         -1.0
     };
+    // A sweep that had reached its end is complete: resuming it adds nothing (not a point past
+    // the end, not a duplicate of the last).
+    let tol_w = 1e-12 * settings.omega_end.abs().max(1.0);
+    if dir * (last - settings.omega_end) >= -tol_w {
+        return Ok(());
+    }
+    // The next point, landing on the end rather than past it.
+    let w = last + dir * settings.step;
     let next = FrcSettings {
-        omega_start: last + dir * settings.step,
+        omega_start: if dir * (w - settings.omega_end) > 0.0 {
+            settings.omega_end
+        } else {
+            w
+        },
         ..settings.clone()
     };
     let tail = good.len().saturating_sub(2);
-    frc_resume(rec, params, &next, &good[tail..], on_point).map(drop)
+    frc_resume(rec, params, &next, &good[tail..], on_point)
+        .map(drop)
+        .map_err(fail)
 }
 
 /// Whether a sweep of `method` can be resumed from a stored curve.

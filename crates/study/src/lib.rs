@@ -10,6 +10,7 @@
 
 pub mod case;
 pub mod hash;
+pub mod param;
 pub mod result;
 pub mod run;
 pub mod shard;
@@ -18,7 +19,8 @@ pub mod spec;
 pub mod store;
 pub mod track;
 
-pub use case::{Case, CaseSetup, ParamKind, Value};
+pub use case::CaseSetup;
+pub use param::{Case, ParamKind, Value};
 pub use result::{CaseResult, CaseStatus, compute_case};
 pub use run::{Event, OutputLock, RunOptions, cases_dir_for, lock_output, run};
 pub use shard::Shard;

@@ -1,7 +1,7 @@
 //! The result of one case: its frequency response curve, peak and status, and how it is
 //! computed (a failure of any kind becomes a recorded status, never an abort).
 
-use crate::case::{Case, Value};
+use crate::param::{Case, Value};
 use crate::shared::Receptances;
 use crate::spec::{Objective, Optimize, Study};
 use crate::track::{TrackSettings, track};
@@ -128,6 +128,18 @@ impl CaseResult {
         }
     }
 
+    /// Whether the reported peak of a curve is a band-edge value (the largest amplitude at
+    /// its first or last point) rather than a resonance inside the band.
+    pub fn peak_at_edge(&self) -> bool {
+        if !self.locus_value.is_empty() || !self.peak_omega.is_finite() {
+            return false;
+        }
+        [self.omega.first(), self.omega.last()]
+            .into_iter()
+            .flatten()
+            .any(|&w| w == self.peak_omega)
+    }
+
     /// Total Newton iterations.
     pub fn total_iterations(&self) -> i64 {
         self.iterations.iter().sum()
@@ -248,6 +260,22 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
                 r.peak_amplitude = top.amplitude;
             }
         }
+        // A largest amplitude at the band's edge is no resonance peak: say so, and for an
+        // objective of peaks only it is no result at all.
+        if r.status != CaseStatus::Failed && r.peak_at_edge() {
+            let note = format!(
+                "no resonance peak inside the band: the amplitude is largest at its edge, w = {}",
+                r.peak_omega
+            );
+            if study.objective == Objective::Peak {
+                r.status = CaseStatus::Failed;
+                r.reason = note;
+            } else if r.reason.is_empty() {
+                r.reason = note;
+            } else {
+                r.reason = format!("{}; {note}", r.reason);
+            }
+        }
         Ok(r)
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
@@ -286,7 +314,9 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
             .case_setup_with(case, Some((o.kind, v)))
             .map(|s| s.model)
     };
-    let locus = track(&model_at, &settings, &o.values(), true, &mut || {});
+    let locus = track(&model_at, &settings, &o.values(), true, &mut || {}, &|| {
+        false
+    });
     r.solves = locus.solves as i64;
     for e in &locus.points {
         r.locus_value.push(e.value);

@@ -1,8 +1,8 @@
 //! The study file (TOML, documented in `docs/study.md`): parsed with unknown keys rejected,
 //! every value checked with the line at fault, and expanded into its cases before any work.
 
-use crate::case::{Case, ParamKind, Value};
 use crate::hash::Fnv;
+use crate::param::{Case, ParamKind, Value};
 use ewr_contact::FrictionLaw;
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::ReceptanceKind;
@@ -198,7 +198,7 @@ pub struct Optimize {
 impl Optimize {
     /// The tracked values, from `from` to `to`.
     pub fn values(&self) -> Vec<f64> {
-        crate::track::values(self.from, self.to, self.count)
+        crate::param::values(self.from, self.to, self.count)
     }
 }
 
@@ -476,17 +476,11 @@ impl Ctx<'_> {
     }
 }
 
-/// Why a study could not be loaded: `input` problems (exit 2) or an unreadable model.
-#[derive(Debug, Clone)]
+/// Why a study could not be loaded: a problem of the study file (naming its line) or an
+/// unreadable model; bad input (exit 2).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
 pub struct StudyError(pub String);
-
-impl std::fmt::Display for StudyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StudyError {}
 
 impl Study {
     /// Reads a study file and its model, checks every setting and value (naming the line at
@@ -504,6 +498,18 @@ impl Study {
         let model_name = raw.model.get_ref().clone();
         let dir = path.parent().unwrap_or(Path::new(""));
         let model_path = dir.join(&model_name);
+        // A FIFO or a device would block the read below.
+        if let Ok(m) = std::fs::metadata(&model_path)
+            && !m.is_file()
+        {
+            return cx.err(
+                raw.model.span(),
+                format!(
+                    "model {}: not a regular file (a folder, a FIFO or a device)",
+                    model_path.display()
+                ),
+            );
+        }
         let bytes = std::fs::read(&model_path).map_err(|e| {
             at(
                 path,
@@ -582,7 +588,19 @@ impl Study {
             None => HarmonicSet::odd(59).expect("odd:59 is valid"),
         };
         let samples = match &s.samples {
-            Some(v) => Some(cx.count("solver.samples", v, 4)?),
+            Some(v) => {
+                let n = cx.count("solver.samples", v, 4)?;
+                if n > ewr_hb::MAX_SAMPLES {
+                    return cx.err(
+                        v.span(),
+                        format!(
+                            "solver.samples = {n}: at most {} samples per period",
+                            ewr_hb::MAX_SAMPLES
+                        ),
+                    );
+                }
+                Some(n)
+            }
             None => None,
         };
         let law = match &s.law {

@@ -5,7 +5,7 @@
 //! Files are written with object time stamps off, so the same results give the same bytes:
 //! a resumed, sharded or merged study is byte-for-byte the uninterrupted single-process one.
 
-use crate::case::{ParamKind, Value};
+use crate::param::{ParamKind, Value};
 use crate::result::{CaseResult, CaseStatus};
 use crate::shard::Shard;
 use crate::spec::{Objective, STUDY_FORMAT_VERSION, Study};

@@ -9,7 +9,7 @@
 //! system's). The optimum is refined by golden section between the neighbours of the smallest
 //! evaluated peak.
 
-use crate::case::ParamKind;
+use crate::param::ParamKind;
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_model::Model;
@@ -69,6 +69,8 @@ pub struct Locus {
     pub solves: usize,
     /// Why the locus stopped early (the points up to there are kept).
     pub failure: Option<String>,
+    /// Whether it stopped because the caller asked it to ([`track`]'s `stop`).
+    pub interrupted: bool,
 }
 
 /// Finds peaks at parameter values, reusing the condensation where a value does not change
@@ -78,6 +80,7 @@ struct Tracker<'a> {
     s: &'a TrackSettings,
     rec: Option<Receptance>,
     solves: usize,
+    stop: &'a dyn Fn() -> bool,
 }
 
 impl Tracker<'_> {
@@ -104,11 +107,12 @@ impl Tracker<'_> {
             max_step: s.step * 8.0,
             method: Continuation::Sequential,
             point: s.point.clone(),
-            max_points: 100_000,
+            max_points: ewr_solve::MAX_POINTS,
             adaptive: s.adaptive,
             keep_histories: false,
         };
-        let pts = frc(&rec, &params, &settings, &mut |_| true).map_err(|e| e.to_string());
+        let stop = self.stop;
+        let pts = frc(&rec, &params, &settings, &mut |_| !stop()).map_err(|e| e.to_string());
         let peaks = pts.and_then(|pts| {
             self.solves += pts.len();
             let peaks = refine_peaks(&rec, &params, &s.point, &pts).map_err(|e| e.to_string())?;
@@ -210,6 +214,9 @@ fn golden(t: &mut Tracker<'_>, points: &mut Vec<Evaluated>, k: usize) -> Result<
     }
     let tol = OPTIMUM_RTOL * (hi - lo).abs().max(f64::MIN_POSITIVE);
     let mut eval = |v: f64, points: &mut Vec<Evaluated>| -> Result<f64, String> {
+        if (t.stop)() {
+            return Err("interrupted".into());
+        }
         let guesses = neighbour_guesses(points, v);
         if guesses.is_empty() {
             return Err("no peak to start from".into());
@@ -241,7 +248,8 @@ fn golden(t: &mut Tracker<'_>, points: &mut Vec<Evaluated>, k: usize) -> Result<
 
 /// The peak locus at `values` (in the order given; the first and last get coarse sweeps),
 /// and, when `optimize` and the smallest peak is inside the range, the optimum refined by
-/// golden section. `on_value` is called after each coarse sweep and each value of `values`.
+/// golden section. `on_value` is called after each coarse sweep and each value of `values`;
+/// once `stop` says so (Ctrl-C), the locus ends with what was found ([`Locus::interrupted`]).
 /// Never fails: an error stops the locus with [`Locus::failure`] set, keeping what was found.
 pub fn track(
     model_at: &ModelAt<'_>,
@@ -249,12 +257,14 @@ pub fn track(
     values: &[f64],
     optimize: bool,
     on_value: &mut dyn FnMut(),
+    stop: &dyn Fn() -> bool,
 ) -> Locus {
     let mut t = Tracker {
         model_at,
         s,
         rec: None,
         solves: 0,
+        stop,
     };
     let mut locus = Locus::default();
     let (Some(&first), Some(&last)) = (values.first(), values.last()) else {
@@ -279,8 +289,11 @@ pub fn track(
             }
         }
         on_value();
+        if stop() {
+            break;
+        }
     }
-    if locus.failure.is_none() && starts.is_empty() {
+    if locus.failure.is_none() && starts.is_empty() && !stop() {
         locus.failure = Some(format!(
             "no local maximum of the amplitude between w = {} and {}",
             s.omega_start, s.omega_end
@@ -288,7 +301,7 @@ pub fn track(
     }
     let mut guesses: Vec<Option<PointSolution>> = dedupe(starts).into_iter().map(Some).collect();
     for &v in values {
-        if locus.failure.is_some() {
+        if locus.failure.is_some() || stop() {
             break;
         }
         match t.at(v, &guesses) {
@@ -304,6 +317,16 @@ pub fn track(
         }
         on_value();
     }
+    if stop() {
+        locus.interrupted = true;
+        locus.failure.get_or_insert_with(|| {
+            format!(
+                "interrupted after {} of {} values",
+                locus.points.len(),
+                values.len()
+            )
+        });
+    }
     if locus.failure.is_none() && optimize && locus.points.len() >= 3 {
         let k = locus
             .points
@@ -314,6 +337,7 @@ pub fn track(
         if k > 0 && k + 1 < locus.points.len() {
             locus.interior = true;
             if let Err(e) = golden(&mut t, &mut locus.points, k) {
+                locus.interrupted = stop();
                 locus.failure = Some(format!("refining the optimum: {e}"));
             }
         }
@@ -324,18 +348,11 @@ pub fn track(
     locus
 }
 
-/// `count` values evenly spaced from `from` to `to` (just `from` when `count` is 1).
-pub fn values(from: f64, to: f64, count: usize) -> Vec<f64> {
-    (0..count)
-        .map(|i| {
-            if count == 1 {
-                from
-            } else {
-                from + (to - from) * i as f64 / (count - 1) as f64
-            }
-        })
-        .collect()
-}
+pub use crate::param::values;
+
+/// Most parameter values a locus tracks: each is a few periodic solutions at least, and a
+/// count typed wrong (1e12) must be refused before the values are allocated.
+pub const MAX_VALUES: usize = 1000;
 
 /// The parameter of `ewr peaks --param` and Python's `peaks(param)`: `mu_n`, `forcing` or
 /// `mass:DOF`, and for 3-D contacts `mu` or `normal-preload` (`normal_preload` too).

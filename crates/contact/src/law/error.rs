@@ -5,15 +5,18 @@ use std::fmt;
 /// Why an evaluation was refused or failed. Per-contact errors name the contact (and
 /// the time sample where there is one); when several contacts are bad, the one with
 /// the lowest index is reported, whatever the number of threads.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LawError {
     /// The tangential dimension is not 1 or 2.
+    #[error("tangential dimension must be 1 or 2, got {dim}")]
     InvalidDim {
         /// The dimension given.
         dim: usize,
     },
     /// A slice does not have the length implied by `dim`, `n_samples` and the number of
     /// contacts (`rho.len()`).
+    #[error("slice `{what}` has length {got}, expected {expected}")]
     Length {
         /// Which slice (`"r"`, `"v"`, `"mu_n"`, `"psi"`, `"d_r"`, `"d_v"`).
         what: &'static str,
@@ -23,8 +26,10 @@ pub enum LawError {
         got: usize,
     },
     /// `n_contacts * dim * dim * n_samples` does not fit in `usize`.
+    #[error("batch size overflows usize")]
     SizeOverflow,
     /// A law parameter (alpha, delta, eps) is not finite and positive.
+    #[error("friction law `{law}`: parameter {name} must be finite and > 0, got {value}")]
     InvalidParameter {
         /// The law's command-line name.
         law: &'static str,
@@ -34,6 +39,7 @@ pub enum LawError {
         value: f64,
     },
     /// `rho` of a contact is not finite and positive.
+    #[error("contact {contact}: rho must be finite and > 0, got {value}")]
     InvalidRho {
         /// Contact index.
         contact: usize,
@@ -41,6 +47,10 @@ pub enum LawError {
         value: f64,
     },
     /// The friction bound `muN` is negative or not finite.
+    #[error(
+        "contact {contact}{}: friction bound muN must be finite and >= 0, got {value}",
+        SampleSuffix(*.sample)
+    )]
     InvalidBound {
         /// Contact index.
         contact: usize,
@@ -51,12 +61,27 @@ pub enum LawError {
     },
     /// An input `r` or `v` is NaN or infinite at this contact and sample, or the result
     /// overflowed there (inputs beyond about 1e150 in magnitude).
+    #[error(
+        "contact {contact}, sample {sample}: non-finite friction force or velocity (or overflow in the friction law)"
+    )]
     NonFinite {
         /// Contact index.
         contact: usize,
         /// Time sample (the first bad one of that contact).
         sample: usize,
     },
+}
+
+/// `", sample j"` after the contact of a sampled bound's error; nothing for a per-contact one.
+struct SampleSuffix(Option<usize>);
+
+impl fmt::Display for SampleSuffix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(j) => write!(f, ", sample {j}"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl LawError {
@@ -70,51 +95,3 @@ impl LawError {
         }
     }
 }
-
-impl fmt::Display for LawError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            LawError::InvalidDim { dim } => {
-                write!(f, "tangential dimension must be 1 or 2, got {dim}")
-            }
-            LawError::Length {
-                what,
-                expected,
-                got,
-            } => write!(f, "slice `{what}` has length {got}, expected {expected}"),
-            LawError::SizeOverflow => write!(f, "batch size overflows usize"),
-            LawError::InvalidParameter { law, name, value } => write!(
-                f,
-                "friction law `{law}`: parameter {name} must be finite and > 0, got {value}"
-            ),
-            LawError::InvalidRho { contact, value } => {
-                write!(
-                    f,
-                    "contact {contact}: rho must be finite and > 0, got {value}"
-                )
-            }
-            LawError::InvalidBound {
-                contact,
-                sample: Some(j),
-                value,
-            } => write!(
-                f,
-                "contact {contact}, sample {j}: friction bound muN must be finite and >= 0, got {value}"
-            ),
-            LawError::InvalidBound {
-                contact,
-                sample: None,
-                value,
-            } => write!(
-                f,
-                "contact {contact}: friction bound muN must be finite and >= 0, got {value}"
-            ),
-            LawError::NonFinite { contact, sample } => write!(
-                f,
-                "contact {contact}, sample {sample}: non-finite friction force or velocity (or overflow in the friction law)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for LawError {}

@@ -80,25 +80,14 @@ impl fmt::Display for FrictionLaw {
 }
 
 /// Why a string is not a friction law: the input and a human-readable reason.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("invalid friction law `{input}`: {reason} (expected one of: {FRICTION_LAW_FORMS})")]
 pub struct ParseLawError {
     /// The rejected input, as given.
     pub input: String,
     /// What is wrong with it.
     pub reason: String,
 }
-
-impl fmt::Display for ParseLawError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid friction law `{}`: {} (expected one of: {FRICTION_LAW_FORMS})",
-            self.input, self.reason
-        )
-    }
-}
-
-impl std::error::Error for ParseLawError {}
 
 impl FromStr for FrictionLaw {
     type Err = ParseLawError;

@@ -9,6 +9,7 @@ use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
 use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
 use faer::{Accum, Mat, c64};
 
+use super::nd_modes::NdSolve;
 use super::{ReceptanceError, Structure};
 
 /// A condition number estimate above which `Z_h` is reported singular. A singular matrix
@@ -27,7 +28,7 @@ pub(crate) enum Solver {
     Dense(PartialPivLu<c64>),
     Sparse(Lu<usize, c64>),
     /// Modal sum plus static residual of one nodal diameter (cyclic sectors).
-    CyclicModal(super::cyclic_modal::NdSolve),
+    CyclicModal(NdSolve),
 }
 
 impl DirectHarmonic {

@@ -1,0 +1,301 @@
+//! Reading a matrix: a sparse group (CSR, CSC or COO, optionally one stored triangle of a
+//! symmetric matrix) or a dense 2-D dataset.
+
+use super::values::{attr_ints, attr_string, dataset, floats, ints, to_index};
+use crate::model::SparseMatrix;
+use crate::validate::Problem;
+use faer::sparse::Triplet;
+
+/// A matrix as stored, before it is built: its size can be checked against the rest of the
+/// file first.
+pub(super) struct RawMatrix {
+    pub(super) path: String,
+    pub(super) shape: [usize; 2],
+    pub(super) triplets: Vec<Triplet<usize, usize, f64>>,
+    symmetric: Option<String>,
+}
+
+impl RawMatrix {
+    pub(super) fn build(self, out: &mut Vec<Problem>) -> Option<SparseMatrix> {
+        assemble(
+            self.triplets,
+            self.shape,
+            self.symmetric.as_deref(),
+            &self.path,
+            out,
+        )
+    }
+}
+
+/// Reads a sparse (CSR, CSC or COO group) or dense (2-D dataset) matrix `/name`.
+///
+/// With `square`, the shape must be square (M, K, C); `W` is rectangular.
+pub(super) fn read_matrix(
+    file: &hdf5::Group,
+    gpath: &str,
+    name: &str,
+    square: bool,
+    out: &mut Vec<Problem>,
+) -> Option<RawMatrix> {
+    let path = format!("{gpath}/{name}");
+    if !file.link_exists(name) {
+        out.push(Problem::error(
+            path,
+            "missing (a sparse matrix group is required)",
+        ));
+        return None;
+    }
+    if let Ok(d) = file.dataset(name) {
+        return read_dense(&d, &path, square, out);
+    }
+    let g = match file.group(name) {
+        Ok(g) => g,
+        Err(e) => {
+            out.push(Problem::error(path, format!("cannot open ({e})")));
+            return None;
+        }
+    };
+    let mut fail = |m: String| {
+        out.push(Problem::error(path.clone(), m));
+        None
+    };
+    let encoding = match attr_string(&g, "encoding-type") {
+        Ok(Some(e)) => e,
+        Ok(None) => {
+            return fail(
+                "missing attribute encoding-type (\"csr_matrix\", \"csc_matrix\" or \"coo_matrix\")"
+                    .into(),
+            );
+        }
+        Err(e) => return fail(format!("attribute encoding-type: {e}")),
+    };
+    let shape = match attr_ints(&g, "shape") {
+        Ok(Some(s)) if s.len() == 2 && s[0] >= 0 && s[1] >= 0 => [s[0] as usize, s[1] as usize],
+        Ok(Some(s)) => return fail(format!("attribute shape = {s:?}, expected [rows, cols]")),
+        Ok(None) => return fail("missing attribute shape = [rows, cols]".into()),
+        Err(e) => return fail(format!("attribute shape: {e}")),
+    };
+    if square && shape[0] != shape[1] {
+        return fail(format!("shape is {shape:?}, the matrix must be square"));
+    }
+    let symmetric = match attr_string(&g, "symmetric") {
+        Ok(None) => None,
+        Ok(Some(s)) if s == "upper" || s == "lower" => Some(s),
+        Ok(Some(s)) if s == "full" || s == "none" || s.is_empty() => None,
+        Ok(Some(s)) => {
+            return fail(format!(
+                "attribute symmetric = {s:?}, expected \"upper\" or \"lower\""
+            ));
+        }
+        Err(e) => return fail(format!("attribute symmetric: {e}")),
+    };
+    let triplets = match encoding.as_str() {
+        "csr_matrix" | "csc_matrix" => {
+            read_compressed(&g, &path, shape, encoding == "csr_matrix", out)
+        }
+        "coo_matrix" => read_coo(&g, &path, shape, out),
+        other => {
+            return fail(format!(
+                "encoding-type = {other:?}; supported: \"csr_matrix\", \"csc_matrix\", \"coo_matrix\""
+            ));
+        }
+    }?;
+    Some(RawMatrix {
+        path,
+        shape,
+        triplets,
+        symmetric,
+    })
+}
+
+fn read_dense(
+    d: &hdf5::Dataset,
+    path: &str,
+    square: bool,
+    out: &mut Vec<Problem>,
+) -> Option<RawMatrix> {
+    let (v, shape) = match floats(d) {
+        Ok(x) => x,
+        Err(e) => {
+            out.push(Problem::error(path, e));
+            return None;
+        }
+    };
+    if shape.len() != 2 || (square && shape[0] != shape[1]) {
+        out.push(Problem::error(
+            path,
+            format!(
+                "a dense matrix dataset must be 2-D{}, found shape {shape:?}",
+                if square { " and square" } else { "" }
+            ),
+        ));
+        return None;
+    }
+    let mut t = Vec::new();
+    for i in 0..shape[0] {
+        for j in 0..shape[1] {
+            let x = v[i * shape[1] + j];
+            if x != 0.0 {
+                t.push(Triplet::new(i, j, x));
+            }
+        }
+    }
+    Some(RawMatrix {
+        path: path.to_string(),
+        shape: [shape[0], shape[1]],
+        triplets: t,
+        symmetric: None,
+    })
+}
+
+fn read_compressed(
+    g: &hdf5::Group,
+    path: &str,
+    shape: [usize; 2],
+    by_rows: bool,
+    out: &mut Vec<Problem>,
+) -> Option<Vec<Triplet<usize, usize, f64>>> {
+    let data = dataset(g, path, "data", out, |c| floats(c).map(|x| x.0));
+    let indices = dataset(g, path, "indices", out, |c| ints(c).map(|x| x.0));
+    let indptr = dataset(g, path, "indptr", out, |c| ints(c).map(|x| x.0));
+    let (data, indices, indptr) = (data?, indices?, indptr?);
+    let (major, minor) = if by_rows {
+        (shape[0], shape[1])
+    } else {
+        (shape[1], shape[0])
+    };
+    let mut fail = |name: &str, m: String| {
+        out.push(Problem::error(format!("{path}/{name}"), m));
+        None
+    };
+    if indptr.len() != major + 1 {
+        return fail(
+            "indptr",
+            format!(
+                "has {} entries, expected {} (one more than the {} count)",
+                indptr.len(),
+                major + 1,
+                if by_rows { "row" } else { "column" }
+            ),
+        );
+    }
+    if data.len() != indices.len() {
+        return fail(
+            "indices",
+            format!("has {} entries but data has {}", indices.len(), data.len()),
+        );
+    }
+    if indptr[0] != 0 || indptr.windows(2).any(|w| w[1] < w[0]) {
+        return fail("indptr", "must start at 0 and never decrease".into());
+    }
+    if indptr[major] as usize != data.len() {
+        return fail(
+            "indptr",
+            format!(
+                "last entry is {}, but there are {} values",
+                indptr[major],
+                data.len()
+            ),
+        );
+    }
+    let mut t = Vec::with_capacity(data.len());
+    for a in 0..major {
+        for p in indptr[a] as usize..indptr[a + 1] as usize {
+            let Some(b) = to_index(indices[p], minor) else {
+                return fail(
+                    "indices",
+                    format!(
+                        "index {} at position {p} is out of range 0..{minor}",
+                        indices[p]
+                    ),
+                );
+            };
+            let (i, j) = if by_rows { (a, b) } else { (b, a) };
+            t.push(Triplet::new(i, j, data[p]));
+        }
+    }
+    Some(t)
+}
+
+fn read_coo(
+    g: &hdf5::Group,
+    path: &str,
+    shape: [usize; 2],
+    out: &mut Vec<Problem>,
+) -> Option<Vec<Triplet<usize, usize, f64>>> {
+    let data = dataset(g, path, "data", out, |c| floats(c).map(|x| x.0));
+    let row = dataset(g, path, "row", out, |c| ints(c).map(|x| x.0));
+    let col = dataset(g, path, "col", out, |c| ints(c).map(|x| x.0));
+    let (data, row, col) = (data?, row?, col?);
+    if row.len() != data.len() || col.len() != data.len() {
+        out.push(Problem::error(
+            path,
+            format!(
+                "row, col and data must have the same length, found {}, {}, {}",
+                row.len(),
+                col.len(),
+                data.len()
+            ),
+        ));
+        return None;
+    }
+    let mut t = Vec::with_capacity(data.len());
+    for p in 0..data.len() {
+        match (to_index(row[p], shape[0]), to_index(col[p], shape[1])) {
+            (Some(i), Some(j)) => t.push(Triplet::new(i, j, data[p])),
+            _ => {
+                out.push(Problem::error(
+                    path,
+                    format!(
+                        "entry {p} at ({}, {}) is out of range for shape {shape:?}",
+                        row[p], col[p]
+                    ),
+                ));
+                return None;
+            }
+        }
+    }
+    Some(t)
+}
+
+/// Builds the matrix from triplets, mirroring a stored triangle; duplicates add up.
+fn assemble(
+    mut t: Vec<Triplet<usize, usize, f64>>,
+    shape: [usize; 2],
+    symmetric: Option<&str>,
+    path: &str,
+    out: &mut Vec<Problem>,
+) -> Option<SparseMatrix> {
+    if let Some(tri) = symmetric {
+        let upper = tri == "upper";
+        if let Some(e) = t
+            .iter()
+            .find(|e| if upper { e.row > e.col } else { e.row < e.col })
+        {
+            out.push(Problem::error(
+                path,
+                format!(
+                    "symmetric = {tri:?} but entry ({}, {}) lies in the other triangle",
+                    e.row, e.col
+                ),
+            ));
+            return None;
+        }
+        let mirrored: Vec<_> = t
+            .iter()
+            .filter(|e| e.row != e.col)
+            .map(|e| Triplet::new(e.col, e.row, e.val))
+            .collect();
+        t.extend(mirrored);
+    }
+    match SparseMatrix::try_new_from_triplets(shape[0], shape[1], &t) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            out.push(Problem::error(
+                path,
+                format!("cannot build the matrix: {e}"),
+            ));
+            None
+        }
+    }
+}
