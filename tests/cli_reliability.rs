@@ -407,3 +407,154 @@ fn absurd_sector_counts_are_refused_by_model_check() {
         assert!(err.contains("at most 10000"), "{args:?}: {err}");
     }
 }
+
+/// Sends SIGINT to `child` once `ready` holds (or after `wait`), and returns its output.
+fn interrupt(child: std::process::Child, ready: impl Fn() -> bool, wait: Duration) -> Output {
+    let t0 = Instant::now();
+    while !ready() && t0.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn interrupted_studies_and_simulations_keep_their_work() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(shipped_model("two-mass-damper"), dir.path().join("m.h5")).unwrap();
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "model = \"m.h5\"\n[frequency]\nstart = 0.2\nend = 2.6\nstep = 0.002\n[solver]\n\
+         harmonics = \"odd:31\"\n[grid]\nmu_n = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.h5");
+    let args = [
+        "study",
+        s(&study),
+        "-o",
+        s(&out),
+        "--jobs",
+        "1",
+        "--no-plot",
+    ];
+    let cases = dir.path().join("out.h5.cases");
+    let child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let finished = || {
+        std::fs::read_dir(&cases).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("case-"))
+                .count()
+        })
+    };
+    let o = interrupt(child, || finished() >= 1, Duration::from_secs(60));
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted after") && err.contains("rerun"),
+        "{err}"
+    );
+    let kept = finished();
+    assert!((1..12).contains(&kept), "{kept} cases kept");
+    assert!(!out.exists(), "no partial study file");
+    let o = ewr(&args);
+    let (stdout, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        stdout.contains(&format!("{kept} cases already finished")),
+        "{stdout}"
+    );
+    // A simulation reports its last period, marked interrupted.
+    let sim = dir.path().join("sim.h5");
+    let child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .args([
+            "simulate",
+            s(&shipped_model("two-mass-damper")),
+            "--omega",
+            "0.5",
+            "--periods",
+            "100000",
+            "--tol",
+            "1e-300",
+            "-o",
+            s(&sim),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = interrupt(child, || false, Duration::from_secs(2));
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted after"), "{err}");
+    let f = hdf5::File::open(&sim).unwrap();
+    let status = f
+        .attr("status")
+        .unwrap()
+        .read_scalar::<hdf5::types::VarLenUnicode>()
+        .unwrap();
+    assert_eq!(status.as_str(), "interrupted");
+}
+
+#[test]
+fn damaged_resume_and_case_files_are_named_not_crashed_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = common::workspace().join("tests/fixtures/damaged/heap-segfault.h5");
+    let out = dir.path().join("frc.h5");
+    std::fs::copy(&damaged, &out).unwrap();
+    let before = std::fs::read(&out).unwrap();
+    let model = shipped_model("two-mass-damper");
+    let mut args = frc_args(s(&model), "0.5", s(&out));
+    args.push("--resume");
+    let o = Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .env("EWR_PROBE_SECONDS", "3")
+        .args(&args)
+        .output()
+        .unwrap();
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("damaged") && err.contains("frc.h5"), "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    // A study whose cases folder holds a damaged case file: named, set aside, recomputed.
+    std::fs::copy(&model, dir.path().join("m.h5")).unwrap();
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "model = \"m.h5\"\n[frequency]\nstart = 0.3\nend = 0.6\nstep = 0.02\n[solver]\n\
+         harmonics = \"odd:15\"\n[grid]\nmu_n = [2, 8]\n",
+    )
+    .unwrap();
+    let res = dir.path().join("st.h5");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_ewr"))
+            .env("EWR_PROBE_SECONDS", "3")
+            .args(["study", s(&study), "-o", s(&res), "--no-plot"])
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let first = std::fs::read_dir(dir.path().join("st.h5.cases"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "h5"))
+        .unwrap();
+    std::fs::copy(&damaged, &first).unwrap();
+    let o = run();
+    let (stdout, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("damaged") && err.contains("set aside"),
+        "{err}"
+    );
+    assert!(stdout.contains("1 cases already finished"), "{stdout}");
+}

@@ -28,3 +28,22 @@ pub fn install() {
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
+
+/// A flag that follows [`requested`], for library code that takes a stop flag of its own
+/// (simulations, studies): a thread polls the interrupt every 50 ms until the flag is set or
+/// dropped by everyone else.
+pub fn flag() -> std::sync::Arc<AtomicBool> {
+    let flag = std::sync::Arc::new(AtomicBool::new(false));
+    let watched = std::sync::Arc::downgrade(&flag);
+    std::thread::spawn(move || {
+        while let Some(f) = watched.upgrade() {
+            if requested() {
+                f.store(true, Ordering::SeqCst);
+                return;
+            }
+            drop(f);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    flag
+}

@@ -161,7 +161,10 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     if let Some(spec) = &a.dofs {
         run.record_dofs = Some(parse_dofs(spec, &read.model)?);
     }
-    let (model, opts) = ewr_simulate::setup::prepare(read.model, &run).map_err(problem)?;
+    let (model, mut opts) = ewr_simulate::setup::prepare(read.model, &run).map_err(problem)?;
+    // Ctrl-C / SIGTERM: one more period is integrated and everything written, as `frc` does.
+    crate::interrupt::install();
+    opts.stop = Some(crate::interrupt::flag());
 
     let bar = crate::progress::bar(a.periods as u64, "periods");
     let result = ewr_simulate::simulate(&model, &opts, &mut |p| {
@@ -206,6 +209,13 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
             summary.contact_solver.unconverged_steps,
             summary.contact_solver.max_unconverged_change
         );
+    }
+    if sim.interrupted {
+        return Err(Failure::work(format!(
+            "interrupted after {} periods, before the steady state: the last period was \
+             written with status \"interrupted\"",
+            sim.periods_run
+        )));
     }
     if !sim.converged {
         return Err(Failure::work(format!(

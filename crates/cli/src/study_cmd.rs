@@ -153,6 +153,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
         plots: !a.no_plot,
         cancel: None,
     };
+    let mut runner = runner;
     let output = runner.output_file();
     let derived = runner.derived_outputs();
     // A shard writes only its shard file: several shards of one study run at once.
@@ -227,6 +228,9 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     }
     let cases_dir = cases_dir_for(&output);
     set_aside_damaged_cases(&cases_dir)?;
+    // Ctrl-C / SIGTERM: the cases under way finish and are kept; a rerun resumes.
+    crate::interrupt::install();
+    runner.cancel = Some(crate::interrupt::flag());
     let t0 = Instant::now();
     let bar = crate::progress::bar(indices.len() as u64, "cases");
     let reused = AtomicUsize::new(0);
@@ -264,6 +268,15 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
         e => Failure::work(e.to_string()),
     })?;
     bar.finish_and_clear();
+    if outcome.cancelled {
+        return Err(Failure::work(format!(
+            "interrupted after {} of {} cases: the finished ones are kept in {}; rerun the same \
+             command to resume",
+            outcome.results.len(),
+            indices.len(),
+            cases_dir.display()
+        )));
+    }
     let results = outcome.results;
     if computed.load(Ordering::SeqCst) == 0 && reused.load(Ordering::SeqCst) > 0 {
         say!(

@@ -855,8 +855,11 @@ impl PyModel {
             linear_solver,
             ..ewr_simulate::setup::RunOptions::new(omega)
         };
-        let (model, opts) = ewr_simulate::setup::prepare(self.model.clone(), &run)
+        let (model, mut opts) = ewr_simulate::setup::prepare(self.model.clone(), &run)
             .map_err(|e| InputError::new_err(e.render(false)))?;
+        // Ctrl-C: one more period is integrated and returned, marked interrupted.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        opts.stop = Some(stop.clone());
         let outputs = crate::run::Outputs {
             output,
             timeseries,
@@ -865,7 +868,7 @@ impl PyModel {
         };
         let _claims = outputs.check()?;
         let mut callback_error: Option<PyErr> = None;
-        let sim = py.detach(|| {
+        let sim = crate::run::run_interruptible(py, &stop, || {
             ewr_simulate::simulate(&model, &opts, &mut |p| {
                 if callback_error.is_some() {
                     return;
@@ -905,7 +908,16 @@ impl PyModel {
             let fig = ewr_results::figures::PeriodFigure::of_simulation(&sim, &model);
             ewr_results::figures::period(p, &fig).map_err(fail)?;
         }
-        if !sim.converged {
+        if sim.interrupted {
+            warn(
+                py,
+                &format!(
+                    "interrupted after {} periods, before the steady state: the last period \
+                     is returned",
+                    sim.periods_run
+                ),
+            )?;
+        } else if !sim.converged {
             warn(
                 py,
                 &format!(

@@ -680,6 +680,12 @@ impl PySimulation {
         self.sim.converged
     }
 
+    /// True when Ctrl-C stopped the run before the steady state (the last period is kept).
+    #[getter]
+    fn interrupted(&self) -> bool {
+        self.sim.interrupted
+    }
+
     /// Periods integrated.
     #[getter]
     fn periods_run(&self) -> usize {

@@ -220,3 +220,28 @@ def test_the_same_simulation_through_cli_and_python(tmp_path):
     assert (tmp_path / "cli.csv").read_text() == (tmp_path / "py.csv").read_text()
     with pytest.raises(ewr.InputError, match="static_factor=0.5"):
         ewr.Model.read(model).simulate(0.5, static_factor=0.5)
+
+
+def test_ctrl_c_during_peaks_and_simulate_keeps_what_was_computed():
+    import _thread
+    import threading
+
+    m = ewr.Model.example("two-mass-damper")
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.warns(UserWarning, match="interrupted"):
+            d = m.peaks("mu_n", 1.0, 30.0, count=200, omega_start=0.2, omega_end=2.6,
+                        step=0.002, harmonics="odd:63")
+    finally:
+        timer.cancel()
+    assert d["interrupted"] and len(d["value"]) < 200
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.warns(UserWarning, match="interrupted"):
+            sim = m.simulate(0.5, periods=100000, tol=1e-300)
+    finally:
+        timer.cancel()
+    assert sim.interrupted and not sim.converged and sim.periods_run < 100000
+    assert np.all(np.isfinite(sim.u))

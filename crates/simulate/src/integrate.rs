@@ -84,6 +84,9 @@ pub struct Options {
     /// stiffnesses `k_t`, either the model's DOFs (the sliders start relaxed) or those
     /// followed by the slider DOFs (as in [`crate::Simulation::final_state`]).
     pub initial: Option<State>,
+    /// Set by the caller to stop early (Ctrl-C): one more period is integrated and reported,
+    /// with [`crate::Simulation::interrupted`] set.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Options {
@@ -101,6 +104,7 @@ impl Options {
             hysteretic: Hysteretic::Refuse,
             record_dofs: Vec::new(),
             initial: None,
+            stop: None,
         }
     }
 
@@ -330,12 +334,17 @@ fn simulate_with(
             error: err,
             elapsed_s: start.elapsed().as_secs_f64(),
         });
+        let stopping = opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst));
         if let Some(rec) = rec
-            && (err <= opts.tol || k >= opts.max_periods)
+            && (err <= opts.tol || k >= opts.max_periods || stopping)
         {
             break (rec, err);
         }
-        want_record = err <= opts.tol;
+        // A stop request records the next period, which is then reported.
+        want_record = err <= opts.tol || stopping;
         if !err.is_finite() {
             return Err(SimulateError::Numerical(format!(
                 "the solution blew up (non-finite state) in period {k}"
@@ -768,6 +777,13 @@ impl<'a> Integrator<'a> {
             steps_per_period: ns,
             periods_run: periods,
             converged: err <= self.opts.tol,
+            interrupted: err > self.opts.tol
+                && periods < self.opts.max_periods
+                && self
+                    .opts
+                    .stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)),
             steady_state_error: err,
             tol: self.opts.tol,
             elapsed_s: elapsed,

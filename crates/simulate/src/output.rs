@@ -86,6 +86,9 @@ pub struct Simulation {
     pub periods_run: usize,
     /// True when the reported period differs from the one before by less than `tol`.
     pub converged: bool,
+    /// True when the caller stopped the run before the steady state or the period cap
+    /// (`Options::stop`): the reported period is the last one integrated.
+    pub interrupted: bool,
     /// That difference (relative; see `Options::tol`).
     pub steady_state_error: f64,
     /// The tolerance asked for.
@@ -192,6 +195,9 @@ pub struct NormalSummary {
 pub struct Summary {
     /// Steady state reached (last period within `tol` of the one before).
     pub converged: bool,
+    /// Stopped by the user before the steady state (Ctrl-C): the last period integrated.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Periods integrated.
     pub periods_run: usize,
     /// Relative difference between the last two periods.
@@ -341,6 +347,7 @@ impl Simulation {
     pub fn summary(&self) -> Summary {
         Summary {
             converged: self.converged,
+            interrupted: self.interrupted,
             periods_run: self.periods_run,
             steady_state_error: self.steady_state_error,
             tol: self.tol,
@@ -437,6 +444,10 @@ impl Simulation {
         float(&f, "omega", self.omega)?;
         float(&f, "period", self.period)?;
         int(&f, "converged", self.converged as i64)?;
+        // Only where it happened, so that the files of completed runs keep their layout.
+        if self.interrupted {
+            text(&f, "status", "interrupted")?;
+        }
         float(&f, "dt", self.dt)?;
         int(&f, "n_samples", ns as i64)?;
         int(&f, "periods_run", self.periods_run as i64)?;

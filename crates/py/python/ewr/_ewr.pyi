@@ -327,6 +327,8 @@ class Simulation:
 
     omega: float
     converged: bool
+    interrupted: bool
+    """True when Ctrl-C stopped the run before the steady state (the last period is kept)."""
     periods_run: int
     time: npt.NDArray[np.float64]
     contact_displacement: npt.NDArray[np.float64]
