@@ -347,6 +347,24 @@ fn negative_numbers_in_scientific_notation_and_fifos_are_named() {
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains("--tol -0.0000000001: must be finite"), "{err}");
     }
+    // Options with an optional value (--adaptive) still stop at the next option.
+    let o = ewr(&[
+        "frc",
+        s(&model),
+        "--omega-start",
+        "0.9",
+        "--omega-end",
+        "1.0",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "odd:7",
+        "--adaptive",
+        "--mu-n",
+        "4",
+        "--no-refine",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
     // A model that is a FIFO is named as such, not read until a timeout calls it damaged.
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("m.h5");

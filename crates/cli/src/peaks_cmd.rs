@@ -64,7 +64,7 @@ pub struct PeaksArgs {
         value_name = "TOL",
         num_args = 0..=1,
         default_missing_value = "0.01",
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
     adaptive: Option<f64>,
     /// Friction bound mu*N of every contact while another parameter is tracked, overriding

@@ -123,7 +123,7 @@ pub struct FrcArgs {
         value_name = "TOL",
         num_args = 0..=1,
         default_missing_value = "0.01",
-        allow_hyphen_values = true
+        allow_negative_numbers = true
     )]
     pub adaptive: Option<f64>,
     /// Friction bound(s) mu*N for every contact, comma-separated: one curve per value,

@@ -833,39 +833,34 @@ struct FrictionSample {
 /// `(r, v, b)`. In stick `F rho_T v`; in slip with `b >= beta F` and `s < FACTOR_CAP b` the
 /// paper's form times `F / b`, `(F / b) (r s - b z)`.
 fn friction(r: &[f64], v: &[f64], b: f64, rho: f64, f: f64) -> FrictionSample {
-    let d = r.len();
-    let mut out = FrictionSample::default();
-    let mut z = [0.0; 2];
-    for k in 0..d {
-        z[k] = r[k] - rho * v[k];
+    match r.len() {
+        1 => friction_in::<1>(r, v, b, rho, f),
+        _ => friction_in::<2>(r, v, b, rho, f),
     }
-    let sn = z[..d].iter().map(|x| x * x).sum::<f64>().sqrt();
-    let slip = sn > b;
+}
+
+/// [`friction`] for `D` tangential directions.
+fn friction_in<const D: usize>(r: &[f64], v: &[f64], b: f64, rho: f64, f: f64) -> FrictionSample {
+    let d = D;
+    let mut out = FrictionSample::default();
+    let z: [f64; D] = std::array::from_fn(|k| r[k] - rho * v[k]);
     // e = r - P(z), P the projection on the disc of radius b, and dP/dz.
+    let disc = crate::disc::project(z, b);
+    let (sn, zh) = (disc.norm, disc.unit);
     let mut e = [0.0; 2];
-    let mut dp = [[0.0; 2]; 2];
     let mut de_db = [0.0; 2];
-    let mut zh = [0.0; 2];
-    if slip {
-        let q = b / sn;
+    if disc.slip {
         for i in 0..d {
-            zh[i] = z[i] / sn;
-        }
-        for i in 0..d {
-            e[i] = r[i] - q * z[i];
+            e[i] = r[i] - disc.factor * z[i];
             de_db[i] = -zh[i];
-            for j in 0..d {
-                let id = if i == j { 1.0 } else { 0.0 };
-                dp[i][j] = q * (id - zh[i] * zh[j]);
-            }
         }
     } else {
         for i in 0..d {
             // r - z, written so that stick gives exactly rho v.
             e[i] = rho * v[i];
-            dp[i][i] = 1.0;
         }
     }
+    let dp = disc.jacobian(if disc.slip { disc.factor } else { 1.0 });
     // k = F clamp(s / m, 1, FACTOR_CAP), m = max(b, beta F); its derivatives where it varies.
     let m = b.max(BOUND_FLOOR * f);
     let ratio = sn / m;

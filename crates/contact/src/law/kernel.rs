@@ -6,6 +6,7 @@
 //! be vectorised. The formulas and the choices at degenerate points are documented on
 //! [`crate::law`]; the comments here only record numerical reasons.
 
+use crate::disc::{kron, norm, project};
 use std::array::from_fn;
 
 /// Residual and (optionally) Jacobian blocks at one sample: `dr[m][n] = dPsi_m/dr_n`,
@@ -38,25 +39,6 @@ pub(super) trait Kernel: Copy + Send + Sync {
         mu: f64,
         rho: f64,
     ) -> Point<D>;
-}
-
-#[inline(always)]
-fn norm<const D: usize>(x: &[f64; D]) -> f64 {
-    if D == 1 {
-        // Exact in 1-D, and avoids the underflow of x*x for |x| < 1e-154.
-        x[0].abs()
-    } else {
-        let mut s = 0.0;
-        for xk in x {
-            s += xk * xk;
-        }
-        s.sqrt()
-    }
-}
-
-#[inline(always)]
-fn kron(m: usize, n: usize) -> f64 {
-    if m == n { 1.0 } else { 0.0 }
 }
 
 /// Paper eq. 2, evaluated as `Psi = r max(|z| - muN, 0) + muN rho v`, which is
@@ -110,12 +92,11 @@ impl Kernel for Projection {
         rho: f64,
     ) -> Point<D> {
         let z: [f64; D] = from_fn(|k| r[k] - rho * v[k]);
-        let s = norm(&z);
-        let slip = s > mu;
+        let disc = project(z, mu);
         // With muN = 0 the disk is the point 0 and the projection is identically 0,
         // including its derivative at z = 0 (where `slip` is false).
-        let k = if slip {
-            mu / s
+        let k = if disc.slip {
+            disc.factor
         } else if mu > 0.0 {
             1.0
         } else {
@@ -125,10 +106,8 @@ impl Kernel for Projection {
         if !DER {
             return Point::residual(psi);
         }
-        let inv = if slip { 1.0 / s } else { 0.0 };
-        let zh: [f64; D] = from_fn(|n| z[n] * inv);
         // dP/dz = k (I - zh zh^T); zh = 0 off the slip branch.
-        let dp: [[f64; D]; D] = from_fn(|m| from_fn(|n| k * (kron(m, n) - zh[m] * zh[n])));
+        let dp = disc.jacobian(k);
         Point {
             psi,
             dr: from_fn(|m| from_fn(|n| kron(m, n) - dp[m][n])),
