@@ -55,7 +55,7 @@ run frc-resume "frc" "$M/two-mass-damper.h5" --omega-start 0.2 --omega-end 0.6 -
 cp "$out/frc-resume0.h5" "$out/frc-resume1.h5"
 run frc-resume1 "frc" "$M/two-mass-damper.h5" --omega-start 0.2 --omega-end 0.8 --step 0.02 --harmonics odd:15 --mu-n 4 -o "$out/frc-resume1.h5" --resume --json
 # Peak tracking.
-run peaks-mun "peaks" "$M/two-mass-damper.h5" --param mu_n --from 2 --to 20 --count 6 --omega-start 0.3 --omega-end 1.2 --step 0.02 --harmonics odd:15 -o "$out/peaks-mun.h5" --csv "$out/peaks-mun.csv" --json
+run peaks-mun "peaks" "$M/two-mass-damper.h5" --param mu_n --from 2 --to 20 --count 6 --omega-start 0.3 --omega-end 2.0 --step 0.02 --harmonics odd:15 -o "$out/peaks-mun.h5" --csv "$out/peaks-mun.csv" --json
 run peaks-mass "peaks" "$M/two-mass-damper.h5" --param mass:u21 --from 0.25 --to 1 --count 4 --omega-start 0.3 --omega-end 1.2 --step 0.02 --harmonics odd:15 --csv "$out/peaks-mass.csv" --json
 run peaks-mu "peaks" "$M/blade-damper-blade-3d.h5" --param mu --from 0.1 --to 0.5 --count 3 --omega-start 0.8 --omega-end 1.3 --step 0.02 --harmonics all:7 --csv "$out/peaks-mu.csv" --json
 # Studies.

@@ -576,3 +576,75 @@ fn damaged_resume_and_case_files_are_named_not_crashed_on() {
     );
     assert!(stdout.contains("1 cases already finished"), "{stdout}");
 }
+
+#[test]
+fn curves_and_loci_that_stop_short_say_so() {
+    // Arclength on the 3-D contact turns back at w = 6.45 and leaves the band at its start:
+    // not "complete" (issue 29).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("arc.h5");
+    let model = shipped_model("single-contact-3d");
+    let o = ewr(&[
+        "frc",
+        s(&model),
+        "--omega-start",
+        "1",
+        "--omega-end",
+        "20",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "all:15",
+        "--continuation",
+        "arclength",
+        "--no-refine",
+        "-o",
+        s(&out),
+    ]);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("without reaching 20"), "{err}");
+    let f = hdf5::File::open(&out).unwrap();
+    let status = f
+        .group("curve_0")
+        .unwrap()
+        .attr("status")
+        .unwrap()
+        .read_scalar::<hdf5::types::VarLenUnicode>()
+        .unwrap();
+    assert!(
+        status.as_str().contains("turned back"),
+        "{}",
+        status.as_str()
+    );
+    // A tracked peak that leaves the band is not followed out of it.
+    let o = ewr(&[
+        "peaks",
+        s(&shipped_model("two-mass-damper")),
+        "--param",
+        "mu_n",
+        "--from",
+        "2",
+        "--to",
+        "20",
+        "--count",
+        "6",
+        "--omega-start",
+        "0.3",
+        "--omega-end",
+        "1.2",
+        "--step",
+        "0.02",
+        "--harmonics",
+        "odd:15",
+        "--json",
+    ]);
+    let (stdout, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("left the frequency band 0.3..1.2"), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for p in j["locus"].as_array().unwrap() {
+        let w = p["omega"].as_f64().unwrap();
+        assert!((0.3..=1.2).contains(&w), "a peak outside the band: {p}");
+    }
+}

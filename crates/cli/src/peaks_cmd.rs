@@ -171,7 +171,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
             "parameter": name,
             "locus": points,
             "optimum": optimum.map(|(v, amp, w)| serde_json::json!({
-                "value": v, "amplitude": amp, "omega": w
+                "value": v, "amplitude": amp, "omega": w, "interior": result.interior
             })),
             "solves": result.solves,
             "elapsed_s": elapsed,
@@ -203,6 +203,12 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         }
         if let Some((v, amp, w)) = optimum {
             say!("optimum: {name} = {v:.6e}, peak amplitude {amp:.6e} at w = {w:.8}");
+            if !result.interior && points.len() > 1 {
+                say!(
+                    "note: the smallest peak is at the end of the range ({name} = {v:.6e}): the \
+                     optimum may lie beyond it; widen --from/--to"
+                );
+            }
         }
         say!(
             "{} parameter values, {} periodic solutions, {elapsed:.3} s",

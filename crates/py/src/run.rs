@@ -343,11 +343,19 @@ pub fn frc(
                 at,
                 end,
                 max_points,
-            }) => Some(format!(
-                "stopped at the cap of {max_points} points at w = {at} before reaching {end}; \
-                 use a larger step"
-            )),
-            Some(r) => Some(r.to_string()),
+            }) => {
+                let msg = format!(
+                    "stopped at the cap of {max_points} points at w = {at} before reaching \
+                     {end}; use a larger step"
+                );
+                warn(py, &msg)?;
+                Some(msg)
+            }
+            Some(r) => {
+                let msg = r.to_string();
+                warn(py, &format!("the curve stopped early: {msg}"))?;
+                Some(msg)
+            }
             None => None,
         };
         let unconverged = curve.unconverged();

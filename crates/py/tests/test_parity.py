@@ -245,3 +245,12 @@ def test_ctrl_c_during_peaks_and_simulate_keeps_what_was_computed():
         timer.cancel()
     assert sim.interrupted and not sim.converged and sim.periods_run < 100000
     assert np.all(np.isfinite(sim.u))
+
+
+def test_a_curve_that_turns_back_out_of_the_band_is_not_complete():
+    # Arclength on the 3-D contact turns back at w = 6.45 and leaves the band at its start.
+    m = ewr.Model.example("single-contact-3d")
+    with pytest.warns(UserWarning, match="stopped early"):
+        c = m.frc(1.0, 20.0, 0.05, harmonics="all:15", continuation="arclength", refine=False)
+    assert c.stopped is not None and "without reaching 20" in c.stopped
+    assert c.omega.max() < 20.0

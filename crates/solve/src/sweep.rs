@@ -40,6 +40,14 @@ pub enum StopReason {
     /// A stored point of a resumed curve could not be solved again: the stored sweep belongs
     /// to another model or other options (or is damaged), and must be kept as it is.
     Resume(String),
+    /// The curve ended at `at` without reaching `end`: arclength continuation turned back
+    /// and left the band at its start, or lost the curve's tangent.
+    ShortOfEnd {
+        /// Frequency of the last point.
+        at: f64,
+        /// The end the curve did not reach.
+        end: f64,
+    },
 }
 
 impl fmt::Display for StopReason {
@@ -47,6 +55,11 @@ impl fmt::Display for StopReason {
         match self {
             StopReason::Error(e) | StopReason::Caller(e) => f.write_str(e),
             StopReason::Resume(e) => write!(f, "a stored point could not be solved again: {e}"),
+            StopReason::ShortOfEnd { at, end } => write!(
+                f,
+                "the curve ended at w = {at} without reaching {end}: it turned back and left the \
+                 band (or its tangent was lost); its points are kept"
+            ),
             StopReason::Cap {
                 at,
                 end,
@@ -204,7 +217,7 @@ pub fn sweep_curve(
             end: opts.omega_end,
             max_points: opts.max_points,
         }),
-        (Ok(()), None) => None,
+        (Ok(()), None) => short_of_end(&points, opts),
     };
     // Refine each local maximum of what was computed, even if the sweep stopped.
     let peaks = if !opts.refine_peaks || observer.stopping() {
@@ -233,6 +246,25 @@ pub fn sweep_curve(
         phase,
         phase_dof: forced.map(|f| f.0),
     }
+}
+
+/// An arclength curve that stopped before the end of the band: its last point lies short of
+/// the end (a sequential sweep always lands on it).
+fn short_of_end(points: &[FrcPoint], opts: &SweepOptions) -> Option<StopReason> {
+    if opts.method != Continuation::Arclength {
+        return None;
+    }
+    let at = points.last()?.solution.omega;
+    let dir = if opts.omega_end >= opts.omega_start {
+        1.0
+    } else {
+        -1.0
+    };
+    let tol_w = 1e-12 * opts.omega_end.abs().max(1.0);
+    (dir * (at - opts.omega_end) < -tol_w).then_some(StopReason::ShortOfEnd {
+        at,
+        end: opts.omega_end,
+    })
 }
 
 /// Resumes one curve: re-solves its stored points from their coefficients (one Newton

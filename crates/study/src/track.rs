@@ -129,6 +129,7 @@ impl Tracker<'_> {
     fn at(&mut self, v: f64, guesses: &[Option<PointSolution>]) -> Result<Evaluated, String> {
         let (rec, params) = self.prepare(v)?;
         let mut tracks: Vec<Option<Peak>> = Vec::new();
+        let mut left_band = None;
         for g in guesses {
             let found = g
                 .as_ref()
@@ -136,6 +137,16 @@ impl Tracker<'_> {
             if let Some(p) = &found {
                 self.solves += p.evaluations;
             }
+            // A peak that wandered out of the band is not the band's peak: it is lost there.
+            let (lo, hi) = (
+                self.s.omega_start.min(self.s.omega_end),
+                self.s.omega_start.max(self.s.omega_end),
+            );
+            let inside = |p: &Peak| p.omega >= lo && p.omega <= hi;
+            if let Some(p) = found.as_ref().filter(|p| !inside(p)) {
+                left_band = Some(p.omega);
+            }
+            let found = found.filter(inside);
             let duplicate = found.as_ref().is_some_and(|p| {
                 tracks
                     .iter()
@@ -150,7 +161,13 @@ impl Tracker<'_> {
             .flatten()
             .max_by(|x, y| x.amplitude.total_cmp(&y.amplitude))
             .cloned()
-            .ok_or("every tracked peak was lost")?;
+            .ok_or_else(|| match left_band {
+                Some(w) => format!(
+                    "the peak left the frequency band {}..{} (it is at w = {w}): widen the band",
+                    self.s.omega_start, self.s.omega_end
+                ),
+                None => "every tracked peak was lost".to_string(),
+            })?;
         Ok(Evaluated {
             value: v,
             tracks,
