@@ -95,6 +95,10 @@ pub struct SolveArgs {
     /// Print a JSON summary on stdout instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Skip the truncation-error estimate (by default the solution is solved again on the
+    /// richer set 2H+1 and the change of its amplitude reported: one more solve).
+    #[arg(long)]
+    pub no_estimate: bool,
 }
 
 /// Arguments of `ewr frc`.
@@ -143,9 +147,14 @@ pub struct FrcArgs {
     #[arg(long)]
     pub json: bool,
     /// Do not refine the curves' peaks (by default each local maximum of the amplitude is
-    /// refined to the true maximum in frequency, 10-20 extra solves per peak).
+    /// refined to the true maximum in frequency, 10-20 extra solves per peak, and its
+    /// truncation error estimated on the harmonic set 2H+1).
     #[arg(long)]
     pub no_refine: bool,
+    /// Estimate the truncation error of every point (its amplitude against the same point on
+    /// the richer set 2H+1: one more solve per point; CSV column amp_error, HDF5 amp_error).
+    #[arg(long)]
+    pub estimate: bool,
     /// Continue an interrupted sweep (Ctrl-C, SIGTERM, a crash) from the `-o` file of the
     /// same command: its points are checked (re-solved from their stored coefficients) and
     /// kept, and each curve goes on from its last point. Without that file, starts afresh.
@@ -235,7 +244,39 @@ struct SolveSummary<'a> {
     /// force is not determined by the periodic problem (docs/contact-3d.md, pitfall 3).
     fully_stuck: Vec<usize>,
     dofs: Vec<DofPeak>,
+    /// The truncation error of the amplitude (absent with --no-estimate).
+    estimate: Option<EstimateSummary>,
 }
+
+/// A truncation-error estimate as JSON.
+#[derive(Serialize)]
+struct EstimateSummary {
+    /// The richer set the solution was compared with.
+    harmonics: String,
+    /// `|A(richer) - A|` of the monitored amplitude.
+    amplitude: f64,
+    /// The same relative to the amplitude.
+    relative: f64,
+    /// Largest change of a force coefficient, relative to the largest.
+    force: f64,
+    /// Whether the richer solution converged.
+    converged: bool,
+}
+
+impl EstimateSummary {
+    fn of(e: &ewr_solve::Estimate) -> Self {
+        EstimateSummary {
+            harmonics: e.set.to_string(),
+            amplitude: e.amplitude,
+            relative: e.relative,
+            force: e.force,
+            converged: e.converged,
+        }
+    }
+}
+
+/// Largest relative truncation error before ewr warns: 1 % of the amplitude.
+const ESTIMATE_WARN: f64 = 0.01;
 
 #[derive(Serialize)]
 struct DofPeak {
@@ -273,8 +314,14 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     let t0 = Instant::now();
     let rec = receptance(&setup)?;
     let params = setup.params();
-    let sol = solve_point(&rec, &params, a.omega, &setup.point, None)
+    let mut sol = solve_point(&rec, &params, a.omega, &setup.point, None)
         .map_err(|e| Failure::work(format!("at w = {}: {e}", a.omega)))?;
+    if !a.no_estimate && sol.status.converged() {
+        match ewr_solve::truncation_error(&rec, &params, &setup.point, &sol) {
+            Ok(e) => sol.estimate = Some(e),
+            Err(e) => say_err!("warning: no truncation-error estimate: {e}"),
+        }
+    }
     let elapsed = t0.elapsed().as_secs_f64();
     let converged = sol.status.converged();
     if let Some(p) = &a.timeseries {
@@ -304,6 +351,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         contacts: &sol.contacts,
         fully_stuck: sol.fully_stuck(),
         dofs: dof_peaks(&setup.model, &sol),
+        estimate: sol.estimate.as_ref().map(EstimateSummary::of),
     };
     if a.json {
         let s = serde_json::to_string_pretty(&summary)
@@ -390,6 +438,27 @@ fn print_solution(s: &SolveSummary<'_>) {
             .unwrap_or_default();
         say!("DOF {}{label}: peak {:.6e}", d.dof, d.peak);
     }
+    if let Some(e) = &s.estimate {
+        say!(
+            "truncation error: the amplitude moves by {:.3e} ({:.2}%) on {}{}",
+            e.amplitude,
+            100.0 * e.relative,
+            e.harmonics,
+            if e.converged {
+                ""
+            } else {
+                " (which did not converge: indicative only)"
+            }
+        );
+        if e.relative > ESTIMATE_WARN {
+            say_err!(
+                "warning: the truncation error is {:.1}% of the amplitude: use more harmonics \
+                 (e.g. --harmonics {})",
+                100.0 * e.relative,
+                e.harmonics
+            );
+        }
+    }
 }
 
 /// What `ewr frc` does with each point as it arrives: the progress bar, the CSV row, the
@@ -435,6 +504,8 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         adaptive: a.adaptive,
         refine_peaks: !a.no_refine,
         phase_resonances: !a.no_refine,
+        estimate_points: a.estimate,
+        estimate_peaks: !a.no_refine,
         ..SweepOptions::new(a.omega_start, a.omega_end, a.step)
     };
     sweep.check()?;
@@ -493,6 +564,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     p,
                     setups[0].model.contacts.len(),
                     &setups[0].point.monitor,
+                    a.estimate,
                 )
                 .map_err(Failure::work)?,
             )),
@@ -590,6 +662,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                                 "amplitude": p.amplitude,
                                 "evaluations": p.evaluations,
                                 "stick_fraction": p.solution.stick_fractions(),
+                                "estimate": p.solution.estimate.as_ref().map(EstimateSummary::of),
                             })
                         })
                         .collect::<Vec<_>>()
@@ -658,11 +731,20 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     .collect();
                 say!(
                     "  {label}peak amplitude {:.6e} at w = {:.6} ({} solves; stuck {} of the \
-                     period per contact)",
+                     period per contact){}",
                     pk.amplitude,
                     pk.omega,
                     pk.evaluations,
-                    stick.join(", ")
+                    stick.join(", "),
+                    pk.solution
+                        .estimate
+                        .as_ref()
+                        .map(|e| format!(
+                            "; truncation error {:.2}% (against {})",
+                            100.0 * e.relative,
+                            e.set
+                        ))
+                        .unwrap_or_default()
                 );
             }
             for pr in &c.phase {
@@ -675,6 +757,31 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                 );
             }
         }
+    }
+    // Truncation errors above 1 % of the amplitude, at the refined peaks and at the points
+    // estimated (--estimate), with the set that would do better.
+    let over: Vec<(f64, f64, String)> = done
+        .iter()
+        .flat_map(|c| {
+            c.peaks
+                .iter()
+                .map(|p| &p.solution)
+                .chain(c.points.iter().map(|p| &p.solution))
+        })
+        .filter_map(|s| {
+            s.estimate
+                .as_ref()
+                .filter(|e| e.relative > ESTIMATE_WARN)
+                .map(|e| (s.omega, e.relative, e.set.to_string()))
+        })
+        .collect();
+    if let Some((w, r, set)) = over.iter().max_by(|a, b| a.1.total_cmp(&b.1)).cloned() {
+        say_err!(
+            "warning: the truncation error exceeds 1% of the amplitude at {} point(s) or peak(s), \
+             up to {:.1}% at w = {w}: use more harmonics (e.g. --harmonics {set})",
+            over.len(),
+            100.0 * r
+        );
     }
     let stuck_points = done
         .iter()

@@ -611,7 +611,8 @@ impl PyModel {
     #[pyo3(signature = (omega, *, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), output=None, timeseries=None, plot=None))]
+        preconditioner="two-level".to_string(), output=None, timeseries=None, plot=None,
+        estimate=true))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         &self,
@@ -632,6 +633,7 @@ impl PyModel {
         output: Option<PathBuf>,
         timeseries: Option<PathBuf>,
         plot: Option<PathBuf>,
+        estimate: bool,
     ) -> PyResult<PySolution> {
         let opts = PyOptions {
             harmonics,
@@ -653,7 +655,15 @@ impl PyModel {
             plot,
             ..Outputs::default()
         };
-        crate::run::solve(py, &self.model, &self.source_path(), omega, &opts, &outputs)
+        crate::run::solve(
+            py,
+            &self.model,
+            &self.source_path(),
+            omega,
+            estimate,
+            &opts,
+            &outputs,
+        )
     }
 
     /// The resonance peak followed over a parameter, and the optimum (see `_ewr.pyi`).
@@ -731,7 +741,7 @@ impl PyModel {
         rho=None, law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto".to_string(), linear="auto".to_string(),
         preconditioner="two-level".to_string(), output=None, csv=None, plot=None, hz=false,
-        resume=false))]
+        resume=false, estimate=false))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
         &self,
@@ -760,6 +770,7 @@ impl PyModel {
         plot: Option<PathBuf>,
         hz: bool,
         resume: bool,
+        estimate: bool,
     ) -> PyResult<Py<PyAny>> {
         let opts = PyOptions {
             harmonics,
@@ -782,6 +793,8 @@ impl PyModel {
             phase_resonances: refine,
             // `frc[i]` is a whole periodic solution, with its histories.
             keep_histories: true,
+            estimate_points: estimate,
+            estimate_peaks: refine,
             ..SweepOptions::new(omega_start, omega_end, step)
         };
         let call = FrcCall {

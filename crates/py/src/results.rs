@@ -37,6 +37,18 @@ fn contact_array<'py>(
     array3(py, data.to_vec(), [nc, dim, ns])
 }
 
+/// A truncation-error estimate as a dict.
+fn estimate_dict<'py>(py: Python<'py>, e: &ewr_solve::Estimate) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("harmonics", e.set.to_string())?;
+    d.set_item("amplitude", e.amplitude)?;
+    d.set_item("relative", e.relative)?;
+    d.set_item("force", e.force)?;
+    d.set_item("dof_peaks", e.dof_peaks.clone())?;
+    d.set_item("converged", e.converged)?;
+    Ok(d)
+}
+
 /// One periodic solution (harmonic balance) and its post-processing.
 #[pyclass(name = "Solution", module = "ewr", frozen)]
 pub struct PySolution {
@@ -270,6 +282,18 @@ impl PySolution {
         self.s.dofs.norm_peak
     }
 
+    /// The truncation error, where it was estimated: the same point solved on the richer set
+    /// `harmonics` (2H+1), `{"harmonics", "amplitude" (|A' - A|), "relative", "force",
+    /// "dof_peaks", "converged"}`; `None` otherwise.
+    #[getter]
+    fn error_estimate<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.s
+            .estimate
+            .as_ref()
+            .map(|e| estimate_dict(py, e))
+            .transpose()
+    }
+
     /// Time histories of the monitored DOFs over one period: `(time, u)` with `u` of shape
     /// `(n_monitored, samples)`.
     #[pyo3(signature = (samples=None))]
@@ -428,6 +452,16 @@ impl PyFrc {
         PyArray1::from_vec(py, self.column(|s| s.dofs.norm_peak))
     }
 
+    /// The truncation error of `amplitude` per point (`frc(estimate=True)`: the point on the
+    /// richer set 2H+1), NaN where not estimated.
+    #[getter]
+    fn amplitude_error<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(
+            py,
+            self.column(|s| s.estimate.as_ref().map_or(f64::NAN, |e| e.amplitude)),
+        )
+    }
+
     /// Whether each point converged.
     #[getter]
     fn converged<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
@@ -507,6 +541,10 @@ impl PyFrc {
                 d.set_item("amplitude", p.amplitude)?;
                 d.set_item("evaluations", p.evaluations)?;
                 d.set_item("stick_fraction", p.solution.stick_fractions())?;
+                d.set_item(
+                    "amplitude_error",
+                    p.solution.estimate.as_ref().map(|e| e.amplitude),
+                )?;
                 Ok(d)
             })
             .collect()
@@ -588,8 +626,10 @@ impl PyFrc {
 
     /// Writes the curve as the table of `ewr frc --csv`.
     fn write_csv(&self, path: PathBuf) -> PyResult<()> {
-        let mut csv = ewr_results::FrcCsv::create(&path, self.nc, &self.setup.point.monitor)
-            .map_err(SolveError::new_err)?;
+        let estimated = self.points.iter().any(|p| p.solution.estimate.is_some());
+        let mut csv =
+            ewr_results::FrcCsv::create(&path, self.nc, &self.setup.point.monitor, estimated)
+                .map_err(SolveError::new_err)?;
         for p in &self.points {
             csv.row(self.mu_n.unwrap_or(f64::NAN), p)
                 .map_err(SolveError::new_err)?;

@@ -118,6 +118,7 @@ pub fn solve(
     model: &Model,
     source: &Path,
     omega: f64,
+    estimate: bool,
     opts: &PyOptions<'_>,
     outputs: &Outputs,
 ) -> PyResult<PySolution> {
@@ -127,9 +128,25 @@ pub fn solve(
     let _claims = outputs.check()?;
     let sol = py.detach(|| -> PyResult<_> {
         let rec = receptance(&setup)?;
-        solve_point(&rec, &setup.params(), omega, &setup.point, None)
-            .map_err(|e| SolveError::new_err(format!("at w = {omega}: {e}")))
+        let params = setup.params();
+        let mut sol = solve_point(&rec, &params, omega, &setup.point, None)
+            .map_err(|e| SolveError::new_err(format!("at w = {omega}: {e}")))?;
+        if estimate && sol.status.converged() {
+            sol.estimate = ewr_solve::truncation_error(&rec, &params, &setup.point, &sol).ok();
+        }
+        Ok(sol)
     })?;
+    if let Some(e) = sol.estimate.as_ref().filter(|e| e.relative > 0.01) {
+        warn(
+            py,
+            &format!(
+                "the truncation error is {:.1}% of the amplitude: use more harmonics (e.g. \
+                 harmonics=\"{}\")",
+                100.0 * e.relative,
+                e.set
+            ),
+        )?;
+    }
     let params = setup.params();
     let fail = |e: String| SolveError::new_err(e);
     if let Some(p) = &outputs.timeseries {
@@ -262,6 +279,7 @@ pub fn frc(
                 p,
                 setups[0].model.contacts.len(),
                 &setups[0].point.monitor,
+                sweep.estimate_points,
             )
             .map_err(SolveError::new_err)?,
         )),

@@ -13,6 +13,8 @@ use std::path::Path;
 pub struct FrcCsv {
     out: BufWriter<File>,
     path: std::path::PathBuf,
+    /// Whether rows end with the truncation error `amp_error`.
+    estimate: bool,
 }
 
 impl FrcCsv {
@@ -20,7 +22,12 @@ impl FrcCsv {
     /// amp_norm`, then `amp_w<c>` per contact (max over the period of |w_c(t)|), then
     /// `peak_u<i>` per monitored DOF, then `stick<c>` (stick fraction of the period) and
     /// `energy<c>` (energy dissipated per cycle) per contact.
-    pub fn create(path: &Path, n_contacts: usize, monitor: &[usize]) -> Result<Self, String> {
+    pub fn create(
+        path: &Path,
+        n_contacts: usize,
+        monitor: &[usize],
+        estimate: bool,
+    ) -> Result<Self, String> {
         crate::ensure_parent(path)?;
         let f = File::create(path).map_err(io_err(path))?;
         let mut out = BufWriter::new(f);
@@ -39,11 +46,15 @@ impl FrcCsv {
         cols.extend(monitor.iter().map(|i| format!("peak_u{i}")));
         cols.extend((0..n_contacts).map(|c| format!("stick{c}")));
         cols.extend((0..n_contacts).map(|c| format!("energy{c}")));
+        if estimate {
+            cols.push("amp_error".into());
+        }
         writeln!(out, "{}", cols.join(",")).map_err(io_err(path))?;
         out.flush().map_err(io_err(path))?;
         Ok(FrcCsv {
             out,
             path: path.to_path_buf(),
+            estimate,
         })
     }
 
@@ -70,6 +81,12 @@ impl FrcCsv {
                 .iter()
                 .map(|c| format!("{}", c.dissipated_energy)),
         );
+        if self.estimate {
+            row.push(format!(
+                "{}",
+                s.estimate.as_ref().map_or(f64::NAN, |e| e.amplitude)
+            ));
+        }
         let path = self.path.clone();
         writeln!(self.out, "{}", row.join(",")).map_err(io_err(&path))?;
         self.out.flush().map_err(io_err(&path))
@@ -150,6 +167,15 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                     .flat_map(|p| p.solution.dofs.peak.iter().copied())
                     .collect();
                 put_2d(&g, "dof_peak", np, nd, &peaks)?;
+                // Only where estimated (--estimate), so that other files keep their layout.
+                let error = |s: &ewr_solve::PointSolution| s.estimate.as_ref().map(|e| e.amplitude);
+                if pts.iter().any(|p| p.solution.estimate.is_some()) {
+                    let e: Vec<f64> = pts
+                        .iter()
+                        .map(|p| error(&p.solution).unwrap_or(f64::NAN))
+                        .collect();
+                    put_1d(&g, "amp_error", &e)?;
+                }
                 let len = pts.first().map_or(0, |p| p.solution.friction.len());
                 let fr: Vec<f64> = pts
                     .iter()
@@ -188,6 +214,13 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                     .flat_map(|p| p.solution.friction.iter().copied())
                     .collect();
                 put_2d(&pg, "friction", pk.len(), len, &fr)?;
+                if pk.iter().any(|p| p.solution.estimate.is_some()) {
+                    let e: Vec<f64> = pk
+                        .iter()
+                        .map(|p| error(&p.solution).unwrap_or(f64::NAN))
+                        .collect();
+                    put_1d(&pg, "amp_error", &e)?;
+                }
                 let ph = g.create_group("phase_resonances").map_err(h5)?;
                 put_1d(
                     &ph,

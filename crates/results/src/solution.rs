@@ -95,6 +95,15 @@ pub fn write_solution(
                 &s.dofs.coeffs,
             )?;
             put_1d(f, "dof_peak", &s.dofs.peak)?;
+            if let Some(e) = &s.estimate {
+                // The truncation error: the same point on a richer set (docs/accuracy.md).
+                put_str(f, "estimate_harmonics", &e.set.to_string())?;
+                put_f64(f, "estimate_amplitude", e.amplitude)?;
+                put_f64(f, "estimate_relative", e.relative)?;
+                put_f64(f, "estimate_force", e.force)?;
+                put_i64(f, "estimate_converged", i64::from(e.converged))?;
+                put_1d(f, "dof_peak_error", &e.dof_peaks)?;
+            }
             let h = &s.histories;
             let g = f.create_group("time").map_err(h5)?;
             let nt = h.n_samples;

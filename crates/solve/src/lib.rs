@@ -6,6 +6,7 @@
 //! [`newton`].
 
 pub mod continuation;
+pub mod estimate;
 pub mod newton;
 pub mod peaks;
 pub mod periodic;
@@ -20,6 +21,7 @@ pub mod sweep;
 pub mod unilateral;
 
 pub use continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
+pub use estimate::{Estimate, truncation_error};
 pub use newton::{
     AUTO_MATRIX_FREE_MIN_UNKNOWNS, EvalError, KrylovOptions, LinearSolve, NewtonOptions,
     NewtonReport, NewtonStatus, Residual, solve,

@@ -188,6 +188,9 @@ pub struct PointSolution {
     pub contacts: Vec<ContactSummary>,
     /// Response of the monitored DOFs.
     pub dofs: DofResponse,
+    /// The truncation error of the amplitudes, where it was estimated
+    /// ([`crate::estimate::truncation_error`]).
+    pub estimate: Option<crate::estimate::Estimate>,
 }
 
 impl PointSolution {

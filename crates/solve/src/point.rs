@@ -367,5 +367,6 @@ pub fn solve_point(
         histories,
         contacts,
         dofs,
+        estimate: None,
     })
 }

@@ -495,6 +495,11 @@ pub struct SweepOptions {
     pub phase_resonances: bool,
     /// Keep each point's sampled histories (see [`FrcSettings::keep_histories`]).
     pub keep_histories: bool,
+    /// Estimate the truncation error of every converged point
+    /// ([`crate::estimate::truncation_error`]: one more solve per point, on `2H + 1`).
+    pub estimate_points: bool,
+    /// Estimate the truncation error of every refined peak.
+    pub estimate_peaks: bool,
 }
 
 impl SweepOptions {
@@ -513,6 +518,8 @@ impl SweepOptions {
             refine_peaks: true,
             phase_resonances: true,
             keep_histories: false,
+            estimate_points: false,
+            estimate_peaks: true,
         }
     }
 

@@ -5,6 +5,7 @@
 //! bar or a Python callback sees them at once and nothing computed is lost.
 
 use crate::continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
+use crate::estimate::truncation_error;
 use crate::peaks::{Peak, refine_peaks};
 use crate::periodic::{PointSolution, SolveError};
 use crate::point::solve_point;
@@ -194,8 +195,18 @@ pub fn sweep_curve(
     let mut points = Vec::new();
     let mut stop: Option<StopReason> = None;
     let mut on_point = |p: &FrcPoint| {
+        let mut p = p.clone();
+        if opts.estimate_points && p.solution.status.converged() {
+            match truncation_error(rec, &params, &setup.point, &p.solution) {
+                Ok(e) => p.solution.estimate = Some(e),
+                Err(e) => observer.warn(&format!(
+                    "warning: no truncation estimate at w = {}: {e}",
+                    p.solution.omega
+                )),
+            }
+        }
         points.push(p.clone());
-        match observer.point(index, spec.mu_n, p) {
+        match observer.point(index, spec.mu_n, &p) {
             Ok(()) => true,
             Err(reason) => {
                 stop = Some(reason);
@@ -220,7 +231,7 @@ pub fn sweep_curve(
         (Ok(()), None) => short_of_end(&points, opts),
     };
     // Refine each local maximum of what was computed, even if the sweep stopped.
-    let peaks = if !opts.refine_peaks || observer.stopping() {
+    let mut peaks = if !opts.refine_peaks || observer.stopping() {
         Vec::new()
     } else {
         refine_peaks(rec, &params, &setup.point, &points).unwrap_or_else(|e| {
@@ -228,6 +239,17 @@ pub fn sweep_curve(
             Vec::new()
         })
     };
+    if opts.estimate_peaks && !observer.stopping() {
+        for pk in &mut peaks {
+            match truncation_error(rec, &params, &setup.point, &pk.solution) {
+                Ok(e) => pk.solution.estimate = Some(e),
+                Err(e) => observer.warn(&format!(
+                    "warning: no truncation estimate of the peak at w = {}: {e}",
+                    pk.omega
+                )),
+            }
+        }
+    }
     let forced = setup.phase_dof();
     let phase = match forced {
         Some((dof, force)) if opts.phase_resonances && !observer.stopping() => {

@@ -225,6 +225,8 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             refine_peaks: true,
             phase_resonances: false,
             keep_histories: false,
+            estimate_points: false,
+            estimate_peaks: false,
             ..SweepOptions::new(f.omega_start, f.omega_end, f.step)
         };
         let run = Setup {

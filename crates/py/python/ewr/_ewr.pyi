@@ -146,13 +146,16 @@ class Model:
         output: Union[str, PathLike, None] = None,
         timeseries: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
+        estimate: bool = True,
     ) -> "Solution":
         """One periodic solution at ``omega``, as ``ewr solve`` (same options, same checks and
         messages). A solution that did not converge is returned with ``converged == False``;
         bad options raise ``InputError``. ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D
         contacts. ``rho`` is a number or ``"auto"`` (``1 / (h w |G_h|)`` at each frequency).
         ``output``, ``timeseries`` and ``plot`` write the files of ``ewr solve -o``,
-        ``--timeseries`` and ``--plot`` (.png or .svg)."""
+        ``--timeseries`` and ``--plot`` (.png or .svg). ``estimate`` solves the point again on
+        the richer set 2H+1 for ``Solution.error_estimate`` (``ewr solve`` without
+        ``--no-estimate``); above 1 % of the amplitude it warns."""
     def frc(
         self,
         omega_start: float,
@@ -180,6 +183,7 @@ class Model:
         plot: Union[str, PathLike, None] = None,
         hz: bool = False,
         resume: bool = False,
+        estimate: bool = False,
     ) -> Union["Frc", list["Frc"]]:
         """Frequency response curve(s), as ``ewr frc`` (same options). A list of ``mu_n``
         gives one curve per value, computed in parallel over one condensation, returned as a
@@ -191,6 +195,8 @@ class Model:
         computed so far (``Frc.stopped`` says so, with a warning); unconverged points warn.
         ``output``, ``csv`` and ``plot`` write the files of ``ewr frc -o``, ``--csv`` and
         ``--plot``; ``resume=True`` continues an interrupted sweep from its ``output`` file.
+        ``estimate=True`` estimates every point's truncation error (``Frc.amplitude_error``,
+        one more solve per point, ``ewr frc --estimate``); refined peaks are estimated anyway.
         ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
     def peaks(
         self,
@@ -287,6 +293,10 @@ class Solution:
     dof_coefficients: npt.NDArray[np.float64]
     dof_peaks: list[float]
     amplitude: float
+    error_estimate: Optional[dict[str, Any]]
+    """The truncation error where estimated: the point on the richer set ``harmonics``
+    (2H+1), ``{"harmonics", "amplitude" (|A' - A|), "relative", "force", "dof_peaks",
+    "converged"}``."""
     def dof_history(
         self, samples: Optional[int] = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -298,6 +308,8 @@ class Frc:
     stopped: Optional[str]
     omega: npt.NDArray[np.float64]
     amplitude: npt.NDArray[np.float64]
+    amplitude_error: npt.NDArray[np.float64]
+    """Truncation error of ``amplitude`` per point (``estimate=True``), NaN elsewhere."""
     converged: npt.NDArray[np.bool_]
     iterations: npt.NDArray[np.uint64]
     dofs: list[int]
@@ -306,6 +318,8 @@ class Frc:
     stick_fraction: npt.NDArray[np.float64]
     dissipated_energy: npt.NDArray[np.float64]
     peaks: list[dict[str, Any]]
+    """Refined peaks: ``{"omega", "amplitude", "evaluations", "stick_fraction",
+    "amplitude_error"}`` (the truncation error, estimated on 2H+1)."""
     phase_resonances: list[dict[str, Any]]
     """The forced DOF's phase resonances: ``{"dof", "omega", "amplitude", "evaluations"}``."""
     mu_n: Optional[float]

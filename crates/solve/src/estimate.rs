@@ -1,0 +1,128 @@
+//! The truncation error of a periodic solution: how far its amplitudes are from those of the
+//! same problem on a richer harmonic set. The solution is solved again on the enriched set
+//! `2H + 1` (same parity rule), warm-started from its own coefficients, and the error is the
+//! change of the amplitudes. Chosen by measurement over the alternatives (docs/accuracy.md):
+//! one Newton step on the enriched set, or the tail of the force spectrum, miss the change of
+//! the retained harmonics when stick and slip move, by orders of magnitude at some points.
+
+use crate::periodic::{PointSettings, PointSolution, SolveError};
+use crate::point::solve_point;
+use ewr_contact::ContactParams;
+use ewr_hb::receptance::Receptance;
+use ewr_hb::{HarmonicKind, HarmonicSet, default_samples};
+
+/// The estimated truncation error of a periodic solution's amplitudes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// The harmonic set the solution was compared with.
+    pub set: HarmonicSet,
+    /// `|A' - A|` of the monitored amplitude `max_t ||u(t)||` ([`crate::DofResponse::norm_peak`]).
+    pub amplitude: f64,
+    /// `|A' - A| / A'` (0 when both are 0).
+    pub relative: f64,
+    /// `|peak'_i - peak_i|` per monitored DOF.
+    pub dof_peaks: Vec<f64>,
+    /// Largest change of a contact force coefficient (friction and, for 3-D contacts, normal),
+    /// relative to the largest coefficient.
+    pub force: f64,
+    /// Whether the enriched solution converged (otherwise the estimate is only indicative).
+    pub converged: bool,
+}
+
+/// The richer set a solution on `set` is compared with: odd or all harmonics up to
+/// `2 h_max + 1`, keeping every harmonic of a list.
+pub fn enriched(set: &HarmonicSet) -> Result<HarmonicSet, SolveError> {
+    let h = (2 * set.h_max() + 1).min(ewr_hb::MAX_HARMONIC);
+    let richer = match set.kind() {
+        HarmonicKind::Odd => HarmonicSet::odd(h | 1)?,
+        HarmonicKind::All => HarmonicSet::all(h)?,
+        HarmonicKind::List => {
+            // A list of odd harmonics stays odd; one with even or static terms takes them all.
+            let mut hs: Vec<usize> = if set.all_odd() {
+                (1..=h).step_by(2).collect()
+            } else {
+                (usize::from(!set.contains_zero())..=h).collect()
+            };
+            hs.extend(set.harmonics());
+            HarmonicSet::list(&hs)?
+        }
+    };
+    Ok(richer)
+}
+
+/// The settings of the enriched solve: the richer set, enough samples for it (at least the
+/// solution's own), no ramp (it starts from the solution).
+pub fn enriched_settings(settings: &PointSettings) -> Result<PointSettings, SolveError> {
+    let set = enriched(&settings.set)?;
+    let n_samples = default_samples(&set).max(settings.n_samples);
+    Ok(PointSettings {
+        n_samples,
+        set,
+        ramp: false,
+        ..settings.clone()
+    })
+}
+
+/// The truncation error of `sol` (computed with `settings`): `sol` solved again on the
+/// enriched set from its own coefficients, and the change of its amplitudes and forces.
+pub fn truncation_error(
+    rec: &Receptance,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+) -> Result<Estimate, SolveError> {
+    let rich = enriched_settings(settings)?;
+    let finer = solve_point(
+        rec,
+        params,
+        sol.omega,
+        &rich,
+        Some((&sol.set, &sol.friction)),
+    )?;
+    Ok(compare(sol, &finer))
+}
+
+/// The estimate of `coarse` from the same problem solved on a richer set, `fine`.
+pub fn compare(coarse: &PointSolution, fine: &PointSolution) -> Estimate {
+    let (a, a1) = (coarse.dofs.norm_peak, fine.dofs.norm_peak);
+    let amplitude = (a1 - a).abs();
+    let relative = if a1.abs() > 0.0 {
+        amplitude / a1.abs()
+    } else if amplitude == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY
+    };
+    let dof_peaks = coarse
+        .dofs
+        .peak
+        .iter()
+        .zip(&fine.dofs.peak)
+        .map(|(p, q)| (q - p).abs())
+        .collect();
+    // Forces on the coarse set's coefficients against the fine solution restricted to them,
+    // and every coefficient the coarse set lacks.
+    let coarse_on_fine = fine
+        .set
+        .prolong(&coarse.friction, &coarse.set)
+        .unwrap_or_else(|_| vec![f64::NAN; fine.friction.len()]);
+    let scale = fine
+        .friction
+        .iter()
+        .fold(0.0f64, |m, x| m.max(x.abs()))
+        .max(f64::MIN_POSITIVE);
+    let force = coarse_on_fine
+        .iter()
+        .zip(&fine.friction)
+        .map(|(c, f)| (f - c).abs())
+        .fold(0.0f64, f64::max)
+        / scale;
+    Estimate {
+        set: fine.set.clone(),
+        amplitude,
+        relative,
+        dof_peaks,
+        force,
+        converged: fine.status.converged(),
+    }
+}
