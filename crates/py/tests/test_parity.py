@@ -55,6 +55,7 @@ RENAMED = {
     "no_ramp": "ramp",
     "no_refine": "refine",
     "no_optimum": "optimum",
+    "no_estimate": "estimate",
     "from": "start",
     "to": "end",
     "model": None,  # the Model object itself
@@ -147,11 +148,11 @@ def test_the_same_solution_and_peaks_through_cli_and_python(tmp_path):
 
     model = MODELS / "two-mass-damper.h5"
     out = run_cli("peaks", model, "--param", "mu_n", "--from", "2", "--to", "20", "--count", "4",
-                  "--omega-start", "0.3", "--omega-end", "1.2", "--step", "0.02",
+                  "--omega-start", "0.3", "--omega-end", "2.0", "--step", "0.02",
                   "--harmonics", "odd:15", "-o", tmp_path / "pk-cli.h5",
                   "--csv", tmp_path / "pk-cli.csv")
     assert out.returncode == 0, out.stderr
-    ewr.Model.read(model).peaks("mu_n", 2.0, 20.0, count=4, omega_start=0.3, omega_end=1.2,
+    ewr.Model.read(model).peaks("mu_n", 2.0, 20.0, count=4, omega_start=0.3, omega_end=2.0,
                                 step=0.02, harmonics="odd:15", output=tmp_path / "pk-py.h5",
                                 csv=tmp_path / "pk-py.csv")
     h5_equal(tmp_path / "pk-cli.h5", tmp_path / "pk-py.h5")
