@@ -316,7 +316,8 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     let params = setup.params();
     let mut sol = solve_point(&rec, &params, a.omega, &setup.point, None)
         .map_err(|e| Failure::work(format!("at w = {}: {e}", a.omega)))?;
-    if !a.no_estimate && sol.status.converged() {
+    // Automatic sets come with their estimate.
+    if !a.no_estimate && sol.status.converged() && sol.estimate.is_none() {
         match ewr_solve::truncation_error(&rec, &params, &setup.point, &sol) {
             Ok(e) => sol.estimate = Some(e),
             Err(e) => say_err!("warning: no truncation-error estimate: {e}"),
@@ -343,7 +344,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         rho_factor: sol.rho_factor,
         omega: sol.omega,
         harmonics: sol.set.to_string(),
-        n_samples: setup.point.n_samples,
+        n_samples: sol.histories.n_samples,
         law: setup.point.law.to_string(),
         tolerance: setup.point.newton.tol_residual,
         elapsed_s: elapsed,
@@ -359,6 +360,18 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         say!("{s}");
     } else {
         print_solution(&summary);
+    }
+    if let Some(e) = summary
+        .estimate
+        .as_ref()
+        .filter(|e| e.relative > ESTIMATE_WARN)
+    {
+        say_err!(
+            "warning: the truncation error is {:.1}% of the amplitude: use more harmonics \
+             (e.g. --harmonics {}, or --harmonics auto)",
+            100.0 * e.relative,
+            e.harmonics
+        );
     }
     if converged {
         Ok(())
@@ -450,14 +463,6 @@ fn print_solution(s: &SolveSummary<'_>) {
                 " (which did not converge: indicative only)"
             }
         );
-        if e.relative > ESTIMATE_WARN {
-            say_err!(
-                "warning: the truncation error is {:.1}% of the amplitude: use more harmonics \
-                 (e.g. --harmonics {})",
-                100.0 * e.relative,
-                e.harmonics
-            );
-        }
     }
 }
 
@@ -522,6 +527,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .iter()
         .map(|&m| setup(&a.common, m))
         .collect::<Result<_, _>>()?;
+    sweep.check_point(&setups[0].point)?;
     let stored: Option<Vec<ewr_solve::StoredCurve>> = match (&a.output, a.resume) {
         (Some(p), true) if p.exists() => {
             if !ewr_solve::sweep::resumable(sweep.method) {
@@ -565,6 +571,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     setups[0].model.contacts.len(),
                     &setups[0].point.monitor,
                     a.estimate,
+                    setups[0].point.auto.is_some(),
                 )
                 .map_err(Failure::work)?,
             )),
@@ -778,7 +785,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     if let Some((w, r, set)) = over.iter().max_by(|a, b| a.1.total_cmp(&b.1)).cloned() {
         say_err!(
             "warning: the truncation error exceeds 1% of the amplitude at {} point(s) or peak(s), \
-             up to {:.1}% at w = {w}: use more harmonics (e.g. --harmonics {set})",
+             up to {:.1}% at w = {w}: use more harmonics (e.g. --harmonics {set}), or --harmonics auto",
             over.len(),
             100.0 * r
         );

@@ -627,9 +627,14 @@ impl PyFrc {
     /// Writes the curve as the table of `ewr frc --csv`.
     fn write_csv(&self, path: PathBuf) -> PyResult<()> {
         let estimated = self.points.iter().any(|p| p.solution.estimate.is_some());
-        let mut csv =
-            ewr_results::FrcCsv::create(&path, self.nc, &self.setup.point.monitor, estimated)
-                .map_err(SolveError::new_err)?;
+        let mut csv = ewr_results::FrcCsv::create(
+            &path,
+            self.nc,
+            &self.setup.point.monitor,
+            estimated,
+            self.setup.point.auto.is_some(),
+        )
+        .map_err(SolveError::new_err)?;
         for p in &self.points {
             csv.row(self.mu_n.unwrap_or(f64::NAN), p)
                 .map_err(SolveError::new_err)?;

@@ -131,7 +131,7 @@ pub fn solve(
         let params = setup.params();
         let mut sol = solve_point(&rec, &params, omega, &setup.point, None)
             .map_err(|e| SolveError::new_err(format!("at w = {omega}: {e}")))?;
-        if estimate && sol.status.converged() {
+        if estimate && sol.status.converged() && sol.estimate.is_none() {
             sol.estimate = ewr_solve::truncation_error(&rec, &params, &setup.point, &sol).ok();
         }
         Ok(sol)
@@ -253,6 +253,7 @@ pub fn frc(
         .map(|&mu| opts.resolve(model, mu))
         .collect::<PyResult<_>>()?;
     warn_setup(py, &setups[0])?;
+    sweep.check_point(&setups[0].point).map_err(option_error)?;
     if call.resume && outputs.output.is_none() {
         return Err(InputError::new_err(
             "resume=True: give the output file of the interrupted run (output=...)",
@@ -280,6 +281,7 @@ pub fn frc(
                 setups[0].model.contacts.len(),
                 &setups[0].point.monitor,
                 sweep.estimate_points,
+                setups[0].point.auto.is_some(),
             )
             .map_err(SolveError::new_err)?,
         )),

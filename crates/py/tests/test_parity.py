@@ -255,3 +255,18 @@ def test_a_curve_that_turns_back_out_of_the_band_is_not_complete():
         c = m.frc(1.0, 20.0, 0.05, harmonics="all:15", continuation="arclength", refine=False)
     assert c.stopped is not None and "without reaching 20" in c.stopped
     assert c.omega.max() < 20.0
+
+
+def test_auto_harmonics_and_the_error_estimate():
+    m = ewr.Model.example("oscillator-2d")
+    with pytest.warns(UserWarning, match="truncation error"):
+        coarse = m.solve(1.0, harmonics="odd:1")
+    assert coarse.error_estimate["relative"] > 0.3
+    auto = m.solve(1.0, harmonics="auto")
+    assert auto.harmonics != "odd:1" and auto.error_estimate["relative"] <= 0.01
+    rich = m.solve(1.0, harmonics="odd:255", estimate=False)
+    assert rich.error_estimate is None
+    assert auto.dof_peaks[0] == pytest.approx(rich.dof_peaks[0], rel=0.01)
+    curve = m.frc(0.3, 1.2, 0.02, harmonics="auto", refine=False)
+    assert np.all(curve.converged)
+    assert len({curve[i].harmonics for i in range(len(curve))}) >= 1

@@ -15,6 +15,8 @@ pub struct FrcCsv {
     path: std::path::PathBuf,
     /// Whether rows end with the truncation error `amp_error`.
     estimate: bool,
+    /// Whether they end with the point's highest harmonic `h_max` (automatic sets).
+    auto: bool,
 }
 
 impl FrcCsv {
@@ -27,6 +29,7 @@ impl FrcCsv {
         n_contacts: usize,
         monitor: &[usize],
         estimate: bool,
+        auto: bool,
     ) -> Result<Self, String> {
         crate::ensure_parent(path)?;
         let f = File::create(path).map_err(io_err(path))?;
@@ -46,15 +49,19 @@ impl FrcCsv {
         cols.extend(monitor.iter().map(|i| format!("peak_u{i}")));
         cols.extend((0..n_contacts).map(|c| format!("stick{c}")));
         cols.extend((0..n_contacts).map(|c| format!("energy{c}")));
-        if estimate {
+        if estimate || auto {
             cols.push("amp_error".into());
+        }
+        if auto {
+            cols.push("h_max".into());
         }
         writeln!(out, "{}", cols.join(",")).map_err(io_err(path))?;
         out.flush().map_err(io_err(path))?;
         Ok(FrcCsv {
             out,
             path: path.to_path_buf(),
-            estimate,
+            estimate: estimate || auto,
+            auto,
         })
     }
 
@@ -86,6 +93,9 @@ impl FrcCsv {
                 "{}",
                 s.estimate.as_ref().map_or(f64::NAN, |e| e.amplitude)
             ));
+        }
+        if self.auto {
+            row.push(format!("{}", s.set.h_max()));
         }
         let path = self.path.clone();
         writeln!(self.out, "{}", row.join(",")).map_err(io_err(&path))?;
@@ -176,19 +186,50 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                         .collect();
                     put_1d(&g, "amp_error", &e)?;
                 }
-                let len = pts.first().map_or(0, |p| p.solution.friction.len());
+                // Automatic sets differ from point to point: every point's coefficients are
+                // written on the curve's largest set (the others' harmonics are zero there),
+                // and each point's own highest harmonic beside them.
+                let pk = &c.peaks;
+                let fset = pts
+                    .iter()
+                    .map(|p| &p.solution.set)
+                    .chain(pk.iter().map(|p| &p.solution.set))
+                    .max_by_key(|s| s.n_coeffs())
+                    .cloned()
+                    .unwrap_or_else(|| setup.point.set.clone());
+                let on_fset = |s: &ewr_solve::PointSolution, x: &[f64]| -> Vec<f64> {
+                    if s.set == fset {
+                        x.to_vec()
+                    } else {
+                        fset.prolong(x, &s.set)
+                            .unwrap_or_else(|_| vec![f64::NAN; x.len()])
+                    }
+                };
+                let signals = pts.first().map_or(0, |p| {
+                    p.solution.friction.len() / p.solution.set.n_coeffs().max(1)
+                });
+                let len = signals * fset.n_coeffs();
+                if setup.point.auto.is_some() {
+                    put_str(&g, "friction_harmonics", &fset.to_string())?;
+                    put_1d(
+                        &g,
+                        "harmonics_h_max",
+                        &pts.iter()
+                            .map(|p| p.solution.set.h_max() as i64)
+                            .collect::<Vec<_>>(),
+                    )?;
+                }
                 let fr: Vec<f64> = pts
                     .iter()
-                    .flat_map(|p| p.solution.friction.iter().copied())
+                    .flat_map(|p| on_fset(&p.solution, &p.solution.friction))
                     .collect();
                 put_2d(&g, "friction", np, len, &fr)?;
                 let cd: Vec<f64> = pts
                     .iter()
-                    .flat_map(|p| p.solution.displacement.iter().copied())
+                    .flat_map(|p| on_fset(&p.solution, &p.solution.displacement))
                     .collect();
                 put_2d(&g, "contact_displacement", np, len, &cd)?;
                 let pg = g.create_group("peaks").map_err(h5)?;
-                let pk = &c.peaks;
                 put_1d(
                     &pg,
                     "omega",
@@ -211,7 +252,7 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                 put_2d(&pg, "stick_fraction", pk.len(), nc, &stick)?;
                 let fr: Vec<f64> = pk
                     .iter()
-                    .flat_map(|p| p.solution.friction.iter().copied())
+                    .flat_map(|p| on_fset(&p.solution, &p.solution.friction))
                     .collect();
                 put_2d(&pg, "friction", pk.len(), len, &fr)?;
                 if pk.iter().any(|p| p.solution.estimate.is_some()) {
@@ -271,7 +312,7 @@ pub fn read_stored_curves(
             )))
         }
     };
-    let set = setup.point.set.to_string();
+    let set = crate::harmonics_label(&setup.point);
     same("harmonics", get_str(&f, "harmonics").map_err(at)?, set)?;
     let nc = setup.model.contacts.len().to_string();
     same(
@@ -296,6 +337,14 @@ pub fn read_stored_curves(
             let fmt = |x: Option<f64>| x.map_or("the model's".to_string(), |m| m.to_string());
             let stored = (!stored.is_nan()).then_some(stored);
             same("mu_n", fmt(stored), fmt(*mu))?;
+            // Automatic sets: the coefficients are stored on the curve's largest set.
+            let set = match get_str(&g, "friction_harmonics") {
+                Ok(s) => Some(
+                    s.parse::<ewr_hb::HarmonicSet>()
+                        .map_err(|e| at(format!("curve_{i}/friction_harmonics: {e}")))?,
+                ),
+                Err(_) => None,
+            };
             let omega: Vec<f64> = get_1d(&g, "omega").map_err(at)?;
             let step: Vec<f64> = get_1d(&g, "step").map_err(at)?;
             let flat: Vec<f64> = get_1d(&g, "friction").map_err(at)?;
@@ -308,6 +357,7 @@ pub fn read_stored_curves(
                 omega,
                 step,
                 friction: flat.chunks(len.max(1)).map(<[f64]>::to_vec).collect(),
+                set,
             })
         })
         .collect::<Result<Vec<_>, String>>()?;

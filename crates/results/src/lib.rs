@@ -36,6 +36,15 @@ pub(crate) fn finish_h5(f: hdf5::File) -> Result<(), String> {
     f.close().map_err(ewr_model::h5::h5)
 }
 
+/// The harmonic set of a run as result files name it: `odd:59`, or `auto:0.01` for
+/// automatic sets (each point then records its own).
+pub fn harmonics_label(point: &ewr_solve::PointSettings) -> String {
+    match point.auto {
+        Some(tol) => format!("auto:{tol}"),
+        None => point.set.to_string(),
+    }
+}
+
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
     move |e| format!("cannot write {}: {e}", path.display())
 }
@@ -52,7 +61,7 @@ pub(crate) fn common_attrs(
     put_i64(f, "version", 1)?;
     put_str(f, "kind", kind)?;
     put_str(f, "model", &model.display().to_string())?;
-    put_str(f, "harmonics", &setup.point.set.to_string())?;
+    put_str(f, "harmonics", &harmonics_label(&setup.point))?;
     put_i64(f, "n_samples", setup.point.n_samples as i64)?;
     put_str(f, "law", &setup.point.law.to_string())?;
     put_f64(f, "tolerance", setup.point.newton.tol_residual)?;

@@ -29,6 +29,7 @@ fn settings(set: HarmonicSet, n_samples: usize, model: &Model) -> PointSettings 
         monitor: (0..model.n_dofs()).collect(),
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 

@@ -37,6 +37,7 @@ fn settings(set: HarmonicSet, linear: LinearSolve, monitor: Vec<usize>) -> Point
         monitor,
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 

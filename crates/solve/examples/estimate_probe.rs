@@ -19,6 +19,7 @@ fn settings(set: &HarmonicSet, monitor: Vec<usize>, tol: f64) -> PointSettings {
         monitor,
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 

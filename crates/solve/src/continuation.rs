@@ -8,6 +8,7 @@ use crate::periodic::{PointSettings, PointSolution, SolveError, scaled_norm};
 use crate::point::solve_point;
 use crate::step_control::{self, Verdict};
 use ewr_contact::{ContactParams, UnilateralParams};
+use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::Receptance;
 use faer::linalg::solvers::Solve;
 use faer::reborrow::ReborrowMut;
@@ -124,6 +125,54 @@ pub fn frc_resume(
     sequential(rec, params, s, previous, on_point)
 }
 
+/// When an automatic set is checked along a sweep: at the first point, then whenever the
+/// amplitude has moved by more than 5 % since the last check, every 8 points, and after a
+/// check that came close to the tolerance; the points between keep the set.
+#[derive(Default)]
+struct AutoCheck {
+    /// `ln A` and relative estimate at the last check.
+    last: Option<(f64, f64)>,
+    /// Points since then.
+    since: usize,
+    /// The smaller set the next point tries (and is checked on).
+    shrinking: Option<HarmonicSet>,
+    /// Check the next point whatever else says (it tries a smaller set).
+    force: bool,
+}
+
+/// Points between two checks of an automatic set at most.
+const AUTO_RECHECK_POINTS: usize = 8;
+
+/// Change of `ln A` since the last check that calls for another.
+const AUTO_RECHECK_CHANGE: f64 = 0.05;
+
+impl AutoCheck {
+    fn due(&self, sol: &PointSolution, tol: f64) -> bool {
+        if self.force {
+            return true;
+        }
+        match self.last {
+            None => true,
+            Some((ln_a, rel)) => {
+                self.since + 1 >= AUTO_RECHECK_POINTS
+                    || rel > 0.5 * tol
+                    || (sol.dofs.norm_peak.ln() - ln_a).abs() > AUTO_RECHECK_CHANGE
+            }
+        }
+    }
+
+    fn checked(&mut self, sol: &PointSolution) {
+        let rel = sol.estimate.as_ref().map_or(f64::INFINITY, |e| e.relative);
+        self.last = Some((sol.dofs.norm_peak.ln(), rel));
+        self.since = 0;
+        self.force = false;
+    }
+
+    fn skipped(&mut self) {
+        self.since += 1;
+    }
+}
+
 fn sequential(
     rec: &Receptance,
     params: &ContactParams,
@@ -140,10 +189,16 @@ fn sequential(
     let beyond = |w: f64| (w - s.omega_end) * dir > tol_w;
     let mut out = Vec::new();
     let mut prev: Option<PointSolution> = previous.last().cloned();
-    let mut before: Option<(f64, Vec<f64>)> = previous
-        .len()
-        .checked_sub(2)
-        .map(|i| (previous[i].omega, previous[i].friction.clone()));
+    let mut before: Option<(f64, HarmonicSet, Vec<f64>)> = previous.len().checked_sub(2).map(|i| {
+        let p = &previous[i];
+        (p.omega, p.set.clone(), p.friction.clone())
+    });
+    // Automatic harmonics: each point is solved on the set of the point before, and that set
+    // is checked (and grown) where the curve changes.
+    let mut auto_check = AutoCheck::default();
+    let mut auto_set = prev
+        .as_ref()
+        .map_or_else(|| s.point.set.clone(), |p| p.set.clone());
     let mut w = s.omega_start;
     let mut step = s.step;
     // The last two kept points as (w, ln A), for the adaptive step.
@@ -155,28 +210,43 @@ fn sequential(
         .map(|p| (p.omega, p.dofs.norm_peak.ln()))
         .collect();
     while !beyond(w) && out.len() < s.max_points {
+        let auto_point;
+        let point_settings = match s.point.auto {
+            Some(_) => {
+                auto_point = crate::auto::fixed(&s.point, &auto_set);
+                &auto_point
+            }
+            None => &s.point,
+        };
         // Secant predictor from the last two points (the paper restarts from the previous
         // one); if Newton does not converge from it, the previous point is tried as well.
         let secant = match (&prev, &before) {
-            (Some(p), Some((w0, x0))) if p.omega != *w0 => {
+            (Some(p), Some((w0, set0, x0))) if p.omega != *w0 => {
                 let t = (w - p.omega) / (p.omega - w0);
-                Some(
+                // Automatic sets may differ from one point to the next.
+                let x0 = if *set0 == p.set {
+                    Some(x0.clone())
+                } else {
+                    p.set.prolong(x0, set0).ok()
+                };
+                x0.map(|x0| {
                     p.friction
                         .iter()
-                        .zip(x0)
+                        .zip(&x0)
                         .map(|(a, b)| a + t * (a - b))
-                        .collect::<Vec<f64>>(),
-                )
+                        .collect::<Vec<f64>>()
+                })
             }
             _ => None,
         };
         let mut sol = None;
         if let (Some(p), Some(x)) = (&prev, &secant) {
-            let first = solve_point(rec, params, w, &s.point, Some((&p.set, x)))?;
+            let first = solve_point(rec, params, w, point_settings, Some((&p.set, x)))?;
             if first.status.converged() {
                 sol = Some(first);
             } else {
-                let mut again = solve_point(rec, params, w, &s.point, Some((&p.set, &p.friction)))?;
+                let mut again =
+                    solve_point(rec, params, w, point_settings, Some((&p.set, &p.friction)))?;
                 again.iterations += first.iterations;
                 again.krylov_iterations += first.krylov_iterations;
                 sol = Some(again);
@@ -186,7 +256,27 @@ fn sequential(
             Some(sol) => sol,
             None => {
                 let start = prev.as_ref().map(|p| (&p.set, p.friction.as_slice()));
-                solve_point(rec, params, w, &s.point, start)?
+                solve_point(rec, params, w, point_settings, start)?
+            }
+        };
+        let sol = match s.point.auto {
+            Some(tol) if sol.status.converged() && auto_check.due(&sol, tol) => {
+                let sol = crate::auto::refine(rec, params, &s.point, tol, sol)?;
+                auto_check.checked(&sol);
+                // Far within the tolerance: the next point tries the set below (checked there).
+                if sol
+                    .estimate
+                    .as_ref()
+                    .is_some_and(|e| e.relative < tol / 16.0)
+                    && let Some(lower) = crate::auto::lower(&sol.set, &s.point.set)
+                {
+                    auto_check.shrinking = Some(lower);
+                }
+                sol
+            }
+            _ => {
+                auto_check.skipped();
+                sol
             }
         };
         let ok = sol.status.converged();
@@ -224,8 +314,15 @@ fn sequential(
         }
         let go_on = on_point(&point);
         if ok {
-            before = prev.take().map(|p| (p.omega, p.friction));
+            before = prev.take().map(|p| (p.omega, p.set, p.friction));
             prev = Some(point.solution.clone());
+            auto_set = match auto_check.shrinking.take() {
+                Some(lower) => {
+                    auto_check.force = true;
+                    lower
+                }
+                None => point.solution.set.clone(),
+            };
             kept.push((point.solution.omega, point.solution.dofs.norm_peak.ln()));
             if kept.len() > 2 {
                 kept.remove(0);

@@ -50,10 +50,13 @@ pub fn enriched(set: &HarmonicSet) -> Result<HarmonicSet, SolveError> {
     Ok(richer)
 }
 
-/// The settings of the enriched solve: the richer set, enough samples for it (at least the
-/// solution's own), no ramp (it starts from the solution).
-pub fn enriched_settings(settings: &PointSettings) -> Result<PointSettings, SolveError> {
-    let set = enriched(&settings.set)?;
+/// The settings of the enriched solve of a solution on `set`: the richer set, enough samples
+/// for it (at least the solution's own), no ramp (it starts from the solution).
+pub fn enriched_settings(
+    settings: &PointSettings,
+    set: &HarmonicSet,
+) -> Result<PointSettings, SolveError> {
+    let set = enriched(set)?;
     let n_samples = default_samples(&set).max(settings.n_samples);
     Ok(PointSettings {
         n_samples,
@@ -71,7 +74,7 @@ pub fn truncation_error(
     settings: &PointSettings,
     sol: &PointSolution,
 ) -> Result<Estimate, SolveError> {
-    let rich = enriched_settings(settings)?;
+    let rich = enriched_settings(settings, &sol.set)?;
     let finer = solve_point(
         rec,
         params,

@@ -5,6 +5,7 @@
 //! contact-block, harmonic-averaged or two-level preconditioner, see [`Preconditioner`]), see
 //! [`newton`].
 
+pub mod auto;
 pub mod continuation;
 pub mod estimate;
 pub mod newton;

@@ -109,6 +109,10 @@ pub struct PointSettings {
     pub retry_rho: bool,
     /// Preconditioner of the matrix-free path (ignored by dense solves).
     pub preconditioner: Preconditioner,
+    /// Automatic harmonics (`--harmonics auto:TOL`): `set` is the smallest set tried, and the
+    /// solution is the smallest set of its doubling sequence whose truncation error is within
+    /// this fraction of the amplitude ([`crate::auto`]); `None`: `set` is used as is.
+    pub auto: Option<f64>,
 }
 
 /// Preconditioner `M ~ J` of the matrix-free (GMRES) Newton steps.

@@ -274,6 +274,9 @@ pub fn solve_point(
     settings: &PointSettings,
     start: Option<(&HarmonicSet, &[f64])>,
 ) -> Result<PointSolution, SolveError> {
+    if let Some(tol) = settings.auto {
+        return crate::auto::solve_auto(rec, params, omega, settings, tol, start);
+    }
     if params.normal.is_some() && !settings.set.contains_zero() {
         // Refused before the structure is condensed at this frequency.
         return Err(SolveError::Residual(ResidualError::Input(format!(

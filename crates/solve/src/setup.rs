@@ -7,8 +7,8 @@ use crate::continuation::{Continuation, FrcSettings};
 use crate::newton::NewtonOptions;
 use crate::periodic::{PointSettings, default_tolerance, harmonic_set_problem, samples_problem};
 use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::default_samples;
 use ewr_hb::receptance::{Receptance, ReceptanceError, ReceptanceKind};
-use ewr_hb::{HarmonicSet, default_samples};
 use ewr_model::Model;
 use std::fmt;
 
@@ -401,10 +401,18 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
     if let Some(r) = &o.rho {
         apply_rho(&mut model, r)?;
     }
-    let set: HarmonicSet = o
-        .harmonics
-        .parse()
-        .map_err(|e: ewr_hb::FourierError| OptionError::new(Opt::Harmonics, e.to_string()))?;
+    let (set, auto) = match crate::auto::parse(&o.harmonics) {
+        Some(tol) => (
+            crate::auto::start_set(&model),
+            Some(tol.map_err(|e| OptionError::new(Opt::Harmonics, e))?),
+        ),
+        None => (
+            o.harmonics.parse().map_err(|e: ewr_hb::FourierError| {
+                OptionError::new(Opt::Harmonics, e.to_string())
+            })?,
+            None,
+        ),
+    };
     let law: FrictionLaw = o
         .law
         .parse()
@@ -454,6 +462,7 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
         monitor,
         retry_rho: true,
         preconditioner,
+        auto,
     };
     let setup = Setup {
         model,
@@ -547,6 +556,19 @@ impl SweepOptions {
         Ok(())
     }
 
+    /// Checks what the sweep cannot do with these point settings: arclength continuation
+    /// follows a fixed set of unknowns, so automatic harmonics are sequential only.
+    pub fn check_point(&self, point: &PointSettings) -> Result<(), OptionError> {
+        if point.auto.is_some() && self.method == Continuation::Arclength {
+            return Err(OptionError::new(
+                Opt::Harmonics,
+                "auto: arclength continuation follows a fixed set of unknowns; use sequential \
+                 continuation (the default) or an explicit set",
+            ));
+        }
+        Ok(())
+    }
+
     /// Points of one curve at the nominal step (its end included).
     pub fn points_per_curve(&self) -> f64 {
         ((self.omega_end - self.omega_start).abs() / self.step).ceil() + 1.0
@@ -619,9 +641,14 @@ pub fn available_memory() -> Option<f64> {
 /// every contact row, and the dense Jacobian with its LU where the Newton steps go dense. A
 /// lower bound, to refuse before allocating what cannot fit.
 pub fn memory_needed(contacts: &ewr_model::Contacts, point: &PointSettings) -> f64 {
-    let (d, nc) = (contacts.dim as f64, contacts.len() as f64);
-    let local = if contacts.has_normal() { d + 1.0 } else { d };
-    let rows = local * nc;
+    memory_for(contacts.dim, contacts.len(), contacts.has_normal(), point)
+}
+
+/// [`memory_needed`] for `nc` contacts of `dim` tangential directions (and a normal one).
+pub fn memory_for(dim: usize, nc: usize, normal: bool, point: &PointSettings) -> f64 {
+    let (d, ncf) = (dim as f64, nc as f64);
+    let local = if normal { d + 1.0 } else { d };
+    let rows = local * ncf;
     let nt = point.n_samples as f64;
     let n = rows * point.set.n_coeffs() as f64;
     // Samples of forces, velocities and residuals, and the law's derivatives per sample.
@@ -629,9 +656,7 @@ pub fn memory_needed(contacts: &ewr_model::Contacts, point: &PointSettings) -> f
     let dense = match point.newton.linear {
         crate::LinearSolve::Dense => true,
         crate::LinearSolve::MatrixFree => false,
-        crate::LinearSolve::Auto => {
-            contacts.len() <= 1 || n <= crate::AUTO_MATRIX_FREE_MIN_UNKNOWNS as f64
-        }
+        crate::LinearSolve::Auto => nc <= 1 || n <= crate::AUTO_MATRIX_FREE_MIN_UNKNOWNS as f64,
     };
     // The Jacobian, its LU and the dogleg's products.
     let jacobian = if dense { 8.0 * 3.0 * n * n } else { 0.0 };

@@ -126,6 +126,8 @@ pub struct StoredCurve {
     pub step: Vec<f64>,
     /// Friction coefficients of each point (hb layout).
     pub friction: Vec<Vec<f64>>,
+    /// The set the coefficients are on, where it is not the run's own (automatic sets).
+    pub set: Option<ewr_hb::HarmonicSet>,
 }
 
 /// One curve to compute: its bound override, its setup (the model with that bound) and,
@@ -301,9 +303,10 @@ fn resume_curve(
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
 ) -> Result<(), StopReason> {
     let point = &settings.point;
+    let from = old.set.as_ref().unwrap_or(&point.set);
     let mut good: Vec<PointSolution> = Vec::new();
     for ((&w, &step), x) in old.omega.iter().zip(&old.step).zip(&old.friction) {
-        let solution = solve_point(rec, params, w, point, Some((&point.set, x)))
+        let solution = solve_point(rec, params, w, point, Some((from, x)))
             .map_err(|e| StopReason::Resume(format!("at w = {w}: {e}")))?;
         if solution.status.converged() {
             good.push(solution.clone());

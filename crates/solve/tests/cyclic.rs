@@ -147,6 +147,7 @@ fn settings(set: HarmonicSet, linear: LinearSolve) -> PointSettings {
         monitor: vec![0, 1, 2, 3],
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn settings(set: &str, n: usize) -> PointSettings {
         monitor: (0..n).collect(),
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 
@@ -79,4 +80,78 @@ fn odd_1_is_flagged_and_odd_59_is_not() {
     };
     assert!(est("odd:1").relative > 0.3);
     assert!(est("odd:59").relative < 1e-3);
+}
+
+#[test]
+fn auto_reaches_the_rich_answer_within_its_tolerance() {
+    // Issue 29: oscillator-2d at w = 1, DOF 0 peak 34.70 (odd:255); odd:1 gives 64.8.
+    let model = ewr_model::examples::oscillator_2d();
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let truth = solve_point(&rec, &params, 1.0, &settings("odd:255", 2), None).unwrap();
+    let auto = PointSettings {
+        auto: Some(0.01),
+        ..settings("odd:1", 2)
+    };
+    let sol = solve_point(&rec, &params, 1.0, &auto, None).unwrap();
+    assert!(sol.status.converged());
+    let e = sol
+        .estimate
+        .as_ref()
+        .expect("auto solutions carry their estimate");
+    assert!(e.relative <= 0.01, "{e:?}");
+    assert!(sol.set.h_max() > 1, "{}", sol.set);
+    let rel = (sol.dofs.peak[0] - truth.dofs.peak[0]).abs() / truth.dofs.peak[0];
+    assert!(
+        rel < 0.01,
+        "DOF 0 peak {} against {}",
+        sol.dofs.peak[0],
+        truth.dofs.peak[0]
+    );
+}
+
+#[test]
+fn an_auto_sweep_follows_the_rich_curve() {
+    // Seed 000 Fig. 5, mu N = 8: every point within 2 % of odd:255 (measured 1.3 % at most,
+    // the same as a fixed odd:31), each on its own set.
+    use ewr_solve::{Continuation, FrcSettings, frc};
+    let model = ewr_model::examples::oscillator_2d();
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let sweep = |point: PointSettings| FrcSettings {
+        omega_start: 0.05,
+        omega_end: 1.5,
+        step: 0.01,
+        min_step: 0.01 / 64.0,
+        max_step: 0.08,
+        method: Continuation::Sequential,
+        point,
+        max_points: 1000,
+        adaptive: None,
+        keep_histories: false,
+    };
+    let rich = frc(&rec, &params, &sweep(settings("odd:255", 2)), &mut |_| true).unwrap();
+    let auto = PointSettings {
+        auto: Some(0.01),
+        ..settings("odd:1", 2)
+    };
+    let pts = frc(&rec, &params, &sweep(auto), &mut |_| true).unwrap();
+    assert_eq!(pts.len(), rich.len());
+    let mut sets = std::collections::BTreeSet::new();
+    for (a, r) in pts.iter().zip(&rich) {
+        let (a, r) = (&a.solution, &r.solution);
+        assert!(a.status.converged());
+        assert_eq!(a.omega, r.omega);
+        let rel = (a.dofs.norm_peak - r.dofs.norm_peak).abs() / r.dofs.norm_peak;
+        assert!(
+            rel < 0.02,
+            "w = {}: {} on {} against {}",
+            a.omega,
+            a.dofs.norm_peak,
+            a.set,
+            r.dofs.norm_peak
+        );
+        sets.insert(a.set.h_max());
+    }
+    assert!(sets.len() > 1, "the set follows the curve: {sets:?}");
 }

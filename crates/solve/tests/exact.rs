@@ -19,6 +19,7 @@ fn solve(model: &Model, omega: f64, set: HarmonicSet) -> PointSolution {
         monitor: (0..model.n_dofs()).collect(),
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     };
     let s = solve_point(
         &rec,

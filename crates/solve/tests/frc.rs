@@ -33,6 +33,7 @@ fn settings(
             monitor: vec![0, 1],
             retry_rho: true,
             preconditioner: Default::default(),
+            auto: None,
         },
         max_points: 500,
         adaptive: None,

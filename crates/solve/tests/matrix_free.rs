@@ -21,6 +21,7 @@ fn settings(set: HarmonicSet, linear: LinearSolve) -> PointSettings {
         monitor: vec![],
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 

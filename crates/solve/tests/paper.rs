@@ -34,6 +34,7 @@ fn solve_model(
         monitor: (0..model.n_dofs()).collect(),
         retry_rho,
         preconditioner: Default::default(),
+        auto: None,
     };
     let mut p = ContactParams::of(&model.contacts);
     p.rho.iter_mut().for_each(|r| *r = rho);

@@ -24,6 +24,7 @@ fn point(
         monitor,
         retry_rho: true,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 

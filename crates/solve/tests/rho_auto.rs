@@ -37,6 +37,7 @@ fn settings(set: HarmonicSet, max_iterations: usize) -> PointSettings {
         monitor: vec![0],
         retry_rho: false,
         preconditioner: Default::default(),
+        auto: None,
     }
 }
 

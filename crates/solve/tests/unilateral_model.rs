@@ -21,6 +21,7 @@ fn settings(set: &str) -> PointSettings {
         monitor: vec![0, 1],
         retry_rho: true,
         preconditioner: Preconditioner::default(),
+        auto: None,
     }
 }
 

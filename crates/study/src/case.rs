@@ -35,6 +35,7 @@ impl Study {
     ) -> Result<CaseSetup, String> {
         let mut model = self.base.clone();
         let mut set = self.solver.set.clone();
+        let mut auto = self.solver.auto;
         let mut law = self.solver.law;
         let values = self
             .parameters
@@ -51,6 +52,7 @@ impl Study {
                 }
                 (ParamKind::Harmonics, Value::Text(s)) => {
                     set = s.parse::<HarmonicSet>().map_err(|e| e.to_string())?;
+                    auto = None;
                 }
                 (k, Value::Num(x)) if k.numeric() => {
                     k.apply(&mut model, *x, &self.mu_n_contacts, &self.mass_dofs)?;
@@ -96,6 +98,7 @@ impl Study {
                 monitor: self.solver.monitor.clone(),
                 retry_rho: true,
                 preconditioner: self.solver.preconditioner,
+                auto,
             },
             max_points: f.max_points,
             // Peaks are refined in frequency anyway: a coarse sweep only has to bracket them,

@@ -133,8 +133,10 @@ pub struct Frequency {
 /// Solver settings shared by every case (a case may override harmonics, law and rho).
 #[derive(Clone, Debug)]
 pub struct Solver {
-    /// Harmonic set (unless the case sweeps `harmonics`).
+    /// Harmonic set (unless the case sweeps `harmonics`); with `auto`, the smallest tried.
     pub set: HarmonicSet,
+    /// Automatic harmonics to this relative tolerance (`solver.harmonics = "auto:TOL"`).
+    pub auto: Option<f64>,
     /// Fixed samples per period, or `None` for the default of each case's harmonic set.
     pub samples: Option<usize>,
     /// Friction law (unless swept).
@@ -580,12 +582,16 @@ impl Study {
 
         // Solver.
         let s = &raw.solver;
-        let set = match &s.harmonics {
-            Some(h) => match h.get_ref().parse::<HarmonicSet>() {
-                Ok(set) => set,
-                Err(e) => return cx.err(h.span(), format!("solver.harmonics: {e}")),
+        let (set, auto) = match &s.harmonics {
+            Some(h) => match ewr_solve::auto::parse(h.get_ref()) {
+                Some(Ok(tol)) => (ewr_solve::auto::start_set(&base), Some(tol)),
+                Some(Err(e)) => return cx.err(h.span(), format!("solver.harmonics: {e}")),
+                None => match h.get_ref().parse::<HarmonicSet>() {
+                    Ok(set) => (set, None),
+                    Err(e) => return cx.err(h.span(), format!("solver.harmonics: {e}")),
+                },
             },
-            None => HarmonicSet::odd(59).expect("odd:59 is valid"),
+            None => (HarmonicSet::odd(59).expect("odd:59 is valid"), None),
         };
         let samples = match &s.samples {
             Some(v) => {
@@ -666,8 +672,17 @@ impl Study {
             Some(v) => cx.dofs("solver.dofs", v, &base)?,
             None => ewr_solve::setup::default_monitor(&base),
         };
+        if let (Some(_), Continuation::Arclength, Some(h)) = (auto, frequency.method, &s.harmonics)
+        {
+            return cx.err(
+                h.span(),
+                "solver.harmonics = \"auto\": arclength continuation follows a fixed set of \
+                 unknowns; use sequential continuation or an explicit set",
+            );
+        }
         let solver = Solver {
             set,
+            auto,
             samples,
             law,
             newton: NewtonOptions {
@@ -939,7 +954,8 @@ impl Study {
                 .replace(", adaptive: None", "")
                 .as_bytes(),
         );
-        h.add(format!("{solver:?}").as_bytes());
+        // `auto` enters only when used, so that studies written before it keep their cases.
+        h.add(format!("{solver:?}").replace(", auto: None", "").as_bytes());
         h.add(
             format!(
                 "{:?} {:?} {:?}",

@@ -155,7 +155,9 @@ class Model:
         ``output``, ``timeseries`` and ``plot`` write the files of ``ewr solve -o``,
         ``--timeseries`` and ``--plot`` (.png or .svg). ``estimate`` solves the point again on
         the richer set 2H+1 for ``Solution.error_estimate`` (``ewr solve`` without
-        ``--no-estimate``); above 1 % of the amplitude it warns."""
+        ``--no-estimate``); above 1 % of the amplitude it warns. ``harmonics="auto"`` (or
+        ``"auto:0.01"``) chooses the smallest set of ``odd:1, odd:3, odd:7, ...`` within that
+        error (docs/accuracy.md)."""
     def frc(
         self,
         omega_start: float,

@@ -1,0 +1,167 @@
+//! Truncation-error estimates and automatic harmonic sets through the binary (issue 29):
+//! the warning at a set far too small, `--harmonics auto` reaching the rich answer, its
+//! per-point sets in the result files, resuming such a sweep, and the options it refuses.
+
+mod common;
+
+use common::{ewr, shipped_model, text};
+use std::path::Path;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = ewr(args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    serde_json::from_str(&text(&o).0).unwrap()
+}
+
+#[test]
+fn a_set_far_too_small_is_flagged_and_auto_fixes_it() {
+    let m = shipped_model("oscillator-2d");
+    let o = ewr(&[
+        "solve",
+        s(&m),
+        "--omega",
+        "1",
+        "--harmonics",
+        "odd:1",
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("truncation error is 66") && err.contains("auto"),
+        "{err}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(j["estimate"]["relative"].as_f64().unwrap() > 0.3);
+    assert_eq!(j["estimate"]["harmonics"], "odd:3");
+    let rich = json(&[
+        "solve",
+        s(&m),
+        "--omega",
+        "1",
+        "--harmonics",
+        "odd:255",
+        "--json",
+    ]);
+    let auto = json(&[
+        "solve",
+        s(&m),
+        "--omega",
+        "1",
+        "--harmonics",
+        "auto",
+        "--json",
+    ]);
+    assert_ne!(auto["harmonics"], "odd:1");
+    assert!(auto["estimate"]["relative"].as_f64().unwrap() <= 0.01);
+    let peak = |j: &serde_json::Value| j["dofs"][0]["peak"].as_f64().unwrap();
+    assert!((peak(&auto) - peak(&rich)).abs() < 0.01 * peak(&rich));
+    // The tolerance is a fraction of the amplitude.
+    let o = ewr(&["solve", s(&m), "--omega", "1", "--harmonics", "auto:2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+    assert!(text(&o).1.contains("between 0 and 1"), "{}", text(&o).1);
+}
+
+#[test]
+fn an_auto_sweep_records_each_points_set_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = shipped_model("oscillator-2d");
+    let (h5, csv) = (dir.path().join("frc.h5"), dir.path().join("frc.csv"));
+    let args = |end: &'static str| -> Vec<String> {
+        [
+            "frc",
+            s(&m),
+            "--omega-start",
+            "0.3",
+            "--omega-end",
+            end,
+            "--step",
+            "0.02",
+            "--harmonics",
+            "auto",
+            "--no-refine",
+            "-o",
+            s(&h5),
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect()
+    };
+    let run = |a: &[String]| {
+        let v: Vec<&str> = a.iter().map(String::as_str).collect();
+        ewr(&v)
+    };
+    let mut full = args("1.2");
+    full.extend(["--csv".to_string(), s(&csv).to_string()]);
+    let o = run(&full);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let f = hdf5::File::open(&h5).unwrap();
+    assert_eq!(
+        f.attr("harmonics")
+            .unwrap()
+            .read_scalar::<hdf5::types::VarLenUnicode>()
+            .unwrap()
+            .as_str(),
+        "auto:0.01"
+    );
+    let g = f.group("curve_0").unwrap();
+    let fset: ewr_hb::HarmonicSet = g
+        .attr("friction_harmonics")
+        .unwrap()
+        .read_scalar::<hdf5::types::VarLenUnicode>()
+        .unwrap()
+        .as_str()
+        .parse()
+        .unwrap();
+    let hmax = g
+        .dataset("harmonics_h_max")
+        .unwrap()
+        .read_raw::<i64>()
+        .unwrap();
+    let friction = g.dataset("friction").unwrap();
+    assert_eq!(friction.shape(), vec![hmax.len(), 2 * fset.n_coeffs()]);
+    assert!(hmax.iter().all(|&h| h as usize <= fset.h_max()));
+    let table = std::fs::read_to_string(&csv).unwrap();
+    assert!(table.lines().next().unwrap().ends_with(",amp_error,h_max"));
+    let points = hmax.len();
+    drop(f);
+    // Cut short, then resumed to the same end: the same number of points.
+    std::fs::remove_file(&h5).unwrap();
+    let o = run(&args("0.7"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let mut resumed = args("1.2");
+    resumed.push("--resume".to_string());
+    let o = run(&resumed);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let f = hdf5::File::open(&h5).unwrap();
+    let n = f
+        .group("curve_0")
+        .unwrap()
+        .dataset("omega")
+        .unwrap()
+        .read_raw::<f64>()
+        .unwrap()
+        .len();
+    assert_eq!(n, points);
+    // Arclength follows a fixed set of unknowns.
+    let o = ewr(&[
+        "frc",
+        s(&m),
+        "--omega-start",
+        "0.3",
+        "--omega-end",
+        "1.2",
+        "--step",
+        "0.02",
+        "--harmonics",
+        "auto",
+        "--continuation",
+        "arclength",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+    assert!(text(&o).1.contains("arclength"), "{}", text(&o).1);
+}
