@@ -276,7 +276,7 @@ impl EstimateSummary {
 }
 
 /// Largest relative truncation error before ewr warns: 1 % of the amplitude.
-const ESTIMATE_WARN: f64 = 0.01;
+const ESTIMATE_WARN: f64 = ewr_solve::estimate::WARN_ABOVE;
 
 #[derive(Serialize)]
 struct DofPeak {

@@ -5,6 +5,7 @@ mod error;
 mod kinds;
 pub mod law;
 pub mod residual;
+mod stuck;
 pub mod system;
 
 pub use error::ResidualError;
@@ -12,6 +13,7 @@ pub use kinds::{ContactHistories, ContactParams, NormalHistories, NormalParams, 
 pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};
 pub use residual::EwrResidual;
 pub mod unilateral;
+pub use stuck::HOLD_MARGIN;
 pub use system::ContactSystem;
 pub use unilateral::{
     CondensedContacts, UnilateralHistories, UnilateralParams, UnilateralResidual,

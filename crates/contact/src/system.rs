@@ -73,4 +73,20 @@ pub trait ContactSystem: Send {
     /// The tangential scaling `rho` of each contact's friction law as solved (after any
     /// automatic scaling): the stick test of the summaries reads it.
     fn tangential_rho(&self) -> Vec<f64>;
+
+    /// Mean slip position (tangential law variable at `h = 0`) of each friction row for the
+    /// force coefficients `x`: where a contact stuck all period stays. Empty for a kind that
+    /// does not hold stuck contacts (docs/stuck-contacts.md).
+    fn mean_slip(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        let _ = x;
+        Ok(Vec::new())
+    }
+
+    /// Holds every contact stuck all period at these mean slip positions (from
+    /// [`ContactSystem::mean_slip`]); before it nothing is held, and a kind without the hold
+    /// ignores it.
+    fn hold_mean_slip(&mut self, positions: &[f64]) -> Result<(), ResidualError> {
+        let _ = positions;
+        Ok(())
+    }
 }

@@ -32,6 +32,7 @@
 use crate::error::ResidualError;
 pub use crate::kinds::SampleState;
 use crate::kinds::{ContactHistories, NormalHistories};
+use crate::stuck::HeldSlip;
 use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
@@ -200,6 +201,13 @@ pub struct UnilateralResidual {
     d_x: Vec<f64>,
     d_y: Vec<f64>,
     galerkin: Mat<f64>,
+    /// Per contact, the least stick margin `1 - |z| / b` over the period at the last
+    /// evaluation (negative where it slips or opens somewhere).
+    margins: Vec<f64>,
+    /// Per contact, the sample where its margin is least.
+    argmin: Vec<usize>,
+    /// The mean slip position kept by contacts stuck all period (`crate::stuck`).
+    held: HeldSlip,
 }
 
 impl UnilateralResidual {
@@ -238,6 +246,13 @@ impl UnilateralResidual {
         let nt = n_samples;
         let l = params.dim + 1;
         let nc = params.len();
+        let p0 = set.coeff_index(0).expect("h = 0 is in the set");
+        let (_, g0, q0) = cond
+            .harmonics
+            .iter()
+            .find(|x| x.0 == 0)
+            .expect("h = 0 is condensed");
+        let (g0, q0) = (g0.clone(), q0.clone());
         let mut this = UnilateralResidual {
             y_forced: vec![0.0; m * nco],
             x_samples: vec![0.0; m * nt],
@@ -247,6 +262,9 @@ impl UnilateralResidual {
             d_x: vec![0.0; nc * l * l * nt],
             d_y: vec![0.0; nc * l * l * nt],
             galerkin: Mat::zeros(nco, nco),
+            margins: vec![-1.0; nc],
+            argmin: vec![0; nc],
+            held: HeldSlip::new(params.dim, &params.force_scale, &g0, &q0, nco, p0),
             cond,
             sampler,
             set,
@@ -254,7 +272,6 @@ impl UnilateralResidual {
         };
         let mut yf = vec![0.0; m * nco];
         this.structure(None, true, &mut yf);
-        let p0 = this.set.coeff_index(0).expect("h = 0 is in the set");
         for c in 0..nc {
             if this.params.fixed_load(c).is_none() {
                 yf[(this.friction_rows() + c) * nco + p0] += this.params.g0[c];
@@ -388,6 +405,7 @@ impl UnilateralResidual {
         for c in 0..nc {
             let (mu, rt, rn, f) = (p.mu[c], p.rho_t[c], p.rho_n[c], p.force_scale[c]);
             let di = |i: usize, j: usize, s: usize| ((c * l + i) * l + j) * nt + s;
+            let mut margin = f64::INFINITY;
             for s in 0..nt {
                 let lam = self.x_samples[(mt + c) * nt + s];
                 let gap = self.y_samples[(mt + c) * nt + s];
@@ -430,6 +448,15 @@ impl UnilateralResidual {
                 } else {
                     (0.0, 0.0, 0.0)
                 };
+                let slip = (0..d)
+                    .map(|k| (r[k] - rt * v[k]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                let here = if b > 0.0 { 1.0 - slip / b } else { -1.0 };
+                if here < margin {
+                    margin = here;
+                    self.argmin[c] = s;
+                }
                 let fr = friction(&r[..d], &v[..d], b, rt, f);
                 for i in 0..d {
                     self.psi[(c * d + i) * nt + s] = fr.psi[i];
@@ -443,8 +470,76 @@ impl UnilateralResidual {
                     }
                 }
             }
+            self.margins[c] = margin;
         }
+        self.held.set_margins(&self.margins, derivatives);
         Ok(())
+    }
+
+    /// For each contact whose hold is fading (`crate::stuck`), the derivative of its stick
+    /// margin `1 - |z| / b` at its least sample with respect to every unknown:
+    /// `e_X + T^T e_Y`, with `e` the sample's synthesis row times the margin's derivative
+    /// with respect to the force (`r`, `lambda`) and law-variable (`v`, gap) samples.
+    fn margin_slopes(&self) -> Vec<(usize, Vec<f64>)> {
+        let p = &self.params;
+        let (d, nc, nt) = (p.dim, p.len(), self.sampler.n_samples());
+        let mt = d * nc;
+        let nco = self.set.n_coeffs();
+        let n = self.len();
+        let mut out = Vec::new();
+        for c in 0..nc {
+            if !HeldSlip::fades(self.margins[c]) {
+                continue;
+            }
+            let s = self.argmin[c];
+            let tau = std::f64::consts::TAU * s as f64 / nt as f64;
+            let mut basis = vec![0.0; nco];
+            for &h in self.set.harmonics() {
+                let q = self.set.coeff_index(h).expect("h is in the set");
+                if h == 0 {
+                    basis[q] = 1.0;
+                } else {
+                    basis[q] = (h as f64 * tau).cos();
+                    basis[q + 1] = (h as f64 * tau).sin();
+                }
+            }
+            let (mu, rt, rn) = (p.mu[c], p.rho_t[c], p.rho_n[c]);
+            let lam = self.x_samples[(mt + c) * nt + s];
+            let gap = self.y_samples[(mt + c) * nt + s];
+            let fixed = p.fixed_load(c).is_some();
+            let aug = if fixed { lam } else { lam - rn * gap };
+            let b = mu * aug;
+            let z: Vec<f64> = (0..d)
+                .map(|k| {
+                    self.x_samples[(c * d + k) * nt + s] - rt * self.y_samples[(c * d + k) * nt + s]
+                })
+                .collect();
+            let sl = z.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if !(b > 0.0 && sl > 0.0) {
+                continue;
+            }
+            let dm_db = sl / (b * b);
+            let mut ex = vec![0.0; n];
+            let mut ey = vec![0.0; n];
+            let put = |e: &mut Vec<f64>, sig: usize, a: f64| {
+                for (q, bq) in basis.iter().enumerate() {
+                    e[sig * nco + q] += a * bq;
+                }
+            };
+            for (k, zk) in z.iter().enumerate() {
+                put(&mut ex, c * d + k, -zk / sl / b);
+                put(&mut ey, c * d + k, rt * zk / sl / b);
+            }
+            put(&mut ex, mt + c, dm_db * mu);
+            if !fixed {
+                put(&mut ey, mt + c, -dm_db * mu * rn);
+            }
+            let mut dm = vec![0.0; n];
+            self.structure_transpose(&ey, &mut dm);
+            dm.iter_mut().zip(&ex).for_each(|(a, b)| *a += b);
+            out.push((c, dm));
+        }
+        out
     }
 
     /// Evaluates `g(X)`.
@@ -453,6 +548,7 @@ impl UnilateralResidual {
         self.sample(x)?;
         self.law(false)?;
         self.sampler.project_many(&self.psi, g)?;
+        self.held.add_residual(x, g);
         Ok(())
     }
 
@@ -471,7 +567,11 @@ impl UnilateralResidual {
         self.sample(x)?;
         self.law(true)?;
         self.sampler.project_many(&self.psi, g)?;
+        self.held.add_residual(x, g);
+        let slopes = self.margin_slopes();
+        self.held.linearize(x, slopes);
         jac.fill(0.0);
+        self.held.add_jacobian(jac.rb_mut());
         let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let l = d + 1;
         let m = self.params.rows();
@@ -520,6 +620,9 @@ impl UnilateralResidual {
         self.sample(x)?;
         self.law(true)?;
         self.sampler.project_many(&self.psi, g)?;
+        self.held.add_residual(x, g);
+        let slopes = self.margin_slopes();
+        self.held.linearize(x, slopes);
         Ok(())
     }
 
@@ -536,6 +639,7 @@ impl UnilateralResidual {
             .synthesize_many(&self.y_coeffs, &mut self.y_samples)?;
         self.apply_derivatives(false);
         self.sampler.project_many(&self.psi, out)?;
+        self.held.add_product(x, out);
         Ok(())
     }
 
@@ -573,6 +677,7 @@ impl UnilateralResidual {
         }
         self.structure_transpose(&ay, out);
         out.iter_mut().zip(&ax).for_each(|(o, a)| *o += a);
+        self.held.add_transpose_product(x, out);
         Ok(())
     }
 
@@ -657,6 +762,8 @@ impl UnilateralResidual {
                     );
                 }
             }
+            let idx = crate::ContactSystem::contact_unknowns(self, c);
+            self.held.add_to_block(c, &idx, blk.as_mut());
             out.push(blk);
         }
         Ok(out)
@@ -714,9 +821,33 @@ impl UnilateralResidual {
                         }
                     }
                 }
+                if h == 0 {
+                    self.held.add_to_static_harmonic(&mut k);
+                }
                 k
             })
             .collect()
+    }
+
+    /// Mean slip position (tangential law variable at `h = 0`) of each friction row for the
+    /// force coefficients `x`: where a contact stuck all period stays (`crate::stuck`).
+    pub fn mean_slip(&self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        check_len("contact force coefficients", self.len(), x.len())?;
+        Ok(self.held.positions(x))
+    }
+
+    /// Holds every contact stuck all period at these mean slip positions (one per friction
+    /// row, from [`mean_slip`](Self::mean_slip)); none is held until called (a solve from zero force has no loading history).
+    pub fn hold_mean_slip(&mut self, positions: &[f64]) -> Result<(), ResidualError> {
+        check_len("held slip positions", self.friction_rows(), positions.len())?;
+        self.held.hold(positions);
+        Ok(())
+    }
+
+    /// Per contact, the least stick margin `1 - |r - rho_T v| / (mu lambda)` over the period
+    /// at the last evaluation: positive where it sticks all period.
+    pub fn stick_margins(&self) -> &[f64] {
+        &self.margins
     }
 
     /// Number of contacts.
@@ -1031,6 +1162,14 @@ impl crate::ContactSystem for UnilateralResidual {
 
     fn displacement_coeffs(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
         UnilateralResidual::displacement_coeffs(self, x)
+    }
+
+    fn mean_slip(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        UnilateralResidual::mean_slip(self, x)
+    }
+
+    fn hold_mean_slip(&mut self, positions: &[f64]) -> Result<(), ResidualError> {
+        UnilateralResidual::hold_mean_slip(self, positions)
     }
 
     fn tangential_rho(&self) -> Vec<f64> {

@@ -196,6 +196,10 @@ pub struct FrcLine {
     /// The parameter value of the curve: with more curves than legend entries, curves are
     /// coloured by it on a colour bar instead of listed.
     pub value: Option<f64>,
+    /// Points and peaks `(w, amplitude)` whose truncation-error estimate exceeds
+    /// [`ewr_solve::estimate::WARN_ABOVE`]: marked with a triangle, so that a figure says
+    /// where its curve needs more harmonics.
+    pub inaccurate: Vec<(f64, f64)>,
 }
 
 /// What the curves of an FRC figure are and how its axes read.
@@ -227,6 +231,18 @@ pub fn frc(path: &Path, curves: &[Curve], axis: FrequencyAxis) -> Res {
                 .collect(),
             peaks: c.peaks.iter().map(|p| (p.omega, p.amplitude)).collect(),
             value: c.mu_n,
+            inaccurate: c
+                .points
+                .iter()
+                .map(|p| (&p.solution, p.solution.dofs.norm_peak))
+                .chain(c.peaks.iter().map(|p| (&p.solution, p.amplitude)))
+                .filter(|(s, _)| {
+                    s.estimate
+                        .as_ref()
+                        .is_some_and(|e| e.relative > ewr_solve::estimate::WARN_ABOVE)
+                })
+                .map(|(s, a)| (s.omega, a))
+                .collect(),
         })
         .collect();
     frc_lines(
@@ -281,6 +297,9 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
 ];
+
+/// Marks of points whose truncation error exceeds the warning level.
+const ORANGE: RGBColor = RGBColor(230, 120, 0);
 
 /// Most legend entries drawn; more would cover the plot.
 const MAX_LEGEND: usize = 12;
@@ -382,6 +401,22 @@ where
             .iter()
             .map(|&(w, a)| Circle::new((axis.x(w), a), 5, color.stroke_width(2)));
         chart.draw_series(marks).map_err(e("peaks"))?;
+        let rough = c
+            .inaccurate
+            .iter()
+            .map(|&(w, a)| TriangleMarker::new((axis.x(w), a.max(a0)), 6, ORANGE.stroke_width(2)));
+        chart.draw_series(rough).map_err(e("inaccurate points"))?;
+    }
+    if lines.iter().any(|c| !c.inaccurate.is_empty()) {
+        entries += 1;
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(e("legend"))?
+            .label(format!(
+                "truncation error > {}% (more harmonics, or --harmonics auto)",
+                100.0 * ewr_solve::estimate::WARN_ABOVE
+            ))
+            .legend(|(x, y)| TriangleMarker::new((x + 10, y), 6, ORANGE.stroke_width(2)));
     }
     let backbone: Vec<(f64, f64)> = lines
         .iter()

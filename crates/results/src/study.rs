@@ -183,6 +183,7 @@ pub fn write_study_outputs(
                 .map(|(w, a)| (*w, *a))
                 .collect(),
             value: colour_by.map(|p| r.values[p].num()),
+            inaccurate: Vec::new(),
         })
         .collect();
     if !lines.is_empty() {

@@ -7,7 +7,7 @@
 
 use crate::estimate::{compare, enriched};
 use crate::periodic::{PointSettings, PointSolution, SolveError};
-use crate::point::solve_point;
+use crate::point::{solve_point, solve_point_holding};
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
 use ewr_hb::{HarmonicKind, HarmonicSet, default_samples};
@@ -133,11 +133,12 @@ pub(crate) fn solve_auto(
     settings: &PointSettings,
     tol: f64,
     start: Option<(&HarmonicSet, &[f64])>,
+    held: Option<(&HarmonicSet, &[f64])>,
 ) -> Result<PointSolution, SolveError> {
     let first = match start {
         Some((set, _)) if set.h_max() > settings.set.h_max() => set.clone(),
         _ => settings.set.clone(),
     };
-    let sol = solve_point(rec, params, omega, &fixed(settings, &first), start)?;
+    let sol = solve_point_holding(rec, params, omega, &fixed(settings, &first), start, held)?;
     refine(rec, params, settings, tol, sol)
 }

@@ -5,7 +5,7 @@
 
 use crate::newton::{self, EvalError, NewtonStatus, Residual};
 use crate::periodic::{PointSettings, PointSolution, SolveError, scaled_norm};
-use crate::point::solve_point;
+use crate::point::{solve_point, solve_point_holding};
 use crate::step_control::{self, Verdict};
 use ewr_contact::{ContactParams, UnilateralParams};
 use ewr_hb::HarmonicSet;
@@ -241,7 +241,16 @@ fn sequential(
         };
         let mut sol = None;
         if let (Some(p), Some(x)) = (&prev, &secant) {
-            let first = solve_point(rec, params, w, point_settings, Some((&p.set, x)))?;
+            // Contacts stuck all period stay where they were at the last point, not where
+            // the secant puts their free mean force (docs/stuck-contacts.md).
+            let first = solve_point_holding(
+                rec,
+                params,
+                w,
+                point_settings,
+                Some((&p.set, x)),
+                Some((&p.set, &p.friction)),
+            )?;
             if first.status.converged() {
                 sol = Some(first);
             } else {
@@ -375,6 +384,8 @@ struct Bordered<'r> {
     r_scale: f64,
     tangent: Vec<f64>,
     predicted: Vec<f64>,
+    /// The last point of the curve: contacts stuck all period are held where they were there.
+    held: Vec<f64>,
     /// Matrix-free linearisation: the system, `dg/dw`, `M^-1 dg/dw / r_scale`.
     lin: Option<BorderedLinearization<'r>>,
 }
@@ -398,13 +409,15 @@ impl<'r> Bordered<'r> {
         if let Some(p) = &self.unilateral {
             let cond = ewr_contact::CondensedContacts::from_receptance(&at, &self.point.set)
                 .map_err(err)?;
-            let sys = crate::point::unilateral_system(
+            let mut sys = crate::point::unilateral_system(
                 cond,
                 &self.point.set,
                 self.point.n_samples,
                 p.clone(),
             )
             .map_err(err)?;
+            let set = &self.point.set;
+            crate::point::hold(&mut sys, set, Some((set, &self.held))).map_err(err)?;
             return Ok(Box::new(sys));
         }
         let sys = ewr_contact::EwrResidual::owning(
@@ -735,6 +748,7 @@ fn arclength(
         r_scale,
         tangent: vec![0.0; n + 1],
         predicted: vec![0.0; n + 1],
+        held: out[0].solution.friction.clone(),
         lin: None,
     };
     let to_y = |sol: &PointSolution| -> Vec<f64> {
@@ -841,6 +855,7 @@ fn arclength(
         if !s.keep_histories {
             p.solution.histories = p.solution.histories.emptied();
         }
+        b.held = p.solution.friction.clone();
         let go_on = on_point(&p);
         out.push(p);
         if !go_on || w < lo || w > hi {

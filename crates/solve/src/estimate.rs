@@ -11,6 +11,10 @@ use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
 use ewr_hb::{HarmonicKind, HarmonicSet, default_samples};
 
+/// Relative truncation error above which front ends warn and figures mark the point: 1 % of
+/// the amplitude (the default tolerance of `--harmonics auto`).
+pub const WARN_ABOVE: f64 = 0.01;
+
 /// The estimated truncation error of a periodic solution's amplitudes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Estimate {

@@ -32,7 +32,7 @@ pub use periodic::{
     DEFAULT_TOL, DEFAULT_TOL_3D, DofResponse, PointSettings, PointSolution, Preconditioner,
     SolveError, default_tolerance, harmonic_set_problem, samples_problem,
 };
-pub use point::solve_point;
+pub use point::{solve_point, solve_point_holding};
 pub use post::ContactSummary;
 pub use quadrature::{PhaseResonance, phase_resonances};
 pub use scaled::{Policy, ScaledContacts};

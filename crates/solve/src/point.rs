@@ -246,6 +246,31 @@ impl Kind {
     }
 }
 
+/// Holds `sys`'s contacts that stick all period where they are at `held` (prolonged to
+/// `set`, the system's harmonics); nothing is held without it.
+pub(crate) fn hold(
+    sys: &mut ScaledContacts<'_>,
+    set: &HarmonicSet,
+    held: Option<(&HarmonicSet, &[f64])>,
+) -> Result<(), SolveError> {
+    let Some((from, x)) = held else {
+        return Ok(());
+    };
+    let x = set.prolong(x, from)?;
+    if x.len() != sys.inner.len() {
+        return Err(SolveError::Start(format!(
+            "held solution: {} coefficients, {} expected",
+            x.len(),
+            sys.inner.len()
+        )));
+    }
+    let positions = sys.inner.mean_slip(&x)?;
+    if !positions.is_empty() {
+        sys.inner.hold_mean_slip(&positions)?;
+    }
+    Ok(())
+}
+
 /// The scaled 3-D contact system with given scalings (arclength continuation fixes them along
 /// a curve): divided by the square of the largest force scale.
 pub(crate) fn unilateral_system(
@@ -267,6 +292,10 @@ pub(crate) fn unilateral_system(
 /// Solves for the periodic response at `omega`, from `start` (coefficients on some harmonic
 /// set, prolonged to `settings.set`) or from zero force. For 3-D contacts the unknowns are the
 /// friction and normal forces (`ContactParams::rows` signals) and the set must hold `h = 0`.
+///
+/// A contact stuck all period keeps the mean slip position it has at `start`; from zero force
+/// its mean force is what Newton leaves (docs/stuck-contacts.md). [`solve_point_holding`]
+/// holds it elsewhere.
 pub fn solve_point(
     rec: &Receptance,
     params: &ContactParams,
@@ -274,8 +303,22 @@ pub fn solve_point(
     settings: &PointSettings,
     start: Option<(&HarmonicSet, &[f64])>,
 ) -> Result<PointSolution, SolveError> {
+    solve_point_holding(rec, params, omega, settings, start, start)
+}
+
+/// [`solve_point`] from `start`, with every contact stuck all period held at the mean slip
+/// position it has at `held` (a solution's set and coefficients: the previous point of a
+/// sweep, whose secant predictor `start` is); nothing is held where `held` is `None`.
+pub fn solve_point_holding(
+    rec: &Receptance,
+    params: &ContactParams,
+    omega: f64,
+    settings: &PointSettings,
+    start: Option<(&HarmonicSet, &[f64])>,
+    held: Option<(&HarmonicSet, &[f64])>,
+) -> Result<PointSolution, SolveError> {
     if let Some(tol) = settings.auto {
-        return crate::auto::solve_auto(rec, params, omega, settings, tol, start);
+        return crate::auto::solve_auto(rec, params, omega, settings, tol, start, held);
     }
     if params.normal.is_some() && !settings.set.contains_zero() {
         // Refused before the structure is condensed at this frequency.
@@ -307,6 +350,7 @@ pub fn solve_point(
         // used as the start of a final solve with the original rho.
         for (attempt, rho_factor) in retries.into_iter().enumerate() {
             let mut sys = kind.system(&at, stage, n_samples, rho_factor)?;
+            hold(&mut sys, stage, held)?;
             let final_attempt = !settings.retry_rho || attempt + 1 == retries.len();
             let opts = kind.attempt_options(&newton_opts, final_attempt);
             let mut r = newton::solve(&mut sys, &x0, &opts);
@@ -314,6 +358,7 @@ pub fn solve_point(
             krylov += r.krylov_iterations;
             if rho_factor != 1.0 && r.status.converged() {
                 let mut sys = kind.system(&at, stage, n_samples, 1.0)?;
+                hold(&mut sys, stage, held)?;
                 let polished = newton::solve(&mut sys, &r.x, &newton_opts);
                 iterations += polished.iterations;
                 krylov += polished.krylov_iterations;

@@ -865,3 +865,108 @@ fn twice_lifting_off_at_all_128_converges_with_the_retried_rho() {
         );
     }
 }
+
+/// The hold of stuck contacts (docs/stuck-contacts.md) in `J`: against central differences,
+/// and the products and transpose products against the dense `J`, where contact 0 sticks all
+/// period but touches the fading band of its hold (`-HOLD_MARGIN < margin < 0`) and is held
+/// away from where it is, so that both terms of the hold's Jacobian act.
+#[test]
+fn the_hold_of_stuck_contacts_has_a_consistent_jacobian_where_it_fades() {
+    let set: HarmonicSet = "all:3".parse().unwrap();
+    let nt = 128;
+    // The pair pressed `beta` times harder (interference and normal forces).
+    let pressed = |beta: f64| {
+        let (cond, mut params) = coupled_pair(&set);
+        params.g0.iter_mut().for_each(|g| *g *= beta);
+        UnilateralResidual::new(cond, set.clone(), nt, params).unwrap()
+    };
+    let mut sys = pressed(1.0);
+    let n = sys.len();
+    let nco = set.n_coeffs();
+    // Friction forces small and generic; normal forces pressing, scaled by beta.
+    let at = |beta: f64| -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                let sig = i / nco;
+                if sig >= 4 {
+                    if i % nco == 0 { beta * N0 } else { 0.0 }
+                } else {
+                    0.5 * ((i as f64 * 0.91).sin())
+                }
+            })
+            .collect()
+    };
+    let mut g = vec![0.0; n];
+    let mut margin = |beta: f64| {
+        let mut sys = pressed(beta);
+        sys.residual(&at(beta), &mut g).unwrap();
+        sys.stick_margins()[0]
+    };
+    // Bisect the pressing force to a margin inside the band.
+    let (mut lo, mut hi) = (1e-2, 1e4);
+    assert!(
+        margin(lo) < 0.0 && margin(hi) > 0.0,
+        "{} {}",
+        margin(lo),
+        margin(hi)
+    );
+    let target = -0.5 * ewr_contact::HOLD_MARGIN;
+    for _ in 0..200 {
+        let mid = (lo * hi).sqrt();
+        if margin(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let beta = (lo * hi).sqrt();
+    let m = margin(beta);
+    assert!(m < 0.0 && m > -ewr_contact::HOLD_MARGIN, "margin {m}");
+    sys = pressed(beta);
+    let x = at(beta);
+    // Held where the mean friction forces were 40 % larger.
+    let mut other = x.clone();
+    for s in 0..4 {
+        other[s * nco] += 0.4 * (1.0 + s as f64);
+    }
+    let held = sys.mean_slip(&other).unwrap();
+    sys.hold_mean_slip(&held).unwrap();
+    let mut j = Mat::zeros(n, n);
+    let mut g = vec![0.0; n];
+    sys.residual_and_jacobian(&x, &mut g, j.as_mut()).unwrap();
+    let scale = (0..n)
+        .flat_map(|a| (0..n).map(move |b| (a, b)))
+        .map(|(a, b)| j[(a, b)].abs())
+        .fold(0.0, f64::max);
+    let eps = 1e-7;
+    let mut worst: f64 = 0.0;
+    for col in 0..n {
+        let (mut xp, mut xm) = (x.clone(), x.clone());
+        xp[col] += eps;
+        xm[col] -= eps;
+        let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
+        sys.residual(&xp, &mut gp).unwrap();
+        sys.residual(&xm, &mut gm).unwrap();
+        for row in 0..n {
+            let fd = (gp[row] - gm[row]) / (2.0 * eps);
+            worst = worst.max((fd - j[(row, col)]).abs() / scale);
+        }
+    }
+    println!("margin {m:.4}: largest |J - FD| / max|J| = {worst:.2e}");
+    assert!(worst < 1e-5, "{worst}");
+    let mut g2 = vec![0.0; n];
+    sys.residual_keep_derivatives(&x, &mut g2).unwrap();
+    let v: Vec<f64> = (0..n).map(|i| (i as f64 * 1.31).cos()).collect();
+    let (mut jv, mut jtv) = (vec![0.0; n], vec![0.0; n]);
+    sys.jacobian_product(&v, &mut jv).unwrap();
+    sys.jacobian_transpose_product(&v, &mut jtv).unwrap();
+    let mut worst: f64 = 0.0;
+    for r in 0..n {
+        let dense: f64 = (0..n).map(|c| j[(r, c)] * v[c]).sum();
+        let dense_t: f64 = (0..n).map(|c| j[(c, r)] * v[c]).sum();
+        worst = worst
+            .max((dense - jv[r]).abs())
+            .max((dense_t - jtv[r]).abs());
+    }
+    assert!(worst < 1e-11 * scale * n as f64, "products: {worst}");
+}

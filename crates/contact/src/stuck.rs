@@ -1,0 +1,277 @@
+//! Contacts stuck all period. Coulomb's law holds such a contact with any mean friction force
+//! inside the cone, so the `h = 0` friction equations vanish identically there and the mean
+//! force is set by the path that led to the state (docs/stuck-contacts.md). A stepped-sine
+//! test keeps the contact where it is: its mean slip position (the tangential law variable at
+//! `h = 0`: the slider of a Jenkins element, the contact point itself for a rigid law) stays
+//! what it was at the last solution (a sweep's previous point, a start). [`HeldSlip`] adds that
+//! condition to the `h = 0` friction rows of each contact stuck all period, with a weight
+//! that fades to zero as the contact approaches slip, so the residual stays continuous and the
+//! law alone decides wherever the contact slips at some instant.
+
+use faer::{Mat, MatMut, c64};
+
+/// The hold has its full weight while a contact sticks all period (stick margin
+/// `1 - |z| / b`, the least over the period, `>= 0`) and fades linearly to zero as the margin
+/// falls to `-HOLD_MARGIN` (it slips somewhere, with `rho_T |v|` up to this fraction of the
+/// bound). Full weight at margin zero matters: a weight that vanished there would make every
+/// mean force that just touches the bound a root (the contact "riding the bound", docs).
+pub const HOLD_MARGIN: f64 = 0.03;
+
+/// The hold of stuck contacts' mean slip positions on a system's `h = 0` friction rows.
+#[derive(Clone, Debug)]
+pub(crate) struct HeldSlip {
+    /// Tangential directions per contact.
+    dim: usize,
+    /// Friction rows (`dim` per contact).
+    rows: usize,
+    /// Coefficients per signal and the index of `h = 0` among them.
+    nco: usize,
+    p0: usize,
+    /// `Re G_0` on the friction rows (`mt x m`): the mean slip position per unit mean force.
+    g0: Mat<f64>,
+    /// The forced part of the mean slip position (static load, preload through cross terms).
+    q0: Vec<f64>,
+    /// Per friction row: the force scale of its contact over its static compliance, so that
+    /// the hold has the size of the law's rows (a force times `F`).
+    stiffness: Vec<f64>,
+    /// Mean slip position held per friction row; `None` until [`HeldSlip::hold`]: a solve
+    /// from zero force has no loading history to hold, and the law alone decides.
+    reference: Option<Vec<f64>>,
+    /// Per contact, the hold's weight in `[0, 1]` at the last evaluation, and at the last one
+    /// with derivatives (the products and blocks use those).
+    weights: Vec<f64>,
+    kept: Vec<f64>,
+    /// Contacts whose weight is fading (margin in `(-HOLD_MARGIN, 0)`) at the last evaluation
+    /// with derivatives: the derivative of their margin with respect to every unknown, and
+    /// per friction row `stiffness (position - held) / HOLD_MARGIN`, its factor in `J`.
+    fading: Vec<(usize, Vec<f64>, Vec<f64>)>,
+}
+
+impl HeldSlip {
+    /// The hold for `dim` directions of the contacts whose force scales are `force_scale`,
+    /// from the `h = 0` receptance `g0` (`m x m` complex, friction rows first) and forced
+    /// response `q0` (law variables), on `nco` coefficients per signal with `h = 0` at `p0`.
+    /// Holds nothing until [`HeldSlip::hold`].
+    pub(crate) fn new(
+        dim: usize,
+        force_scale: &[f64],
+        g0: &Mat<c64>,
+        q0: &[c64],
+        nco: usize,
+        p0: usize,
+    ) -> Self {
+        let nc = force_scale.len();
+        let mt = dim * nc;
+        let m = g0.ncols();
+        let g0r = Mat::from_fn(mt, m, |i, j| g0[(i, j)].re);
+        let stiffness = (0..mt)
+            .map(|i| {
+                let g = g0r[(i, i)].abs();
+                let f = force_scale[i / dim];
+                if g > 0.0 && g.is_finite() { f / g } else { f }
+            })
+            .collect();
+        HeldSlip {
+            dim,
+            nco,
+            p0,
+            g0: g0r,
+            q0: q0.iter().take(mt).map(|q| q.re).collect(),
+            stiffness,
+            reference: None,
+            rows: mt,
+            weights: vec![0.0; nc],
+            kept: vec![0.0; nc],
+            fading: Vec::new(),
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.rows
+    }
+
+    fn held(&self, i: usize) -> f64 {
+        self.reference.as_ref().map_or(0.0, |r| r[i])
+    }
+
+    /// Mean slip position of each friction row for the force coefficients `x`.
+    pub(crate) fn positions(&self, x: &[f64]) -> Vec<f64> {
+        (0..self.rows())
+            .map(|i| {
+                self.q0[i]
+                    + (0..self.g0.ncols())
+                        .map(|j| self.g0[(i, j)] * x[j * self.nco + self.p0])
+                        .sum::<f64>()
+            })
+            .collect()
+    }
+
+    /// Holds stuck contacts at these mean slip positions (one per friction row).
+    pub(crate) fn hold(&mut self, positions: &[f64]) {
+        if positions.len() == self.rows() {
+            self.reference = Some(positions.to_vec());
+        }
+    }
+
+    /// Sets the weights from each contact's stick margin at the point evaluated; with
+    /// `derivatives`, also those of the products and blocks.
+    pub(crate) fn set_margins(&mut self, margins: &[f64], derivatives: bool) {
+        let on = self.reference.is_some();
+        for (w, &m) in self.weights.iter_mut().zip(margins) {
+            *w = if on {
+                (1.0 + m / HOLD_MARGIN).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+        }
+        if derivatives {
+            self.kept.copy_from_slice(&self.weights);
+        }
+    }
+
+    /// Whether contact `c`'s weight is fading at margin `m` (its derivative is not zero).
+    pub(crate) fn fades(m: f64) -> bool {
+        m < 0.0 && m > -HOLD_MARGIN
+    }
+
+    /// Keeps, for the Jacobian at `x`, the margin derivatives `slopes` (contact, `dm/dx`) of
+    /// the contacts whose weight fades there.
+    pub(crate) fn linearize(&mut self, x: &[f64], slopes: Vec<(usize, Vec<f64>)>) {
+        let slopes = if self.reference.is_some() {
+            slopes
+        } else {
+            Vec::new()
+        };
+        let pos = if slopes.is_empty() {
+            Vec::new()
+        } else {
+            self.positions(x)
+        };
+        self.fading = slopes
+            .into_iter()
+            .map(|(c, dm)| {
+                let factors = (0..self.dim)
+                    .map(|k| {
+                        let i = c * self.dim + k;
+                        self.stiffness[i] * (pos[i] - self.held(i)) / HOLD_MARGIN
+                    })
+                    .collect();
+                (c, dm, factors)
+            })
+            .collect();
+    }
+
+    /// Adds the hold to the residual `g` at `x`.
+    pub(crate) fn add_residual(&self, x: &[f64], g: &mut [f64]) {
+        if self.weights.iter().all(|&w| w == 0.0) {
+            return;
+        }
+        let pos = self.positions(x);
+        for (i, p) in pos.iter().enumerate() {
+            let w = self.weights[i / self.dim];
+            if w > 0.0 {
+                g[i * self.nco + self.p0] += w * self.stiffness[i] * (p - self.held(i));
+            }
+        }
+    }
+
+    /// Adds the hold's Jacobian (weights and fading slopes of the same evaluation) to the
+    /// dense `j`.
+    pub(crate) fn add_jacobian(&self, mut j: MatMut<'_, f64>) {
+        for i in 0..self.rows() {
+            let w = self.weights[i / self.dim];
+            if w == 0.0 {
+                continue;
+            }
+            let a = w * self.stiffness[i];
+            for c in 0..self.g0.ncols() {
+                j[(i * self.nco + self.p0, c * self.nco + self.p0)] += a * self.g0[(i, c)];
+            }
+        }
+        for (c, dm, factors) in &self.fading {
+            for (k, f) in factors.iter().enumerate() {
+                let row = (c * self.dim + k) * self.nco + self.p0;
+                for (col, d) in dm.iter().enumerate() {
+                    j[(row, col)] += f * d;
+                }
+            }
+        }
+    }
+
+    /// `y += J_hold v` (weights of the last evaluation with derivatives).
+    pub(crate) fn add_product(&self, v: &[f64], y: &mut [f64]) {
+        for i in 0..self.rows() {
+            let w = self.kept[i / self.dim];
+            if w == 0.0 {
+                continue;
+            }
+            let s: f64 = (0..self.g0.ncols())
+                .map(|c| self.g0[(i, c)] * v[c * self.nco + self.p0])
+                .sum();
+            y[i * self.nco + self.p0] += w * self.stiffness[i] * s;
+        }
+        for (c, dm, factors) in &self.fading {
+            let dv: f64 = dm.iter().zip(v).map(|(a, b)| a * b).sum();
+            for (k, f) in factors.iter().enumerate() {
+                y[(c * self.dim + k) * self.nco + self.p0] += f * dv;
+            }
+        }
+    }
+
+    /// `y += J_hold^T v`.
+    pub(crate) fn add_transpose_product(&self, v: &[f64], y: &mut [f64]) {
+        for i in 0..self.rows() {
+            let w = self.kept[i / self.dim];
+            if w == 0.0 {
+                continue;
+            }
+            let a = w * self.stiffness[i] * v[i * self.nco + self.p0];
+            for c in 0..self.g0.ncols() {
+                y[c * self.nco + self.p0] += a * self.g0[(i, c)];
+            }
+        }
+        for (c, dm, factors) in &self.fading {
+            let a: f64 = factors
+                .iter()
+                .enumerate()
+                .map(|(k, f)| f * v[(c * self.dim + k) * self.nco + self.p0])
+                .sum();
+            y.iter_mut().zip(dm).for_each(|(y, d)| *y += a * d);
+        }
+    }
+
+    /// Adds the hold to contact `c`'s diagonal block, whose unknowns are `idx` (global
+    /// indices, in the block's order).
+    pub(crate) fn add_to_block(&self, c: usize, idx: &[usize], mut block: MatMut<'_, f64>) {
+        let w = self.kept[c];
+        if w == 0.0 {
+            return;
+        }
+        let local = |g: usize| idx.iter().position(|&i| i == g);
+        for k in 0..self.dim {
+            let i = c * self.dim + k;
+            let Some(r) = local(i * self.nco + self.p0) else {
+                continue;
+            };
+            for s in 0..self.g0.ncols() {
+                if let Some(col) = local(s * self.nco + self.p0) {
+                    block[(r, col)] += w * self.stiffness[i] * self.g0[(i, s)];
+                }
+            }
+        }
+    }
+
+    /// Adds the hold to the `h = 0` harmonic's averaged Jacobian (`m x m`, one row per
+    /// signal).
+    pub(crate) fn add_to_static_harmonic(&self, k: &mut Mat<c64>) {
+        for i in 0..self.rows() {
+            let w = self.kept[i / self.dim];
+            if w == 0.0 {
+                continue;
+            }
+            for s in 0..self.g0.ncols() {
+                k[(i, s)] += c64::new(w * self.stiffness[i] * self.g0[(i, s)], 0.0);
+            }
+        }
+    }
+}
