@@ -70,6 +70,11 @@ pub struct Common {
     /// DOFs of models up to 16 DOFs, else the forced DOFs).
     #[arg(long, value_name = "LIST")]
     pub dofs: Option<String>,
+    /// What "amplitude" means for the monitored DOFs, in every curve, peak and estimate: max
+    /// (max_t ||u(t)||, static part included), dynamic (about the mean: without preload and
+    /// static deflection), h1 (the first harmonic alone) or pp (peak to peak).
+    #[arg(long, default_value = "max", value_name = "MEASURE")]
+    pub amplitude: String,
 }
 
 /// Arguments of `ewr solve`.
@@ -182,6 +187,7 @@ impl Common {
             max_iter: self.max_iter,
             ramp: !self.no_ramp,
             dofs: self.dofs.as_deref().map(DofRef::parse_list),
+            amplitude: self.amplitude.clone(),
         }
     }
 }
@@ -243,6 +249,10 @@ struct SolveSummary<'a> {
     /// Contacts stuck the whole period with the static term in the set: their mean friction
     /// force is not determined by the periodic problem (docs/contact-3d.md, pitfall 3).
     fully_stuck: Vec<usize>,
+    /// What `dofs[].peak`, `amplitude` and the estimate measure (`--amplitude`).
+    amplitude_measure: &'static str,
+    /// The monitored DOFs' amplitude together, in that measure.
+    amplitude: f64,
     dofs: Vec<DofPeak>,
     /// The truncation error of the amplitude (absent with --no-estimate).
     estimate: Option<EstimateSummary>,
@@ -351,6 +361,8 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         peak_memory_mb: crate::progress::peak_memory_mb(),
         contacts: &sol.contacts,
         fully_stuck: sol.fully_stuck(),
+        amplitude_measure: setup.point.amplitude.name(),
+        amplitude: sol.dofs.norm_peak,
         dofs: dof_peaks(&setup.model, &sol),
         estimate: sol.estimate.as_ref().map(EstimateSummary::of),
     };
@@ -439,7 +451,8 @@ fn print_solution(s: &SolveSummary<'_>) {
         if s.fully_stuck.contains(&c) {
             say!(
                 "  sticks the whole period: its mean friction force is not determined by the \
-                 periodic problem and depends on the start (docs/contact-3d.md, pitfall 3)"
+                 periodic problem; it is held where the start left it, or where the solver \
+                 leaves it from zero force (docs/stuck-contacts.md)"
             );
         }
     }
@@ -449,7 +462,11 @@ fn print_solution(s: &SolveSummary<'_>) {
             .as_deref()
             .map(|l| format!(" ({l})"))
             .unwrap_or_default();
-        say!("DOF {}{label}: peak {:.6e}", d.dof, d.peak);
+        let word = match s.amplitude_measure {
+            "max" => "peak",
+            other => other,
+        };
+        say!("DOF {}{label}: {word} {:.6e}", d.dof, d.peak);
     }
     if let Some(e) = &s.estimate {
         say!(
@@ -572,6 +589,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     &setups[0].point.monitor,
                     a.estimate,
                     setups[0].point.auto.is_some(),
+                    setups[0].point.amplitude,
                 )
                 .map_err(Failure::work)?,
             )),
@@ -628,6 +646,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         let axis = ewr_results::figures::FrequencyAxis {
             hz: a.hz,
             units: setups[0].model.units.clone(),
+            amplitude: setups[0].point.amplitude,
         };
         ewr_results::figures::frc(p, &done, axis).map_err(Failure::work)?;
     }

@@ -611,7 +611,7 @@ impl PyModel {
     #[pyo3(signature = (omega, *, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), output=None, timeseries=None, plot=None,
+        preconditioner="two-level".to_string(), amplitude="max".to_string(), output=None, timeseries=None, plot=None,
         estimate=true))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
@@ -630,6 +630,7 @@ impl PyModel {
         receptance: String,
         linear: String,
         preconditioner: String,
+        amplitude: String,
         output: Option<PathBuf>,
         timeseries: Option<PathBuf>,
         plot: Option<PathBuf>,
@@ -644,6 +645,7 @@ impl PyModel {
             receptance,
             linear,
             preconditioner,
+            amplitude,
             tol,
             max_iter,
             ramp,
@@ -671,7 +673,7 @@ impl PyModel {
         optimum=true, adaptive=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), output=None, csv=None, plot=None))]
+        preconditioner="two-level".to_string(), amplitude="max".to_string(), output=None, csv=None, plot=None))]
     #[allow(clippy::too_many_arguments)]
     fn peaks<'py>(
         &self,
@@ -697,6 +699,7 @@ impl PyModel {
         receptance: String,
         linear: String,
         preconditioner: String,
+        amplitude: String,
         output: Option<PathBuf>,
         csv: Option<PathBuf>,
         plot: Option<PathBuf>,
@@ -710,6 +713,7 @@ impl PyModel {
             receptance,
             linear,
             preconditioner,
+            amplitude,
             tol,
             max_iter,
             ramp,
@@ -740,7 +744,7 @@ impl PyModel {
         adaptive=None, refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None,
         rho=None, law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), output=None, csv=None, plot=None, hz=false,
+        preconditioner="two-level".to_string(), amplitude="max".to_string(), output=None, csv=None, plot=None, hz=false,
         resume=false, estimate=false))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
@@ -765,6 +769,7 @@ impl PyModel {
         receptance: String,
         linear: String,
         preconditioner: String,
+        amplitude: String,
         output: Option<PathBuf>,
         csv: Option<PathBuf>,
         plot: Option<PathBuf>,
@@ -781,6 +786,7 @@ impl PyModel {
             receptance,
             linear,
             preconditioner,
+            amplitude,
             tol,
             max_iter,
             ramp,

@@ -36,6 +36,8 @@ pub struct PyOptions<'py> {
     pub receptance: String,
     pub linear: String,
     pub preconditioner: String,
+    /// Amplitude measure (`max`, `dynamic`, `h1`, `pp`).
+    pub amplitude: String,
     /// `None`: the model's default (`ewr_solve::default_tolerance`).
     pub tol: Option<f64>,
     pub max_iter: usize,
@@ -82,6 +84,7 @@ impl PyOptions<'_> {
                 Some(items) => Some(dof_refs(items, "dofs")?),
                 None => None,
             },
+            amplitude: self.amplitude.clone(),
         })
     }
 

@@ -633,6 +633,7 @@ impl PyFrc {
             &self.setup.point.monitor,
             estimated,
             self.setup.point.auto.is_some(),
+            self.setup.point.amplitude,
         )
         .map_err(SolveError::new_err)?;
         for p in &self.points {
@@ -648,6 +649,7 @@ impl PyFrc {
         let axis = ewr_results::figures::FrequencyAxis {
             hz,
             units: self.setup.model.units.clone(),
+            amplitude: self.setup.point.amplitude,
         };
         let curve = self.curve();
         py.detach(|| ewr_results::figures::frc(&path, &[curve], axis))

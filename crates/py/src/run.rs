@@ -282,6 +282,7 @@ pub fn frc(
                 &setups[0].point.monitor,
                 sweep.estimate_points,
                 setups[0].point.auto.is_some(),
+                setups[0].point.amplitude,
             )
             .map_err(SolveError::new_err)?,
         )),
@@ -336,6 +337,7 @@ pub fn frc(
         let axis = ewr_results::figures::FrequencyAxis {
             hz: call.hz,
             units: setups[0].model.units.clone(),
+            amplitude: setups[0].point.amplitude,
         };
         ewr_results::figures::frc(p, &curves, axis).map_err(fail)?;
     }

@@ -270,3 +270,16 @@ def test_auto_harmonics_and_the_error_estimate():
     curve = m.frc(0.3, 1.2, 0.02, harmonics="auto", refine=False)
     assert np.all(curve.converged)
     assert len({curve[i].harmonics for i in range(len(curve))}) >= 1
+
+
+def test_amplitude_measures_drop_the_static_part_as_the_cli_does():
+    # single-contact-3d is pressed by a static load: max carries the static deflection.
+    m = ewr.Model.example("single-contact-3d")
+    full = m.solve(2.0, harmonics="all:7", estimate=False)
+    dyn = m.solve(2.0, harmonics="all:7", estimate=False, amplitude="dynamic")
+    h1 = m.solve(2.0, harmonics="all:7", estimate=False, amplitude="h1")
+    assert np.all(np.asarray(dyn.dof_peaks) <= np.asarray(full.dof_peaks))
+    assert dyn.dof_peaks[2] < full.dof_peaks[2]
+    assert np.all(np.asarray(h1.dof_peaks) > 0)
+    with pytest.raises(ewr.InputError, match="amplitude"):
+        m.solve(2.0, harmonics="all:7", amplitude="rms")

@@ -142,6 +142,8 @@ pub struct FrequencyAxis {
     pub hz: bool,
     /// The model's unit statement (`/units`), shown under the title.
     pub units: Option<String>,
+    /// The amplitude measure the curves are in (the y axis names it).
+    pub amplitude: ewr_solve::Amplitude,
 }
 
 impl FrequencyAxis {
@@ -357,7 +359,7 @@ where
     chart
         .configure_mesh()
         .x_desc(axis.label())
-        .y_desc(axis.amplitude_label("max_t ||u(t)||"))
+        .y_desc(axis.amplitude_label(axis.amplitude.formula()))
         .x_label_formatter(&tick)
         .y_label_formatter(&tick)
         .label_style(("sans-serif", 15))

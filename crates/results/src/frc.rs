@@ -23,30 +23,31 @@ impl FrcCsv {
     /// Creates the file and writes the header: `mu_n, omega, converged, iterations, residual,
     /// amp_norm`, then `amp_w<c>` per contact (max over the period of |w_c(t)|), then
     /// `peak_u<i>` per monitored DOF, then `stick<c>` (stick fraction of the period) and
-    /// `energy<c>` (energy dissipated per cycle) per contact.
+    /// `energy<c>` (energy dissipated per cycle) per contact. An amplitude measure other than
+    /// `max` names its columns: `amp_<measure>` and `<measure>_u<i>` (e.g. `amp_dynamic`,
+    /// `dynamic_u0`).
     pub fn create(
         path: &Path,
         n_contacts: usize,
         monitor: &[usize],
         estimate: bool,
         auto: bool,
+        amplitude: ewr_solve::Amplitude,
     ) -> Result<Self, String> {
         crate::ensure_parent(path)?;
         let f = File::create(path).map_err(io_err(path))?;
         let mut out = BufWriter::new(f);
-        let mut cols: Vec<String> = [
-            "mu_n",
-            "omega",
-            "converged",
-            "iterations",
-            "residual",
-            "amp_norm",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let mut cols: Vec<String> = ["mu_n", "omega", "converged", "iterations", "residual"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (total, per_dof) = match amplitude {
+            ewr_solve::Amplitude::Max => ("amp_norm".to_string(), "peak".to_string()),
+            a => (format!("amp_{a}"), a.to_string()),
+        };
+        cols.push(total);
         cols.extend((0..n_contacts).map(|c| format!("amp_w{c}")));
-        cols.extend(monitor.iter().map(|i| format!("peak_u{i}")));
+        cols.extend(monitor.iter().map(|i| format!("{per_dof}_u{i}")));
         cols.extend((0..n_contacts).map(|c| format!("stick{c}")));
         cols.extend((0..n_contacts).map(|c| format!("energy{c}")));
         if estimate || auto {

@@ -64,6 +64,9 @@ pub(crate) fn common_attrs(
     put_str(f, "harmonics", &harmonics_label(&setup.point))?;
     put_i64(f, "n_samples", setup.point.n_samples as i64)?;
     put_str(f, "law", &setup.point.law.to_string())?;
+    // What the amplitudes of the file (amp_norm, dof_peak, peaks) measure.
+    put_str(f, "amplitude", setup.point.amplitude.name())?;
+    put_str(f, "amplitude_formula", setup.point.amplitude.formula())?;
     put_f64(f, "tolerance", setup.point.newton.tol_residual)?;
     put_str(f, "linear", &setup.point.newton.linear.to_string())?;
     put_str(f, "preconditioner", &setup.point.preconditioner.to_string())?;

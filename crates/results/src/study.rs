@@ -191,7 +191,10 @@ pub fn write_study_outputs(
         let title = format!("{title}: frequency response per case");
         let style = figures::FrcStyle {
             title: &title,
-            axis: figures::FrequencyAxis::default(),
+            axis: figures::FrequencyAxis {
+                amplitude: info.amplitude,
+                ..Default::default()
+            },
             parameter: colour_by.map(|p| info.parameters[p].name()),
         };
         figures::frc_lines(&p, &style, &lines)?;

@@ -30,6 +30,7 @@ fn settings(set: HarmonicSet, n_samples: usize, model: &Model) -> PointSettings 
         retry_rho: true,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

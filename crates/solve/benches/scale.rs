@@ -38,6 +38,7 @@ fn settings(set: HarmonicSet, linear: LinearSolve, monitor: Vec<usize>) -> Point
         retry_rho: true,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

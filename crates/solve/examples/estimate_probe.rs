@@ -20,6 +20,7 @@ fn settings(set: &HarmonicSet, monitor: Vec<usize>, tol: f64) -> PointSettings {
         retry_rho: true,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

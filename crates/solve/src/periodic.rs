@@ -113,6 +113,78 @@ pub struct PointSettings {
     /// solution is the smallest set of its doubling sequence whose truncation error is within
     /// this fraction of the amplitude ([`crate::auto`]); `None`: `set` is used as is.
     pub auto: Option<f64>,
+    /// What "amplitude" means in [`DofResponse`] (and so in curves, peaks, optima and the
+    /// truncation-error estimates).
+    pub amplitude: Amplitude,
+}
+
+/// How the response of the monitored DOFs `u(t)` is summed up in one amplitude
+/// (`--amplitude`). Each applies per DOF (`|u_i|`) and to the vector of monitored DOFs
+/// (`||u||`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Amplitude {
+    /// `max_t ||u(t)||`: the total amplitude of the paper, static part included.
+    #[default]
+    Max,
+    /// `max_t ||u(t) - u_0||`: the vibration about the mean, without the static deflection
+    /// (preloads, static loads, the held mean of stuck contacts).
+    Dynamic,
+    /// `max_t ||u_1(t)||`: the first harmonic alone (what a linear or describing-function
+    /// analysis and most measurements report).
+    H1,
+    /// `max_{t,s} ||u(t) - u(s)||`: peak to peak (for one DOF, `max u - min u`).
+    PeakToPeak,
+}
+
+impl Amplitude {
+    /// Every measure, in the order of [`Amplitude::name`]'s documentation.
+    pub const ALL: [Amplitude; 4] = [
+        Amplitude::Max,
+        Amplitude::Dynamic,
+        Amplitude::H1,
+        Amplitude::PeakToPeak,
+    ];
+
+    /// Its option value and column suffix: `max`, `dynamic`, `h1`, `pp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Amplitude::Max => "max",
+            Amplitude::Dynamic => "dynamic",
+            Amplitude::H1 => "h1",
+            Amplitude::PeakToPeak => "pp",
+        }
+    }
+
+    /// The formula, for axis labels and file attributes.
+    pub fn formula(self) -> &'static str {
+        match self {
+            Amplitude::Max => "max_t ||u(t)||",
+            Amplitude::Dynamic => "max_t ||u(t) - u_0||",
+            Amplitude::H1 => "max_t ||u_1(t)||",
+            Amplitude::PeakToPeak => "max_t,s ||u(t) - u(s)||",
+        }
+    }
+}
+
+impl fmt::Display for Amplitude {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Amplitude {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Amplitude::ALL
+            .into_iter()
+            .find(|a| a.name() == s.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown amplitude measure {s:?}: use max (with the static part), dynamic \
+                     (about the mean), h1 (first harmonic) or pp (peak to peak)"
+                )
+            })
+    }
 }
 
 /// Preconditioner `M ~ J` of the matrix-free (GMRES) Newton steps.
@@ -259,9 +331,11 @@ pub struct DofResponse {
     pub dofs: Vec<usize>,
     /// Displacement coefficients per DOF (hb layout, DOF-major).
     pub coeffs: Vec<f64>,
-    /// Peak `max_t |u_i(t)|` per DOF.
+    /// Amplitude of each DOF in the measure of [`PointSettings::amplitude`] (by default
+    /// `max_t |u_i(t)|`).
     pub peak: Vec<f64>,
-    /// `max_t sqrt(sum_i u_i(t)^2)` over the monitored DOFs (the paper's "total amplitude").
+    /// Amplitude of the monitored DOFs together in that measure (by default
+    /// `max_t sqrt(sum_i u_i(t)^2)`, the paper's "total amplitude").
     pub norm_peak: f64,
 }
 

@@ -4,7 +4,9 @@
 //! monitored DOFs).
 
 use crate::newton::{self, NewtonOptions, NewtonReport};
-use crate::periodic::{DofResponse, PointSettings, PointSolution, SolveError, scaled_norm};
+use crate::periodic::{
+    Amplitude, DofResponse, PointSettings, PointSolution, SolveError, scaled_norm,
+};
 use crate::post::summarise;
 use crate::ramp::{initial_stages, stage_samples};
 use crate::scaled::{Policy, ScaledContacts};
@@ -34,7 +36,82 @@ fn refined_max(n: usize, f: impl Fn(usize) -> f64) -> f64 {
     }
 }
 
-/// Recovers the monitored DOFs' response for friction coefficients `x` on `set`.
+/// The amplitude of each of `nd` signals (coefficients on `set`, hb layout) and of the vector
+/// of them, in the measure `measure`. Maxima are read on a finer grid than the Galerkin one
+/// (`n_samples`) and refined by a parabola through the largest sample, so that they do not
+/// depend on where the samples happen to fall.
+pub(crate) fn amplitudes(
+    set: &HarmonicSet,
+    n_samples: usize,
+    nd: usize,
+    coeffs: &[f64],
+    measure: Amplitude,
+) -> Result<(Vec<f64>, f64), SolveError> {
+    let nco = set.n_coeffs();
+    // The part of the series the measure reads.
+    let mut part = coeffs.to_vec();
+    for &h in set.harmonics() {
+        let drop = match measure {
+            Amplitude::Dynamic => h == 0,
+            Amplitude::H1 => h != 1,
+            Amplitude::Max | Amplitude::PeakToPeak => false,
+        };
+        if drop {
+            let p = set.coeff_index(h).expect("h is in the set");
+            let w = if h > 0 { 2 } else { 1 };
+            for s in 0..nd {
+                part[s * nco + p..s * nco + p + w].fill(0.0);
+            }
+        }
+    }
+    let n_fine = (4 * n_samples).max(64);
+    let mut sampler = ewr_hb::FourierSampler::new(set.clone(), n_fine)?;
+    let mut samples = vec![0.0; nd * n_fine];
+    sampler.synthesize_many(&part, &mut samples)?;
+    if measure == Amplitude::PeakToPeak {
+        let peak: Vec<f64> = (0..nd)
+            .map(|i| {
+                let u = &samples[i * n_fine..(i + 1) * n_fine];
+                refined_max(n_fine, |j| u[j]) + refined_max(n_fine, |j| -u[j])
+            })
+            .collect();
+        // The largest distance between two instants, on a grid of at most 512 samples (the
+        // pairs grow as its square); exact for one DOF, where it is the per-DOF value.
+        let norm = if nd == 1 {
+            peak.first().copied().unwrap_or(0.0)
+        } else {
+            let stride = n_fine.div_ceil(512).max(1);
+            let pts: Vec<usize> = (0..n_fine).step_by(stride).collect();
+            let mut best = 0.0f64;
+            for (a, &i) in pts.iter().enumerate() {
+                for &j in &pts[a + 1..] {
+                    let d2: f64 = (0..nd)
+                        .map(|k| (samples[k * n_fine + i] - samples[k * n_fine + j]).powi(2))
+                        .sum();
+                    best = best.max(d2);
+                }
+            }
+            best.sqrt()
+        };
+        return Ok((peak, norm));
+    }
+    let peak = (0..nd)
+        .map(|i| {
+            let u = &samples[i * n_fine..(i + 1) * n_fine];
+            refined_max(n_fine, |j| u[j].abs())
+        })
+        .collect();
+    let norm_peak = refined_max(n_fine, |j| {
+        (0..nd)
+            .map(|i| samples[i * n_fine + j].powi(2))
+            .sum::<f64>()
+            .sqrt()
+    });
+    Ok((peak, norm_peak))
+}
+
+/// Recovers the monitored DOFs' response for friction coefficients `x` on `set`, with its
+/// amplitudes in the measure `measure`.
 pub(crate) fn dof_response(
     at: &ewr_hb::receptance::ReceptanceAt<'_>,
     set: &HarmonicSet,
@@ -42,6 +119,7 @@ pub(crate) fn dof_response(
     m: usize,
     x: &[f64],
     dofs: &[usize],
+    measure: Amplitude,
 ) -> Result<DofResponse, SolveError> {
     let nco = set.n_coeffs();
     let mut coeffs = vec![0.0; dofs.len() * nco];
@@ -61,24 +139,7 @@ pub(crate) fn dof_response(
             }
         }
     }
-    // Peaks are read on a finer grid than the Galerkin one and refined by a parabola through
-    // the largest sample, so that they do not depend on where the samples happen to fall.
-    let n_fine = (4 * n_samples).max(64);
-    let mut sampler = ewr_hb::FourierSampler::new(set.clone(), n_fine)?;
-    let mut samples = vec![0.0; dofs.len() * n_fine];
-    sampler.synthesize_many(&coeffs, &mut samples)?;
-    let peak = (0..dofs.len())
-        .map(|i| {
-            let u = &samples[i * n_fine..(i + 1) * n_fine];
-            refined_max(n_fine, |j| u[j].abs())
-        })
-        .collect();
-    let norm_peak = refined_max(n_fine, |j| {
-        (0..dofs.len())
-            .map(|i| samples[i * n_fine + j].powi(2))
-            .sum::<f64>()
-            .sqrt()
-    });
+    let (peak, norm_peak) = amplitudes(set, n_samples, dofs.len(), &coeffs, measure)?;
     Ok(DofResponse {
         dofs: dofs.to_vec(),
         coeffs,
@@ -401,6 +462,7 @@ pub fn solve_point_holding(
         m,
         &x,
         &settings.monitor,
+        settings.amplitude,
     )?;
     Ok(PointSolution {
         omega,
@@ -417,4 +479,27 @@ pub fn solve_point_holding(
         dofs,
         estimate: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_to_peak_of_two_dofs_is_the_largest_distance_between_two_instants() {
+        // u = (a cos, b sin) with a = 2, b = 1, plus a static (1, 0): an ellipse whose largest
+        // chord is its major axis, 2 a; the largest |u| is 1 + a.
+        let set: HarmonicSet = "all:1".parse().unwrap();
+        let coeffs = [1.0, 2.0, 0.0, 0.0, 0.0, 1.0];
+        let (per, pp) = amplitudes(&set, 64, 2, &coeffs, Amplitude::PeakToPeak).unwrap();
+        assert!(
+            (per[0] - 4.0).abs() < 1e-9 && (per[1] - 2.0).abs() < 1e-9,
+            "{per:?}"
+        );
+        assert!((pp - 4.0).abs() < 1e-3, "{pp}");
+        let (_, max) = amplitudes(&set, 64, 2, &coeffs, Amplitude::Max).unwrap();
+        assert!((max - 3.0).abs() < 1e-9, "{max}");
+        let (_, dynamic) = amplitudes(&set, 64, 2, &coeffs, Amplitude::Dynamic).unwrap();
+        assert!((dynamic - 2.0).abs() < 1e-9, "{dynamic}");
+    }
 }

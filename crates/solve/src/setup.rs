@@ -53,6 +53,8 @@ pub enum Opt {
     Adaptive,
     /// Tracked parameter of peak tracking.
     Param,
+    /// Amplitude measure.
+    Amplitude,
 }
 
 impl Opt {
@@ -77,6 +79,7 @@ impl Opt {
             Opt::Continuation => "--continuation",
             Opt::Adaptive => "--adaptive",
             Opt::Param => "--param",
+            Opt::Amplitude => "--amplitude",
         }
     }
 
@@ -101,6 +104,7 @@ impl Opt {
             Opt::Continuation => "continuation",
             Opt::Adaptive => "adaptive",
             Opt::Param => "param",
+            Opt::Amplitude => "amplitude",
         }
     }
 }
@@ -313,6 +317,8 @@ pub struct SolveOptions {
     pub ramp: bool,
     /// Monitored DOFs (default [`default_monitor`]).
     pub dofs: Option<Vec<DofRef>>,
+    /// Amplitude measure (`max`, `dynamic`, `h1`, `pp`; see [`crate::Amplitude`]).
+    pub amplitude: String,
 }
 
 impl Default for SolveOptions {
@@ -330,6 +336,7 @@ impl Default for SolveOptions {
             max_iter: 200,
             ramp: true,
             dofs: None,
+            amplitude: "max".into(),
         }
     }
 }
@@ -448,7 +455,12 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
         value: Some((format!("{:?}", o.receptance), false)),
         message: e,
     })?;
+    let amplitude = o
+        .amplitude
+        .parse()
+        .map_err(|e: String| OptionError::new(Opt::Amplitude, e))?;
     let point = PointSettings {
+        amplitude,
         set,
         n_samples,
         law,
@@ -738,6 +750,11 @@ impl Setup {
         h.add(format!("{:?}", (&m.damping, &m.contacts, &m.forcing, &m.cyclic)).as_bytes());
         let p = &self.point;
         h.add(format!("{} {} {}", p.set, p.n_samples, p.law).as_bytes());
+        // Amplitudes of another measure are not the same curve (added only when not the
+        // default, so that files written before the option existed keep their fingerprint).
+        if p.amplitude != crate::Amplitude::Max {
+            h.add(format!("amplitude {}", p.amplitude).as_bytes());
+        }
         format!("{:016x}", h.0)
     }
 }

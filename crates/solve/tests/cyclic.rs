@@ -148,6 +148,7 @@ fn settings(set: HarmonicSet, linear: LinearSolve) -> PointSettings {
         retry_rho: true,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

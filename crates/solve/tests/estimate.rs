@@ -20,6 +20,7 @@ fn settings(set: &str, n: usize) -> PointSettings {
         retry_rho: true,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

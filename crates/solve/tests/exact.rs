@@ -20,6 +20,7 @@ fn solve(model: &Model, omega: f64, set: HarmonicSet) -> PointSolution {
         retry_rho: true,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     };
     let s = solve_point(
         &rec,

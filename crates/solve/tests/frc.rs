@@ -34,6 +34,7 @@ fn settings(
             retry_rho: true,
             preconditioner: Default::default(),
             auto: None,
+            amplitude: Default::default(),
         },
         max_points: 500,
         adaptive: None,

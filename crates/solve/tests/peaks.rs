@@ -25,6 +25,7 @@ fn point(
         retry_rho: true,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

@@ -38,6 +38,7 @@ fn settings(set: HarmonicSet, max_iterations: usize) -> PointSettings {
         retry_rho: false,
         preconditioner: Default::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

@@ -61,6 +61,7 @@ fn sweep(model: &Model, from: f64, to: f64, step: f64) -> Vec<(f64, f64, f64)> {
         retry_rho: true,
         preconditioner: Preconditioner::default(),
         auto: None,
+        amplitude: Default::default(),
     };
     let s = FrcSettings {
         omega_start: from,

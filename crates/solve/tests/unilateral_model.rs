@@ -22,6 +22,7 @@ fn settings(set: &str) -> PointSettings {
         retry_rho: true,
         preconditioner: Preconditioner::default(),
         auto: None,
+        amplitude: Default::default(),
     }
 }
 

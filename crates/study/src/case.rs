@@ -99,6 +99,7 @@ impl Study {
                 retry_rho: true,
                 preconditioner: self.solver.preconditioner,
                 auto,
+                amplitude: self.solver.amplitude,
             },
             max_points: f.max_points,
             // Peaks are refined in frequency anyway: a coarse sweep only has to bracket them,

@@ -71,6 +71,7 @@ struct RawSolver {
     linear: Option<Spanned<String>>,
     preconditioner: Option<Spanned<String>>,
     dofs: Option<Spanned<toml::Value>>,
+    amplitude: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -149,8 +150,11 @@ pub struct Solver {
     pub kind: ReceptanceKind,
     /// Preconditioner of matrix-free Newton steps.
     pub preconditioner: Preconditioner,
-    /// Monitored DOFs; the peak amplitude is `max_t ||u(t)||` over them.
+    /// Monitored DOFs; the peak amplitude is `max_t ||u(t)||` over them, or the measure of
+    /// `amplitude`.
     pub monitor: Vec<usize>,
+    /// Amplitude measure of curves, peaks and optima (`solver.amplitude`).
+    pub amplitude: ewr_solve::Amplitude,
 }
 
 /// One swept parameter: what it is and what it acts on.
@@ -680,6 +684,13 @@ impl Study {
                  unknowns; use sequential continuation or an explicit set",
             );
         }
+        let amplitude = match &s.amplitude {
+            Some(a) => match a.get_ref().parse() {
+                Ok(a) => a,
+                Err(e) => return cx.err(a.span(), format!("solver.amplitude: {e}")),
+            },
+            None => ewr_solve::Amplitude::Max,
+        };
         let solver = Solver {
             set,
             auto,
@@ -695,6 +706,7 @@ impl Study {
             kind,
             preconditioner,
             monitor,
+            amplitude,
         };
 
         // Targets.
@@ -955,7 +967,13 @@ impl Study {
                 .as_bytes(),
         );
         // `auto` enters only when used, so that studies written before it keep their cases.
-        h.add(format!("{solver:?}").replace(", auto: None", "").as_bytes());
+        // So does an amplitude measure other than the default.
+        h.add(
+            format!("{solver:?}")
+                .replace(", auto: None", "")
+                .replace(", amplitude: Max", "")
+                .as_bytes(),
+        );
         h.add(
             format!(
                 "{:?} {:?} {:?}",

@@ -40,6 +40,8 @@ pub struct StudyInfo {
     pub optimize: Option<ParamKind>,
     /// Whether cases store every refined peak (`objective = "peak"` without `[optimize]`).
     pub peaks: bool,
+    /// The amplitude measure of the curves, peaks and optima (`solver.amplitude`).
+    pub amplitude: ewr_solve::Amplitude,
 }
 
 impl StudyInfo {
@@ -56,6 +58,7 @@ impl StudyInfo {
             monitored_dofs: study.solver.monitor.clone(),
             optimize: study.optimize.as_ref().map(|o| o.kind),
             peaks: study.optimize.is_none() && study.objective == Objective::Peak,
+            amplitude: study.solver.amplitude,
         }
     }
 }
@@ -279,6 +282,7 @@ pub fn write_study_file(
         }
         let dofs: Vec<i64> = info.monitored_dofs.iter().map(|&d| d as i64).collect();
         put_1d(&f, "monitored_dofs", &dofs)?;
+        put_str(&f, "amplitude", info.amplitude.name())?;
         summary(&group(&f, "summary")?, info, results)?;
         let cases = group(&f, "cases")?;
         for r in results {
@@ -322,7 +326,13 @@ pub fn read_study_file(path: &Path) -> Result<StudyFile, String> {
             Err(_) => None,
         };
         let peaks = f.attr("objective").is_ok() && get_str(&f, "objective")? == "peak";
+        // Files written before the option existed measure `max`.
+        let amplitude = match f.attr("amplitude") {
+            Ok(_) => get_str(&f, "amplitude")?.parse()?,
+            Err(_) => ewr_solve::Amplitude::Max,
+        };
         let info = StudyInfo {
+            amplitude,
             optimize,
             peaks,
             title: get_str(&f, "title")?,

@@ -143,6 +143,7 @@ class Model:
         receptance: str = "auto",
         linear: str = "auto",
         preconditioner: str = "two-level",
+        amplitude: str = "max",
         output: Union[str, PathLike, None] = None,
         timeseries: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
@@ -157,7 +158,9 @@ class Model:
         the richer set 2H+1 for ``Solution.error_estimate`` (``ewr solve`` without
         ``--no-estimate``); above 1 % of the amplitude it warns. ``harmonics="auto"`` (or
         ``"auto:0.01"``) chooses the smallest set of ``odd:1, odd:3, odd:7, ...`` within that
-        error (docs/accuracy.md)."""
+        error (docs/accuracy.md). ``amplitude`` is what the DOF amplitudes measure: ``"max"``
+        (``max_t ||u(t)||``), ``"dynamic"`` (about the mean), ``"h1"`` (first harmonic) or
+        ``"pp"`` (peak to peak), as ``--amplitude``."""
     def frc(
         self,
         omega_start: float,
@@ -180,6 +183,7 @@ class Model:
         receptance: str = "auto",
         linear: str = "auto",
         preconditioner: str = "two-level",
+        amplitude: str = "max",
         output: Union[str, PathLike, None] = None,
         csv: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
@@ -224,6 +228,7 @@ class Model:
         receptance: str = "auto",
         linear: str = "auto",
         preconditioner: str = "two-level",
+        amplitude: str = "max",
         output: Union[str, PathLike, None] = None,
         csv: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
