@@ -252,6 +252,7 @@ fn write_outputs(
                 points.iter().map(|q| (q.value, q.amplitude)).collect(),
             )],
             optimum: optimum.map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
+            mark: "optimum",
         };
         ewr_results::figures::design(
             p,

@@ -75,6 +75,10 @@ pub struct Common {
     /// static deflection), h1 (the first harmonic alone) or pp (peak to peak).
     #[arg(long, default_value = "max", value_name = "MEASURE")]
     pub amplitude: String,
+    /// Engine order of the excitation of a cyclic sector model, instead of the model's (the
+    /// interference diagram needs one run per engine order, not one model per engine order).
+    #[arg(long, value_name = "EO", allow_hyphen_values = true)]
+    pub engine_order: Option<i64>,
 }
 
 /// Arguments of `ewr solve`.
@@ -188,6 +192,7 @@ impl Common {
             ramp: !self.no_ramp,
             dofs: self.dofs.as_deref().map(DofRef::parse_list),
             amplitude: self.amplitude.clone(),
+            engine_order: self.engine_order,
         }
     }
 }

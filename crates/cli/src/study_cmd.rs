@@ -296,7 +296,7 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
             say!("wrote {}", p.display());
         }
     }
-    finish(&results)
+    finish(&ewr_study::StudyInfo::of(&study), &results)
 }
 
 /// Reads every finished case file of an earlier run in a child process first: one the HDF5
@@ -346,7 +346,7 @@ fn merge_cmd(m: &MergeArgs) -> Result<(), Failure> {
         m.output.display()
     );
     outputs(&m.output, &info, &results, !m.no_plot)?;
-    finish(&results)
+    finish(&info, &results)
 }
 
 /// Final report and exit status: 1 when any case is not fully converged.
@@ -363,7 +363,7 @@ fn outputs(
     Ok(())
 }
 
-fn finish(results: &[CaseResult]) -> Result<(), Failure> {
+fn finish(info: &StudyInfo, results: &[CaseResult]) -> Result<(), Failure> {
     let count = |s: CaseStatus| results.iter().filter(|r| r.status == s).count();
     let (ok, partial, failed) = (
         count(CaseStatus::Ok),
@@ -374,14 +374,14 @@ fn finish(results: &[CaseResult]) -> Result<(), Failure> {
         "{} cases: {ok} ok, {partial} with unconverged points, {failed} failed",
         results.len()
     );
-    if let Some(b) = ewr_results::study::optimum(results) {
+    if let Some((b, mark)) = ewr_results::study::highlight(info, results) {
         let at = if b.optimum_value.is_nan() {
             String::new()
         } else {
             format!(" with the optimised parameter at {}", b.optimum_value)
         };
         say!(
-            "optimum: case {} [{}]{at}: peak {:.6e} at w = {:.6}",
+            "{mark}: case {} [{}]{at}: peak {:.6e} at w = {:.6}",
             b.index,
             b.key,
             b.peak_amplitude,

@@ -611,7 +611,7 @@ impl PyModel {
     #[pyo3(signature = (omega, *, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), amplitude="max".to_string(), output=None, timeseries=None, plot=None,
+        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, timeseries=None, plot=None,
         estimate=true))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
@@ -631,6 +631,7 @@ impl PyModel {
         linear: String,
         preconditioner: String,
         amplitude: String,
+        engine_order: Option<i64>,
         output: Option<PathBuf>,
         timeseries: Option<PathBuf>,
         plot: Option<PathBuf>,
@@ -646,6 +647,7 @@ impl PyModel {
             linear,
             preconditioner,
             amplitude,
+            engine_order,
             tol,
             max_iter,
             ramp,
@@ -673,7 +675,7 @@ impl PyModel {
         optimum=true, adaptive=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), amplitude="max".to_string(), output=None, csv=None, plot=None))]
+        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, csv=None, plot=None))]
     #[allow(clippy::too_many_arguments)]
     fn peaks<'py>(
         &self,
@@ -700,6 +702,7 @@ impl PyModel {
         linear: String,
         preconditioner: String,
         amplitude: String,
+        engine_order: Option<i64>,
         output: Option<PathBuf>,
         csv: Option<PathBuf>,
         plot: Option<PathBuf>,
@@ -714,6 +717,7 @@ impl PyModel {
             linear,
             preconditioner,
             amplitude,
+            engine_order,
             tol,
             max_iter,
             ramp,
@@ -744,7 +748,7 @@ impl PyModel {
         adaptive=None, refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None,
         rho=None, law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), amplitude="max".to_string(), output=None, csv=None, plot=None, hz=false,
+        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, csv=None, plot=None, hz=false,
         resume=false, estimate=false))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
@@ -770,6 +774,7 @@ impl PyModel {
         linear: String,
         preconditioner: String,
         amplitude: String,
+        engine_order: Option<i64>,
         output: Option<PathBuf>,
         csv: Option<PathBuf>,
         plot: Option<PathBuf>,
@@ -787,6 +792,7 @@ impl PyModel {
             linear,
             preconditioner,
             amplitude,
+            engine_order,
             tol,
             max_iter,
             ramp,

@@ -38,6 +38,8 @@ pub struct PyOptions<'py> {
     pub preconditioner: String,
     /// Amplitude measure (`max`, `dynamic`, `h1`, `pp`).
     pub amplitude: String,
+    /// Engine order of a cyclic sector, overriding the model's.
+    pub engine_order: Option<i64>,
     /// `None`: the model's default (`ewr_solve::default_tolerance`).
     pub tol: Option<f64>,
     pub max_iter: usize,
@@ -85,6 +87,7 @@ impl PyOptions<'_> {
                 None => None,
             },
             amplitude: self.amplitude.clone(),
+            engine_order: self.engine_order,
         })
     }
 

@@ -513,6 +513,7 @@ pub fn peaks<'py>(
             optimum: locus
                 .optimum
                 .map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
+            mark: "optimum",
         };
         ewr_results::figures::design(
             p,

@@ -283,3 +283,15 @@ def test_amplitude_measures_drop_the_static_part_as_the_cli_does():
     assert np.all(np.asarray(h1.dof_peaks) > 0)
     with pytest.raises(ewr.InputError, match="amplitude"):
         m.solve(2.0, harmonics="all:7", amplitude="rms")
+
+
+def test_engine_order_overrides_the_sectors_as_the_cli_does():
+    m = ewr.Model.example("bladed-disk")  # EO 3
+    a = m.solve(1.0, harmonics="odd:7", estimate=False)
+    b = m.solve(1.0, harmonics="odd:7", estimate=False, engine_order=1)
+    other = ewr.Model.example("bladed-disk", engine_order=1)
+    c = other.solve(1.0, harmonics="odd:7", estimate=False)
+    assert b.dof_peaks == pytest.approx(c.dof_peaks, rel=1e-12)
+    assert a.dof_peaks != pytest.approx(b.dof_peaks, rel=1e-3)
+    with pytest.raises(ewr.InputError, match="engine_order"):
+        ewr.Model.example("oscillator-2d").solve(1.0, engine_order=2)

@@ -862,8 +862,11 @@ pub struct DesignPanel {
     pub parameter: String,
     /// One series per combination of the other parameters: label and `(x, peak)` points.
     pub series: Vec<(String, Vec<(f64, f64)>)>,
-    /// The best case of the study (smallest peak): `(x, peak)`.
+    /// The case marked (the smallest peak, or the largest of an engine-order study):
+    /// `(x, peak)`.
     pub optimum: (f64, f64),
+    /// What the marked case is (`optimum`, `largest peak`), for the legend.
+    pub mark: &'static str,
 }
 
 /// Peak amplitude against each swept parameter, one panel per parameter side by side, the
@@ -970,7 +973,8 @@ where
         ch.draw_series([Circle::new((ox, oy), 9, RED.stroke_width(3))])
             .map_err(e("optimum"))?
             .label(format!(
-                "optimum: {} = {}, peak {}",
+                "{}: {} = {}, peak {}",
+                panel.mark,
                 panel.parameter,
                 tick(&ox),
                 tick(&oy)

@@ -236,8 +236,30 @@ pub fn optimum(results: &[CaseResult]) -> Option<&CaseResult> {
     best(true).or_else(|| best(false))
 }
 
+/// The case a study is read for, and what it is called: the smallest peak (the optimum of a
+/// damper design), or for a study over the engine order the largest (the critical engine
+/// order of an interference diagram: no value of it is a design choice).
+pub fn highlight<'a>(
+    info: &StudyInfo,
+    results: &'a [CaseResult],
+) -> Option<(&'a CaseResult, &'static str)> {
+    if info.parameters.contains(&ParamKind::EngineOrder) {
+        let worst = |ok_only: bool| {
+            results
+                .iter()
+                .filter(|r| r.peak_amplitude.is_finite() && !r.peak_at_edge())
+                .filter(|r| !ok_only || r.status == CaseStatus::Ok)
+                .max_by(|a, b| a.peak_amplitude.total_cmp(&b.peak_amplitude))
+        };
+        return worst(true)
+            .or_else(|| worst(false))
+            .map(|r| (r, "largest peak"));
+    }
+    optimum(results).map(|r| (r, "optimum"))
+}
+
 fn design_panels(info: &StudyInfo, results: &[CaseResult]) -> Vec<DesignPanel> {
-    let Some(best) = optimum(results) else {
+    let Some((best, mark)) = highlight(info, results) else {
         return Vec::new();
     };
     let mut panels = Vec::new();
@@ -274,6 +296,7 @@ fn design_panels(info: &StudyInfo, results: &[CaseResult]) -> Vec<DesignPanel> {
             parameter: kind.name().to_string(),
             series,
             optimum: (best.values[p].num(), best.peak_amplitude),
+            mark,
         });
     }
     panels
@@ -305,6 +328,7 @@ fn locus_panel(info: &StudyInfo, k: ParamKind, results: &[CaseResult]) -> Option
         parameter: k.name().to_string(),
         series,
         optimum: (best.optimum_value, best.peak_amplitude),
+        mark: "optimum",
     })
 }
 

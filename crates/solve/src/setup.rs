@@ -55,6 +55,8 @@ pub enum Opt {
     Param,
     /// Amplitude measure.
     Amplitude,
+    /// Engine order of a cyclic sector.
+    EngineOrder,
 }
 
 impl Opt {
@@ -80,6 +82,7 @@ impl Opt {
             Opt::Adaptive => "--adaptive",
             Opt::Param => "--param",
             Opt::Amplitude => "--amplitude",
+            Opt::EngineOrder => "--engine-order",
         }
     }
 
@@ -105,6 +108,7 @@ impl Opt {
             Opt::Adaptive => "adaptive",
             Opt::Param => "param",
             Opt::Amplitude => "amplitude",
+            Opt::EngineOrder => "engine_order",
         }
     }
 }
@@ -319,6 +323,8 @@ pub struct SolveOptions {
     pub dofs: Option<Vec<DofRef>>,
     /// Amplitude measure (`max`, `dynamic`, `h1`, `pp`; see [`crate::Amplitude`]).
     pub amplitude: String,
+    /// Engine order of a cyclic sector's excitation, overriding the model's.
+    pub engine_order: Option<i64>,
 }
 
 impl Default for SolveOptions {
@@ -337,6 +343,7 @@ impl Default for SolveOptions {
             ramp: true,
             dofs: None,
             amplitude: "max".into(),
+            engine_order: None,
         }
     }
 }
@@ -407,6 +414,18 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
     }
     if let Some(r) = &o.rho {
         apply_rho(&mut model, r)?;
+    }
+    if let Some(eo) = o.engine_order {
+        let Some(cy) = model.cyclic.as_mut() else {
+            return Err(OptionError::number(
+                Opt::EngineOrder,
+                eo,
+                "the model is not a cyclic sector (no /cyclic group); an engine order applies \
+                 to one sector of a tuned disk",
+            )
+            .into());
+        };
+        cy.engine_order = eo;
     }
     let (set, auto) = match crate::auto::parse(&o.harmonics) {
         Some(tol) => (

@@ -23,6 +23,9 @@ pub enum ParamKind {
     Law,
     /// Harmonic set (`odd:59`, `all:20`).
     Harmonics,
+    /// Engine order of a cyclic sector model's excitation (an integer): the interference
+    /// diagram of a bladed disk from one sector model.
+    EngineOrder,
 }
 
 impl ParamKind {
@@ -37,6 +40,7 @@ impl ParamKind {
             ParamKind::Rho => "rho",
             ParamKind::Law => "law",
             ParamKind::Harmonics => "harmonics",
+            ParamKind::EngineOrder => "engine_order",
         }
     }
 
@@ -51,6 +55,7 @@ impl ParamKind {
             ParamKind::Rho,
             ParamKind::Law,
             ParamKind::Harmonics,
+            ParamKind::EngineOrder,
         ]
         .into_iter()
         .find(|k| k.name() == s)
@@ -67,7 +72,10 @@ impl ParamKind {
     pub fn structural(self) -> bool {
         matches!(
             self,
-            ParamKind::ForcingScale | ParamKind::Mass | ParamKind::NormalPreload
+            ParamKind::ForcingScale
+                | ParamKind::Mass
+                | ParamKind::NormalPreload
+                | ParamKind::EngineOrder
         )
     }
 
@@ -126,12 +134,25 @@ impl ParamKind {
             }
             ParamKind::Mass => model.set_mass(dofs, x)?,
             ParamKind::Rho => model.contacts.rho.iter_mut().for_each(|r| *r = x),
+            ParamKind::EngineOrder => set_engine_order(model, x)?,
             ParamKind::Law | ParamKind::Harmonics => {
                 return Err(format!("{}: not a number", self.name()));
             }
         }
         Ok(())
     }
+}
+
+/// Sets the engine order of `model`, a cyclic sector, to the integer `x`.
+pub fn set_engine_order(model: &mut Model, x: f64) -> Result<(), String> {
+    let Some(cy) = model.cyclic.as_mut() else {
+        return Err("engine_order: the model is not a cyclic sector (no /cyclic group)".into());
+    };
+    if x.fract() != 0.0 || x.abs() > 1e15 {
+        return Err(format!("engine_order {x}: must be an integer"));
+    }
+    cy.engine_order = x as i64;
+    Ok(())
 }
 
 /// One parameter value.

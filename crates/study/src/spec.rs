@@ -93,10 +93,11 @@ struct RawParams {
     rho: Option<Spanned<toml::Value>>,
     law: Option<Spanned<toml::Value>>,
     harmonics: Option<Spanned<toml::Value>>,
+    engine_order: Option<Spanned<toml::Value>>,
 }
 
 impl RawParams {
-    fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 8] {
+    fn entries(&self) -> [(ParamKind, Option<&Spanned<toml::Value>>); 9] {
         [
             (ParamKind::MuN, self.mu_n.as_ref()),
             (ParamKind::Mu, self.mu.as_ref()),
@@ -106,6 +107,7 @@ impl RawParams {
             (ParamKind::Rho, self.rho.as_ref()),
             (ParamKind::Law, self.law.as_ref()),
             (ParamKind::Harmonics, self.harmonics.as_ref()),
+            (ParamKind::EngineOrder, self.engine_order.as_ref()),
         ]
     }
 }
@@ -353,6 +355,7 @@ impl Ctx<'_> {
                         x >= 0.0
                     }
                     ParamKind::Rho => x > 0.0,
+                    ParamKind::EngineOrder => x.fract() == 0.0 && x.abs() <= 1e15,
                     _ => true,
                 };
             if !ok {
@@ -361,6 +364,7 @@ impl Ctx<'_> {
                         "finite and >= 0"
                     }
                     ParamKind::Rho => "finite and > 0",
+                    ParamKind::EngineOrder => "an integer",
                     _ => "finite",
                 };
                 return self.err(span, format!("{name} value {x}: must be {rule}"));
@@ -853,6 +857,20 @@ impl Study {
                     None,
                 ),
             };
+        if base.cyclic.is_none()
+            && let Some(p) = parameters.iter().find(|p| p.kind == ParamKind::EngineOrder)
+        {
+            return Err(at(
+                cx.path,
+                cx.src,
+                None,
+                format!(
+                    "{}: the model is not a cyclic sector (no /cyclic group); an engine order \
+                     applies to one sector of a tuned disk",
+                    p.kind.name()
+                ),
+            ));
+        }
         if let Some(span) = &mass_span
             && mass_dofs.is_empty()
         {
@@ -869,7 +887,11 @@ impl Study {
                 let o = o.get_ref();
                 let name = o.parameter.get_ref();
                 let kind = match ParamKind::from_name(name) {
-                    Some(k) if k.numeric() && !matches!(k, ParamKind::Rho) => k,
+                    Some(k)
+                        if k.numeric() && !matches!(k, ParamKind::Rho | ParamKind::EngineOrder) =>
+                    {
+                        k
+                    }
                     _ => {
                         return cx.err(
                             o.parameter.span(),

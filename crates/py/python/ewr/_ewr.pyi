@@ -144,6 +144,7 @@ class Model:
         linear: str = "auto",
         preconditioner: str = "two-level",
         amplitude: str = "max",
+        engine_order: Optional[int] = None,
         output: Union[str, PathLike, None] = None,
         timeseries: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
@@ -160,7 +161,8 @@ class Model:
         ``"auto:0.01"``) chooses the smallest set of ``odd:1, odd:3, odd:7, ...`` within that
         error (docs/accuracy.md). ``amplitude`` is what the DOF amplitudes measure: ``"max"``
         (``max_t ||u(t)||``), ``"dynamic"`` (about the mean), ``"h1"`` (first harmonic) or
-        ``"pp"`` (peak to peak), as ``--amplitude``."""
+        ``"pp"`` (peak to peak), as ``--amplitude``. ``engine_order`` overrides a cyclic
+        sector model's engine order, as ``--engine-order``."""
     def frc(
         self,
         omega_start: float,
@@ -184,6 +186,7 @@ class Model:
         linear: str = "auto",
         preconditioner: str = "two-level",
         amplitude: str = "max",
+        engine_order: Optional[int] = None,
         output: Union[str, PathLike, None] = None,
         csv: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
@@ -229,6 +232,7 @@ class Model:
         linear: str = "auto",
         preconditioner: str = "two-level",
         amplitude: str = "max",
+        engine_order: Optional[int] = None,
         output: Union[str, PathLike, None] = None,
         csv: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
