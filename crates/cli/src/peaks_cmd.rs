@@ -253,6 +253,7 @@ fn write_outputs(
             )],
             optimum: optimum.map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
             mark: "optimum",
+            amplitude: a.common.amplitude.parse().unwrap_or_default(),
         };
         ewr_results::figures::design(
             p,

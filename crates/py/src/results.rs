@@ -568,7 +568,8 @@ impl PyFrc {
             "residual",
             PyArray1::from_vec(py, self.column(|s| s.residual)),
         )?;
-        d.set_item("amp_norm", self.amplitude(py))?;
+        let (total, per_dof) = ewr_results::frc::amplitude_columns(self.setup.point.amplitude);
+        d.set_item(total, self.amplitude(py))?;
         for c in 0..self.nc {
             d.set_item(
                 format!("amp_w{c}"),
@@ -577,7 +578,7 @@ impl PyFrc {
         }
         for (i, dof) in self.monitored().into_iter().enumerate() {
             d.set_item(
-                format!("peak_u{dof}"),
+                format!("{per_dof}_u{dof}"),
                 PyArray1::from_vec(py, self.column(|s| s.dofs.peak[i])),
             )?;
         }

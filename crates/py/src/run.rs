@@ -514,6 +514,7 @@ pub fn peaks<'py>(
                 .optimum
                 .map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
             mark: "optimum",
+            amplitude: opts.amplitude.parse().unwrap_or_default(),
         };
         ewr_results::figures::design(
             p,

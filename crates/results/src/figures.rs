@@ -867,6 +867,8 @@ pub struct DesignPanel {
     pub optimum: (f64, f64),
     /// What the marked case is (`optimum`, `largest peak`), for the legend.
     pub mark: &'static str,
+    /// The amplitude measure of the peaks (the y axis names it).
+    pub amplitude: ewr_solve::Amplitude,
 }
 
 /// Peak amplitude against each swept parameter, one panel per parameter side by side, the
@@ -917,7 +919,7 @@ where
             .map_err(e("axes"))?;
         ch.configure_mesh()
             .x_desc(panel.parameter.as_str())
-            .y_desc("peak max_t ||u(t)||")
+            .y_desc(format!("peak {}", panel.amplitude.formula()))
             .x_label_formatter(&tick)
             .y_label_formatter(&tick)
             .label_style(("sans-serif", 13))

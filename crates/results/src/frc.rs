@@ -19,6 +19,16 @@ pub struct FrcCsv {
     auto: bool,
 }
 
+/// The names of the amplitude columns of an FRC table in the measure `amplitude`: the total
+/// (`amp_norm` for `max`, else `amp_<measure>`) and the per-DOF prefix (`peak`, else the
+/// measure), as in `peak_u0` or `dynamic_u0`.
+pub fn amplitude_columns(amplitude: ewr_solve::Amplitude) -> (String, String) {
+    match amplitude {
+        ewr_solve::Amplitude::Max => ("amp_norm".to_string(), "peak".to_string()),
+        a => (format!("amp_{a}"), a.to_string()),
+    }
+}
+
 impl FrcCsv {
     /// Creates the file and writes the header: `mu_n, omega, converged, iterations, residual,
     /// amp_norm`, then `amp_w<c>` per contact (max over the period of |w_c(t)|), then
@@ -41,10 +51,7 @@ impl FrcCsv {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let (total, per_dof) = match amplitude {
-            ewr_solve::Amplitude::Max => ("amp_norm".to_string(), "peak".to_string()),
-            a => (format!("amp_{a}"), a.to_string()),
-        };
+        let (total, per_dof) = amplitude_columns(amplitude);
         cols.push(total);
         cols.extend((0..n_contacts).map(|c| format!("amp_w{c}")));
         cols.extend(monitor.iter().map(|i| format!("{per_dof}_u{i}")));

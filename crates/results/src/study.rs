@@ -297,6 +297,7 @@ fn design_panels(info: &StudyInfo, results: &[CaseResult]) -> Vec<DesignPanel> {
             series,
             optimum: (best.values[p].num(), best.peak_amplitude),
             mark,
+            amplitude: info.amplitude,
         });
     }
     panels
@@ -329,6 +330,7 @@ fn locus_panel(info: &StudyInfo, k: ParamKind, results: &[CaseResult]) -> Option
         series,
         optimum: (best.optimum_value, best.peak_amplitude),
         mark: "optimum",
+        amplitude: info.amplitude,
     })
 }
 
@@ -356,7 +358,7 @@ fn heat_map(info: &StudyInfo, results: &[CaseResult]) -> Option<HeatMap> {
         let (ix, iy) = cell(r)?;
         z[iy * xs.len() + ix] = r.peak_amplitude;
     }
-    let optimum = cell(optimum(results)?)?;
+    let optimum = cell(highlight(info, results)?.0)?;
     Some(HeatMap {
         x: (info.parameters[0].name().to_string(), xs.clone()),
         y: (info.parameters[1].name().to_string(), ys.clone()),

@@ -7,7 +7,7 @@
 
 use crate::estimate::{compare, enriched};
 use crate::periodic::{PointSettings, PointSolution, SolveError};
-use crate::point::{solve_point, solve_point_holding};
+use crate::point::solve_point_holding;
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::Receptance;
 use ewr_hb::{HarmonicKind, HarmonicSet, default_samples};
@@ -82,13 +82,15 @@ pub(crate) fn fixed(settings: &PointSettings, set: &HarmonicSet) -> PointSetting
 /// Solves on `sol`'s set's successors until the truncation error is within `tol` of the
 /// amplitude (or [`MAX_HARMONIC`] is reached, or a solve fails to converge): `sol` was solved
 /// on its set with `settings`; the result carries its estimate, and the iterations of every
-/// solve.
+/// solve. Stuck contacts are held where they are at `held` (the previous point of a sweep),
+/// as `sol` was; without it, at `sol`.
 pub(crate) fn refine(
     rec: &Receptance,
     params: &ContactParams,
     settings: &PointSettings,
     tol: f64,
     mut sol: PointSolution,
+    held: Option<(&HarmonicSet, &[f64])>,
 ) -> Result<PointSolution, SolveError> {
     loop {
         if !sol.status.converged() || sol.set.h_max() >= MAX_HARMONIC {
@@ -103,13 +105,8 @@ pub(crate) fn refine(
         }) {
             return Ok(sol);
         }
-        let finer = solve_point(
-            rec,
-            params,
-            sol.omega,
-            &next,
-            Some((&sol.set, &sol.friction)),
-        )?;
+        let start = Some((&sol.set, sol.friction.as_slice()));
+        let finer = solve_point_holding(rec, params, sol.omega, &next, start, held.or(start))?;
         let estimate = compare(&sol, &finer);
         let (iterations, krylov) = (sol.iterations, sol.krylov_iterations);
         if estimate.relative <= tol || !finer.status.converged() {
@@ -140,5 +137,5 @@ pub(crate) fn solve_auto(
         _ => settings.set.clone(),
     };
     let sol = solve_point_holding(rec, params, omega, &fixed(settings, &first), start, held)?;
-    refine(rec, params, settings, tol, sol)
+    refine(rec, params, settings, tol, sol, held)
 }

@@ -270,7 +270,8 @@ fn sequential(
         };
         let sol = match s.point.auto {
             Some(tol) if sol.status.converged() && auto_check.due(&sol, tol) => {
-                let sol = crate::auto::refine(rec, params, &s.point, tol, sol)?;
+                let held = prev.as_ref().map(|p| (&p.set, p.friction.as_slice()));
+                let sol = crate::auto::refine(rec, params, &s.point, tol, sol, held)?;
                 auto_check.checked(&sol);
                 // Far within the tolerance: the next point tries the set below (checked there).
                 if sol

@@ -132,7 +132,10 @@ pub enum Amplitude {
     /// `max_t ||u_1(t)||`: the first harmonic alone (what a linear or describing-function
     /// analysis and most measurements report).
     H1,
-    /// `max_{t,s} ||u(t) - u(s)||`: peak to peak (for one DOF, `max u - min u`).
+    /// `max_{t,s} ||u(t) - u(s)||`: peak to peak (for one DOF, `max u - min u`, refined as
+    /// the maxima are; for several DOFs the largest chord over at most 512 instants of the
+    /// period, since the pairs grow as its square: short by about `(pi h / 512)^2 / 2` of a
+    /// harmonic `h` that dominates it).
     PeakToPeak,
 }
 

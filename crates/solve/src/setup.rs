@@ -774,6 +774,11 @@ impl Setup {
         if p.amplitude != crate::Amplitude::Max {
             h.add(format!("amplitude {}", p.amplitude).as_bytes());
         }
+        // Sweeps of 3-D contacts hold stuck contacts since then (docs/stuck-contacts.md):
+        // points stored before would continue with another convention.
+        if m.contacts.has_normal() {
+            h.add(b"stuck contacts held 1");
+        }
         format!("{:016x}", h.0)
     }
 }

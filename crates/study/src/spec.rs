@@ -470,6 +470,14 @@ impl Ctx<'_> {
                         } else {
                             a + (b - a) * f
                         };
+                        // An engine order range lands on integers up to rounding.
+                        let x = if kind == ParamKind::EngineOrder
+                            && (x - x.round()).abs() < 1e-9 * x.abs().max(1.0)
+                        {
+                            x.round()
+                        } else {
+                            x
+                        };
                         self.value(kind, &toml::Value::Float(x), span.clone())
                     })
                     .collect()
@@ -996,6 +1004,11 @@ impl Study {
                 .replace(", amplitude: Max", "")
                 .as_bytes(),
         );
+        // Cases of 3-D contacts computed before stuck contacts were held along a sweep
+        // (docs/stuck-contacts.md) are not reused.
+        if base.contacts.has_normal() {
+            h.add(b"stuck contacts held 1");
+        }
         h.add(
             format!(
                 "{:?} {:?} {:?}",
