@@ -261,3 +261,54 @@ fn the_amplitude_measure_names_its_columns_and_drops_the_static_part() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("--amplitude"), "{}", text(&o).1);
 }
+
+#[test]
+fn profile_reports_each_phase_with_its_wall_and_cpu_time() {
+    let m = shipped_model("oscillator-2d");
+    let o = ewr(&[
+        "solve",
+        s(&m),
+        "--omega",
+        "1",
+        "--harmonics",
+        "odd:15",
+        "--profile",
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("cpu/wall") && err.contains("jacobian + LU"),
+        "{err}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let phases = j["profile"].as_array().unwrap();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    for want in [
+        "read model",
+        "receptance setup",
+        "condensation",
+        "jacobian + LU",
+    ] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    for p in phases {
+        assert!(p["calls"].as_u64().unwrap() >= 1);
+        assert!(p["wall_s"].as_f64().unwrap() >= 0.0 && p["cpu_s"].as_f64().unwrap() >= 0.0);
+    }
+    // Without the option: no profile.
+    let o = ewr(&[
+        "solve",
+        s(&m),
+        "--omega",
+        "1",
+        "--harmonics",
+        "odd:15",
+        "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert!(j.get("profile").is_none());
+}

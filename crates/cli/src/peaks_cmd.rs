@@ -91,6 +91,7 @@ pub struct PeaksArgs {
 /// Runs `ewr peaks`: exit 0 when every peak was found, 1 when some was not (the locus so far
 /// is written), 2 on bad input.
 pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
+    let t_all = std::time::Instant::now();
     // The coarse sweeps obey the rules of a sweep: positive band, the point cap.
     SweepOptions {
         adaptive: a.adaptive,
@@ -216,6 +217,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
             result.solves
         );
     }
+    crate::solve_cmd::print_profile(&a.common, t_all);
     if interrupted {
         return Err(Failure::work(format!(
             "interrupted: the locus of the {} values computed was written",

@@ -79,6 +79,11 @@ pub struct Common {
     /// interference diagram needs one run per engine order, not one model per engine order).
     #[arg(long, value_name = "EO", allow_hyphen_values = true)]
     pub engine_order: Option<i64>,
+    /// Report where the time went: wall and CPU time per phase (model read, receptance setup,
+    /// condensation, residuals, Jacobians, preconditioner, GMRES, post-processing, output) on
+    /// stderr, and as `profile` in --json.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// Arguments of `ewr solve`.
@@ -206,7 +211,13 @@ impl From<OptionError> for Failure {
 /// Reads the model, applies the overrides and resolves every option; bad input is exit 2.
 /// Callers run [`crate::probe::readable`] on the model file first.
 pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
-    let read = ewr_model::read(&c.model).map_err(|e| Failure::input(e.to_string()))?;
+    if c.profile {
+        ewr_solve::profile::enable();
+    }
+    let read = {
+        let _t = ewr_solve::profile::span(ewr_solve::profile::Phase::Read);
+        ewr_model::read(&c.model).map_err(|e| Failure::input(e.to_string()))?
+    };
     for w in &read.warnings {
         say_err!("{w}");
     }
@@ -225,6 +236,7 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
 }
 
 fn receptance(setup: &Setup) -> Result<ewr_hb::Receptance, Failure> {
+    let _t = ewr_solve::profile::span(ewr_solve::profile::Phase::Setup);
     setup
         .receptance()
         .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))
@@ -261,6 +273,9 @@ struct SolveSummary<'a> {
     dofs: Vec<DofPeak>,
     /// The truncation error of the amplitude (absent with --no-estimate).
     estimate: Option<EstimateSummary>,
+    /// Time per phase (with --profile).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<Vec<ewr_solve::profile::PhaseTime>>,
 }
 
 /// A truncation-error estimate as JSON.
@@ -314,7 +329,18 @@ fn dof_peaks(model: &ewr_model::Model, s: &PointSolution) -> Vec<DofPeak> {
 }
 
 /// `ewr solve`: exit 0 converged, 1 not converged (results still written), 2 bad input.
+/// Prints the per-phase profile on stderr when `--profile` was given.
+pub(crate) fn print_profile(c: &Common, since: Instant) {
+    if c.profile {
+        say_err!(
+            "{}",
+            ewr_solve::profile::table(since.elapsed().as_secs_f64())
+        );
+    }
+}
+
 pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
+    let t_all = Instant::now();
     positive(Opt::Omega, a.omega)?;
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let setup = setup(&a.common, a.mu_n)?;
@@ -340,6 +366,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     }
     let elapsed = t0.elapsed().as_secs_f64();
     let converged = sol.status.converged();
+    let out_span = ewr_solve::profile::span(ewr_solve::profile::Phase::Output);
     if let Some(p) = &a.timeseries {
         ewr_results::write_timeseries(p, &sol, &params).map_err(Failure::work)?;
     }
@@ -370,7 +397,12 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         amplitude: sol.dofs.norm_peak,
         dofs: dof_peaks(&setup.model, &sol),
         estimate: sol.estimate.as_ref().map(EstimateSummary::of),
+        profile: a.common.profile.then(|| {
+            drop(out_span);
+            ewr_solve::profile::report()
+        }),
     };
+    print_profile(&a.common, t_all);
     if a.json {
         let s = serde_json::to_string_pretty(&summary)
             .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
@@ -526,6 +558,7 @@ impl SweepObserver for FrcObserver {
 
 /// `ewr frc`: exit 0 all converged, 1 some point did not (all written), 2 bad input.
 pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
+    let t_all = Instant::now();
     let sweep = SweepOptions {
         method: ewr_solve::setup::parse_continuation(&a.continuation)?,
         adaptive: a.adaptive,
@@ -644,6 +677,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .collect();
     let done = curves;
     let elapsed = t0.elapsed().as_secs_f64();
+    let out_span = ewr_solve::profile::span(ewr_solve::profile::Phase::Output);
     if let Some(p) = &a.output {
         ewr_results::write_frc(p, &a.common.model, &setups[0], &done).map_err(Failure::work)?;
     }
@@ -655,6 +689,8 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         };
         ewr_results::figures::frc(p, &done, axis).map_err(Failure::work)?;
     }
+    drop(out_span);
+    print_profile(&a.common, t_all);
     let n_points: usize = done.iter().map(|c| c.points.len()).sum();
     let n_failed: usize = done
         .iter()
@@ -680,6 +716,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             "gmres_iterations": gmres,
             "elapsed_s": elapsed,
             "peak_memory_mb": crate::progress::peak_memory_mb(),
+            "profile": a.common.profile.then(ewr_solve::profile::report),
             "errors": errors,
             "peaks": done
                 .iter()

@@ -47,6 +47,7 @@ def run_cli(*args):
 # Command-line options that have no Python keyword, and why.
 CLI_ONLY = {
     "json": "Python returns the results as objects",
+    "profile": "a report of the process's time per phase on stderr; Python code is timed with Python's own profilers",
     "help": "clap's own",
     "version": "clap's own",
 }

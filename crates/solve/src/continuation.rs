@@ -403,6 +403,7 @@ impl<'r> Bordered<'r> {
     /// The scaled system at frequency `w` (owning its prepared receptance): the E-WR
     /// equations of constant bounds, or of 3-D contacts with the curve's fixed scalings.
     fn system(&self, w: f64) -> Result<Box<dyn Residual + 'r>, EvalError> {
+        let cond_span = crate::profile::span(crate::profile::Phase::Condense);
         let at = self
             .rec
             .prepare(w, self.point.set.harmonics())
@@ -410,6 +411,7 @@ impl<'r> Bordered<'r> {
         if let Some(p) = &self.unilateral {
             let cond = ewr_contact::CondensedContacts::from_receptance(&at, &self.point.set)
                 .map_err(err)?;
+            drop(cond_span);
             let mut sys = crate::point::unilateral_system(
                 cond,
                 &self.point.set,
@@ -421,6 +423,7 @@ impl<'r> Bordered<'r> {
             crate::point::hold(&mut sys, set, Some((set, &self.held))).map_err(err)?;
             return Ok(Box::new(sys));
         }
+        drop(cond_span);
         let sys = ewr_contact::EwrResidual::owning(
             at,
             self.point.set.clone(),

@@ -13,6 +13,7 @@ pub mod peaks;
 pub mod periodic;
 pub mod point;
 pub mod post;
+pub mod profile;
 pub mod quadrature;
 pub mod ramp;
 pub mod scaled;

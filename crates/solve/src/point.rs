@@ -287,7 +287,10 @@ impl Kind {
                 ))
             }
             Kind::Unilateral { params } => {
-                let cond = CondensedContacts::from_receptance(at, set)?;
+                let cond = {
+                    let _t = crate::profile::span(crate::profile::Phase::Condense);
+                    CondensedContacts::from_receptance(at, set)?
+                };
                 let mut p = auto_params(params, &cond);
                 p.rho_t.iter_mut().for_each(|r| *r *= rho_factor);
                 p.rho_n.iter_mut().for_each(|r| *r *= rho_factor);
@@ -390,7 +393,10 @@ pub fn solve_point_holding(
             settings.set.h_max()
         ))));
     }
-    let at = rec.prepare(omega, settings.set.harmonics())?;
+    let at = {
+        let _t = crate::profile::span(crate::profile::Phase::Condense);
+        rec.prepare(omega, settings.set.harmonics())?
+    };
     let kind = Kind::at(&at, params, settings)?;
     let newton_opts = kind.newton_options(&settings.newton);
     let m = params.rows();
@@ -446,6 +452,7 @@ pub fn solve_point_holding(
     }
     let report = last.expect("at least one stage");
     let x = settings.set.prolong(&x, &x_set)?;
+    let _post = crate::profile::span(crate::profile::Phase::Post);
     let mut sys = kind.system(&at, &settings.set, settings.n_samples, 1.0)?;
     let histories = sys.inner.histories(&x)?;
     let displacement = sys.inner.displacement_coeffs(&x)?;

@@ -210,6 +210,11 @@ impl Residual for ScaledContacts<'_> {
         jacobian: Option<MatMut<'_, f64>>,
     ) -> Result<(), EvalError> {
         let s = self.scale;
+        let _t = crate::profile::span(if jacobian.is_some() {
+            crate::profile::Phase::Jacobian
+        } else {
+            crate::profile::Phase::Residual
+        });
         match jacobian {
             Some(mut j) => {
                 self.inner
@@ -232,6 +237,7 @@ impl Residual for ScaledContacts<'_> {
     }
 
     fn linearize(&mut self, x: &[f64], g: &mut [f64]) -> Result<(), EvalError> {
+        let _t = crate::profile::span(crate::profile::Phase::Preconditioner);
         self.inner
             .residual_keep_derivatives(x, g)
             .map_err(eval_err)?;
@@ -256,12 +262,14 @@ impl Residual for ScaledContacts<'_> {
     }
 
     fn jacobian_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        let _t = crate::profile::span(crate::profile::Phase::Krylov);
         self.inner.jacobian_product(v, out).map_err(eval_err)?;
         out.iter_mut().for_each(|y| *y *= self.scale);
         Ok(())
     }
 
     fn jacobian_transpose_product(&mut self, v: &[f64], out: &mut [f64]) -> Result<(), EvalError> {
+        let _t = crate::profile::span(crate::profile::Phase::Krylov);
         self.inner
             .jacobian_transpose_product(v, out)
             .map_err(eval_err)?;
@@ -270,6 +278,7 @@ impl Residual for ScaledContacts<'_> {
     }
 
     fn precondition(&mut self, v: &mut [f64]) -> Result<(), EvalError> {
+        let _t = crate::profile::span(crate::profile::Phase::Krylov);
         self.applications += 1;
         match self.policy.kind {
             Preconditioner::Contact => self.apply_contact_blocks(v),
@@ -279,7 +288,9 @@ impl Residual for ScaledContacts<'_> {
                 let mut y = v.to_vec();
                 self.apply_harmonic_blocks(&mut y);
                 let mut jy = vec![0.0; v.len()];
-                self.jacobian_product(&y, &mut jy)?;
+                // The inner product itself: this span already counts it.
+                self.inner.jacobian_product(&y, &mut jy).map_err(eval_err)?;
+                jy.iter_mut().for_each(|j| *j *= self.scale);
                 v.iter_mut().zip(&jy).for_each(|(r, j)| *r -= j);
                 self.apply_contact_blocks(v);
                 v.iter_mut().zip(&y).for_each(|(r, y)| *r += y);

@@ -53,6 +53,7 @@ impl DenseWork {
 
     /// Factorises `jac` (partial pivoting, as `Mat::partial_piv_lu`).
     fn factor(&mut self, jac: MatRef<'_, f64>) {
+        let _t = crate::profile::span(crate::profile::Phase::Jacobian);
         self.lu.copy_from(jac);
         pin_empty_rows(self.lu.as_mut(), f64::abs, |v| v);
         faer::linalg::lu::partial_pivoting::factor::lu_in_place(

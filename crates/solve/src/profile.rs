@@ -1,0 +1,198 @@
+//! Where a run's time goes (`--profile`, issue 32): wall and CPU time per phase, summed over
+//! every call, so that the serial parts of a run are visible on any machine. CPU time is the
+//! process's (every thread), so a phase's CPU over its wall is the parallelism it got; with
+//! several curves in parallel the phases overlap and the sums exceed the run's wall time.
+//! Off unless [`enable`]d: a disabled span costs one relaxed atomic load.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// A phase of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Phase {
+    /// Reading the model file.
+    Read,
+    /// Building the receptance: sparse factorisation or modal extraction (once).
+    Setup,
+    /// Condensing the structure at one frequency (`Z_h^{-1}` on the contact rows).
+    Condense,
+    /// The E-WR residual alone (trial points of the trust region).
+    Residual,
+    /// The residual with its dense Jacobian, and the dense LU.
+    Jacobian,
+    /// Building the matrix-free preconditioner (contact and harmonic blocks).
+    Preconditioner,
+    /// Jacobian products and preconditioner applications inside GMRES.
+    Krylov,
+    /// Histories, summaries and monitored DOFs of a solution.
+    Post,
+    /// Writing results.
+    Output,
+}
+
+const PHASES: [Phase; 9] = [
+    Phase::Read,
+    Phase::Setup,
+    Phase::Condense,
+    Phase::Residual,
+    Phase::Jacobian,
+    Phase::Preconditioner,
+    Phase::Krylov,
+    Phase::Post,
+    Phase::Output,
+];
+
+impl Phase {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Read => "read model",
+            Phase::Setup => "receptance setup",
+            Phase::Condense => "condensation",
+            Phase::Residual => "residual",
+            Phase::Jacobian => "jacobian + LU",
+            Phase::Preconditioner => "preconditioner build",
+            Phase::Krylov => "GMRES products",
+            Phase::Post => "post-processing",
+            Phase::Output => "output",
+        }
+    }
+
+    fn index(self) -> usize {
+        PHASES
+            .iter()
+            .position(|&p| p == self)
+            .expect("every phase is listed")
+    }
+}
+
+static ON: AtomicBool = AtomicBool::new(false);
+static WALL_NS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
+static CPU_NS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
+static CALLS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
+
+/// Starts recording (for the rest of the process).
+pub fn enable() {
+    ON.store(true, Ordering::Relaxed);
+}
+
+/// The process's CPU time (all threads), in nanoseconds.
+fn process_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_PROCESS_CPUTIME_ID is always there
+    // on Linux, and on failure `ts` stays zero (the phase then reads no CPU time).
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A phase being timed; its time is added when it is dropped.
+pub struct Span {
+    phase: usize,
+    wall: Instant,
+    cpu: u64,
+}
+
+impl Drop for Span {
+    fn drop(&mut self) {
+        let wall = self.wall.elapsed().as_nanos() as u64;
+        let cpu = process_cpu_ns().saturating_sub(self.cpu);
+        WALL_NS[self.phase].fetch_add(wall, Ordering::Relaxed);
+        CPU_NS[self.phase].fetch_add(cpu, Ordering::Relaxed);
+        CALLS[self.phase].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Times `phase` until the returned span is dropped; `None` (no cost) when not enabled.
+#[must_use = "the phase is timed until the span is dropped"]
+pub fn span(phase: Phase) -> Option<Span> {
+    ON.load(Ordering::Relaxed).then(|| Span {
+        phase: phase.index(),
+        wall: Instant::now(),
+        cpu: process_cpu_ns(),
+    })
+}
+
+/// One phase's totals.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PhaseTime {
+    /// The phase's name.
+    pub phase: &'static str,
+    /// How many times it ran.
+    pub calls: u64,
+    /// Wall time summed over its calls, s.
+    pub wall_s: f64,
+    /// Process CPU time during its calls, s.
+    pub cpu_s: f64,
+}
+
+/// The phases that ran, in pipeline order.
+pub fn report() -> Vec<PhaseTime> {
+    PHASES
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| CALLS[*i].load(Ordering::Relaxed) > 0)
+        .map(|(i, p)| PhaseTime {
+            phase: p.name(),
+            calls: CALLS[i].load(Ordering::Relaxed),
+            wall_s: WALL_NS[i].load(Ordering::Relaxed) as f64 * 1e-9,
+            cpu_s: CPU_NS[i].load(Ordering::Relaxed) as f64 * 1e-9,
+        })
+        .collect()
+}
+
+/// The report as a table, with each phase's share of `total_wall_s` and its parallelism
+/// (CPU over wall).
+pub fn table(total_wall_s: f64) -> String {
+    let mut out = format!(
+        "{:<22} {:>9} {:>10} {:>7} {:>10} {:>8}\n",
+        "phase", "calls", "wall s", "share", "cpu s", "cpu/wall"
+    );
+    for p in report() {
+        out.push_str(&format!(
+            "{:<22} {:>9} {:>10.3} {:>6.1}% {:>10.3} {:>8.2}\n",
+            p.phase,
+            p.calls,
+            p.wall_s,
+            100.0 * p.wall_s / total_wall_s.max(1e-12),
+            p.cpu_s,
+            if p.wall_s > 0.0 {
+                p.cpu_s / p.wall_s
+            } else {
+                0.0
+            }
+        ));
+    }
+    out.push_str(&format!(
+        "{:<22} {:>9} {:>10.3} (threads: {})\n",
+        "run",
+        "",
+        total_wall_s,
+        rayon::current_num_threads()
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_add_up_when_enabled() {
+        enable();
+        for _ in 0..3 {
+            let _s = span(Phase::Output);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let r = report();
+        let out = r.iter().find(|p| p.phase == "output").unwrap();
+        assert_eq!(out.calls, 3);
+        assert!(out.wall_s >= 0.006, "{out:?}");
+        assert!(table(1.0).contains("output"));
+    }
+}
