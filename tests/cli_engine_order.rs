@@ -4,12 +4,8 @@
 
 mod common;
 
-use common::{ewr, shipped_model, text};
+use common::{ewr, s, shipped_model, text};
 use std::path::Path;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 const BAND: [&str; 8] = [
     "--omega-start",

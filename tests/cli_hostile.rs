@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{ewr, shipped_model, text};
+use common::{ewr, s, shipped_model, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -17,10 +17,6 @@ fn scratch() -> (tempfile::TempDir, PathBuf) {
     let m = dir.path().join("m.h5");
     std::fs::copy(shipped_model("oscillator-2d"), &m).unwrap();
     (dir, m)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Runs `ewr args`, expects exit `code` and `needle` in stderr; returns stderr.

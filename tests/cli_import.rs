@@ -11,11 +11,7 @@ use std::process::Command;
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{ewr, text, workspace};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{ewr, s, text, workspace};
 
 #[track_caller]
 fn ok(args: &[&str]) -> String {

@@ -5,14 +5,10 @@
 
 mod common;
 
-use common::{ewr, shipped_model, text};
+use common::{ewr, s, shipped_model, text};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Runs `ewr args` under bash with `limits` (e.g. `ulimit -f 40`) and SIGXFSZ ignored, so
 /// that a write past the file-size limit fails with EFBIG as on a full disk.

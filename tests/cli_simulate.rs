@@ -4,16 +4,12 @@ use std::path::{Path, PathBuf};
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{ewr, text};
+use common::{ewr, s, text};
 
 fn model(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../models")
         .join(format!("{name}.h5"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{ewr, shipped_model, text};
+use common::{ewr, s, shipped_model, text};
 
 /// A small study on oscillator-2d: 12 cases (3 mu_n x 4 forcing scales), few harmonics.
 fn small_study(dir: &Path, extra: &str) -> PathBuf {
@@ -22,10 +22,6 @@ fn small_study(dir: &Path, extra: &str) -> PathBuf {
     let p = dir.join("study.toml");
     std::fs::write(&p, src).unwrap();
     p
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn same_bytes(a: &Path, b: &Path) {

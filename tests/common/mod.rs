@@ -2,7 +2,7 @@
 // Each test file uses its own subset of these helpers.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `ewr` binary built for this test with `args`.
@@ -29,4 +29,9 @@ pub fn workspace() -> PathBuf {
 /// A shipped model, `models/NAME.h5`.
 pub fn shipped_model(name: &str) -> PathBuf {
     workspace().join("models").join(format!("{name}.h5"))
+}
+
+/// A path as the `&str` argument of a command line.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
 }

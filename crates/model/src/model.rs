@@ -41,6 +41,18 @@ pub struct Model {
 pub const STUCK_PENALTY: f64 = 1e6;
 
 impl Model {
+    /// Sets the engine order of a cyclic sector model's excitation (every run of the sector
+    /// at another engine order, without a model per engine order); an error without
+    /// `/cyclic`.
+    pub fn set_engine_order(&mut self, eo: i64) -> Result<(), String> {
+        let cy = self.cyclic.as_mut().ok_or(
+            "the model is not a cyclic sector (no /cyclic group); an engine order applies to \
+             one sector of a tuned disk",
+        )?;
+        cy.engine_order = eo;
+        Ok(())
+    }
+
     /// Sets the diagonal mass of `dofs` to `m`, other entries unchanged (a damper mass in a
     /// parameter study or a peak continuation).
     pub fn set_mass(&mut self, dofs: &[usize], m: f64) -> Result<(), String> {

@@ -225,15 +225,27 @@ pub fn write_study_outputs(
 /// The case with the smallest resonance peak inside the band, among fully converged cases if
 /// there are any (a curve with unconverged points may miss its peak).
 pub fn optimum(results: &[CaseResult]) -> Option<&CaseResult> {
+    extreme_peak(results, std::cmp::Ordering::Less)
+}
+
+/// The case whose peak is the extreme `toward` (`Less`: smallest, `Greater`: largest) of the
+/// cases with a peak inside the band, among fully converged cases if there are any.
+fn extreme_peak(results: &[CaseResult], toward: std::cmp::Ordering) -> Option<&CaseResult> {
     // Cases whose largest amplitude sits at the band's edge have no peak to compare.
-    let best = |ok_only: bool| {
+    let pick = |ok_only: bool| {
         results
             .iter()
             .filter(|r| r.peak_amplitude.is_finite() && !r.peak_at_edge())
             .filter(|r| !ok_only || r.status == CaseStatus::Ok)
-            .min_by(|a, b| a.peak_amplitude.total_cmp(&b.peak_amplitude))
+            .reduce(|a, b| {
+                if b.peak_amplitude.total_cmp(&a.peak_amplitude) == toward {
+                    b
+                } else {
+                    a
+                }
+            })
     };
-    best(true).or_else(|| best(false))
+    pick(true).or_else(|| pick(false))
 }
 
 /// The case a study is read for, and what it is called: the smallest peak (the optimum of a
@@ -244,16 +256,7 @@ pub fn highlight<'a>(
     results: &'a [CaseResult],
 ) -> Option<(&'a CaseResult, &'static str)> {
     if info.parameters.contains(&ParamKind::EngineOrder) {
-        let worst = |ok_only: bool| {
-            results
-                .iter()
-                .filter(|r| r.peak_amplitude.is_finite() && !r.peak_at_edge())
-                .filter(|r| !ok_only || r.status == CaseStatus::Ok)
-                .max_by(|a, b| a.peak_amplitude.total_cmp(&b.peak_amplitude))
-        };
-        return worst(true)
-            .or_else(|| worst(false))
-            .map(|r| (r, "largest peak"));
+        return extreme_peak(results, std::cmp::Ordering::Greater).map(|r| (r, "largest peak"));
     }
     optimum(results).map(|r| (r, "optimum"))
 }

@@ -97,11 +97,6 @@ pub fn summarise(
             let mut violation = 0.0f64;
             let mut dissipated = 0.0;
             let (mut wa, mut va, mut ra) = (0.0f64, 0.0f64, 0.0f64);
-            let vmax_raw = (0..nt).map(|j| norm(&h.velocity, j)).fold(0.0, f64::max);
-            // A contact stuck all period moves at rounding noise only, whose direction means
-            // nothing: the speed must be visible on the law's own scale (rho v against the
-            // bound) for the direction to be judged.
-            let still = rho * vmax_raw <= 1e-9 * bound_max.max(f64::MIN_POSITIVE);
             let scale = if bound_max > 0.0 { bound_max } else { 1.0 };
             for (j, stuck_j) in stuck.iter_mut().enumerate() {
                 let rn = norm(&h.force, j);
@@ -137,14 +132,14 @@ pub fn summarise(
                     stuck[i] || separated(i)
                 })
             };
+            // A contact stuck all period moves at rounding noise only, whose direction means
+            // nothing: the speed must be visible on the law's own scale (rho v against the
+            // bound) for the direction to be judged. `va` is the period's largest speed.
+            let still = rho * va <= 1e-9 * bound_max.max(f64::MIN_POSITIVE);
             if !still {
                 for (j, &stuck_j) in stuck.iter().enumerate() {
                     let vn = norm(&h.velocity, j);
-                    if stuck_j
-                        || vn == 0.0
-                        || vn <= SLIDING_SPEED_FRACTION * vmax_raw
-                        || near_stop(j)
-                    {
+                    if stuck_j || vn == 0.0 || vn <= SLIDING_SPEED_FRACTION * va || near_stop(j) {
                         continue;
                     }
                     let along: f64 = (0..d)

@@ -416,16 +416,9 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
         apply_rho(&mut model, r)?;
     }
     if let Some(eo) = o.engine_order {
-        let Some(cy) = model.cyclic.as_mut() else {
-            return Err(OptionError::number(
-                Opt::EngineOrder,
-                eo,
-                "the model is not a cyclic sector (no /cyclic group); an engine order applies \
-                 to one sector of a tuned disk",
-            )
-            .into());
-        };
-        cy.engine_order = eo;
+        model
+            .set_engine_order(eo)
+            .map_err(|e| OptionError::number(Opt::EngineOrder, eo, e))?;
     }
     let (set, auto) = match crate::auto::parse(&o.harmonics) {
         Some(tol) => (

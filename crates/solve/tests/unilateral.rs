@@ -260,6 +260,61 @@ fn normal_force_is_zero_while_separated_and_friction_vanishes_with_it() {
     }
 }
 
+/// The largest `|J_ij|`.
+fn largest_entry(j: &Mat<f64>) -> f64 {
+    (0..j.nrows())
+        .flat_map(|a| (0..j.ncols()).map(move |b| (a, b)))
+        .map(|(a, b)| j[(a, b)].abs())
+        .fold(0.0, f64::max)
+}
+
+/// Fills `j` with the dense Jacobian at `x` and returns its largest difference from central
+/// differences of step `eps`, relative to its largest entry.
+fn jacobian_against_differences(
+    sys: &mut UnilateralResidual,
+    x: &[f64],
+    eps: f64,
+    j: &mut Mat<f64>,
+) -> f64 {
+    let n = sys.len();
+    let mut g = vec![0.0; n];
+    sys.residual_and_jacobian(x, &mut g, j.as_mut()).unwrap();
+    let scale = largest_entry(j);
+    let mut worst: f64 = 0.0;
+    for col in 0..n {
+        let (mut xp, mut xm) = (x.to_vec(), x.to_vec());
+        xp[col] += eps;
+        xm[col] -= eps;
+        let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
+        sys.residual(&xp, &mut gp).unwrap();
+        sys.residual(&xm, &mut gm).unwrap();
+        for row in 0..n {
+            let fd = (gp[row] - gm[row]) / (2.0 * eps);
+            worst = worst.max((fd - j[(row, col)]).abs() / scale);
+        }
+    }
+    worst
+}
+
+/// The largest difference of `J v` and `J^T v` (matrix-free, at the last point evaluated with
+/// derivatives) from the dense `j` times a generic `v`.
+fn products_against_dense(sys: &mut UnilateralResidual, j: &Mat<f64>) -> f64 {
+    let n = sys.len();
+    let v: Vec<f64> = (0..n).map(|i| (i as f64 * 1.31).cos()).collect();
+    let (mut jv, mut jtv) = (vec![0.0; n], vec![0.0; n]);
+    sys.jacobian_product(&v, &mut jv).unwrap();
+    sys.jacobian_transpose_product(&v, &mut jtv).unwrap();
+    let mut worst: f64 = 0.0;
+    for r in 0..n {
+        let dense: f64 = (0..n).map(|c| j[(r, c)] * v[c]).sum();
+        let dense_t: f64 = (0..n).map(|c| j[(c, r)] * v[c]).sum();
+        worst = worst
+            .max((dense - jv[r]).abs())
+            .max((dense_t - jtv[r]).abs());
+    }
+    worst
+}
+
 #[test]
 fn jacobian_equals_finite_differences_in_stick_slip_and_separation() {
     let set: HarmonicSet = "all:5".parse().unwrap();
@@ -275,27 +330,8 @@ fn jacobian_equals_finite_differences_in_stick_slip_and_separation() {
             .enumerate()
             .map(|(i, v)| v + 0.3 * ((i as f64 * 1.7).sin()))
             .collect();
-        let mut g = vec![0.0; n];
         let mut j = Mat::zeros(n, n);
-        sys.residual_and_jacobian(&x, &mut g, j.as_mut()).unwrap();
-        let scale = (0..n)
-            .flat_map(|a| (0..n).map(move |b| (a, b)))
-            .map(|(a, b)| j[(a, b)].abs())
-            .fold(0.0, f64::max);
-        let eps = 1e-6;
-        let mut worst: f64 = 0.0;
-        for col in 0..n {
-            let (mut xp, mut xm) = (x.clone(), x.clone());
-            xp[col] += eps;
-            xm[col] -= eps;
-            let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
-            sys.residual(&xp, &mut gp).unwrap();
-            sys.residual(&xm, &mut gm).unwrap();
-            for row in 0..n {
-                let fd = (gp[row] - gm[row]) / (2.0 * eps);
-                worst = worst.max((fd - j[(row, col)]).abs() / scale);
-            }
-        }
+        let worst = jacobian_against_differences(&mut sys, &x, 1e-6, &mut j);
         println!("case {name}: largest |J - FD| / max|J| = {worst:.2e}");
         assert!(worst < 1e-4, "case {name}: {worst}");
     }
@@ -371,22 +407,8 @@ fn matrix_free_products_and_contact_blocks_equal_the_dense_jacobian() {
     let mut g2 = vec![0.0; n];
     sys.residual_keep_derivatives(&x, &mut g2).unwrap();
     assert_eq!(g, g2);
-    let scale = (0..n)
-        .flat_map(|a| (0..n).map(move |b| (a, b)))
-        .map(|(a, b)| j[(a, b)].abs())
-        .fold(0.0, f64::max);
-    let v: Vec<f64> = (0..n).map(|i| (i as f64 * 1.31).cos()).collect();
-    let (mut jv, mut jtv) = (vec![0.0; n], vec![0.0; n]);
-    sys.jacobian_product(&v, &mut jv).unwrap();
-    sys.jacobian_transpose_product(&v, &mut jtv).unwrap();
-    let mut worst: f64 = 0.0;
-    for r in 0..n {
-        let dense: f64 = (0..n).map(|c| j[(r, c)] * v[c]).sum();
-        let dense_t: f64 = (0..n).map(|c| j[(c, r)] * v[c]).sum();
-        worst = worst
-            .max((dense - jv[r]).abs())
-            .max((dense_t - jtv[r]).abs());
-    }
+    let scale = largest_entry(&j);
+    let worst = products_against_dense(&mut sys, &j);
     assert!(
         worst < 1e-11 * scale * n as f64,
         "products: {worst} (|J| {scale})"
@@ -932,41 +954,12 @@ fn the_hold_of_stuck_contacts_has_a_consistent_jacobian_where_it_fades() {
     let held = sys.mean_slip(&other).unwrap();
     sys.hold_mean_slip(&held).unwrap();
     let mut j = Mat::zeros(n, n);
-    let mut g = vec![0.0; n];
-    sys.residual_and_jacobian(&x, &mut g, j.as_mut()).unwrap();
-    let scale = (0..n)
-        .flat_map(|a| (0..n).map(move |b| (a, b)))
-        .map(|(a, b)| j[(a, b)].abs())
-        .fold(0.0, f64::max);
-    let eps = 1e-7;
-    let mut worst: f64 = 0.0;
-    for col in 0..n {
-        let (mut xp, mut xm) = (x.clone(), x.clone());
-        xp[col] += eps;
-        xm[col] -= eps;
-        let (mut gp, mut gm) = (vec![0.0; n], vec![0.0; n]);
-        sys.residual(&xp, &mut gp).unwrap();
-        sys.residual(&xm, &mut gm).unwrap();
-        for row in 0..n {
-            let fd = (gp[row] - gm[row]) / (2.0 * eps);
-            worst = worst.max((fd - j[(row, col)]).abs() / scale);
-        }
-    }
+    let worst = jacobian_against_differences(&mut sys, &x, 1e-7, &mut j);
+    let scale = largest_entry(&j);
     println!("margin {m:.4}: largest |J - FD| / max|J| = {worst:.2e}");
     assert!(worst < 1e-5, "{worst}");
     let mut g2 = vec![0.0; n];
     sys.residual_keep_derivatives(&x, &mut g2).unwrap();
-    let v: Vec<f64> = (0..n).map(|i| (i as f64 * 1.31).cos()).collect();
-    let (mut jv, mut jtv) = (vec![0.0; n], vec![0.0; n]);
-    sys.jacobian_product(&v, &mut jv).unwrap();
-    sys.jacobian_transpose_product(&v, &mut jtv).unwrap();
-    let mut worst: f64 = 0.0;
-    for r in 0..n {
-        let dense: f64 = (0..n).map(|c| j[(r, c)] * v[c]).sum();
-        let dense_t: f64 = (0..n).map(|c| j[(c, r)] * v[c]).sum();
-        worst = worst
-            .max((dense - jv[r]).abs())
-            .max((dense_t - jtv[r]).abs());
-    }
+    let worst = products_against_dense(&mut sys, &j);
     assert!(worst < 1e-11 * scale * n as f64, "products: {worst}");
 }

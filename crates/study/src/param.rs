@@ -145,14 +145,12 @@ impl ParamKind {
 
 /// Sets the engine order of `model`, a cyclic sector, to the integer `x`.
 pub fn set_engine_order(model: &mut Model, x: f64) -> Result<(), String> {
-    let Some(cy) = model.cyclic.as_mut() else {
-        return Err("engine_order: the model is not a cyclic sector (no /cyclic group)".into());
-    };
     if x.fract() != 0.0 || x.abs() > 1e15 {
         return Err(format!("engine_order {x}: must be an integer"));
     }
-    cy.engine_order = x as i64;
-    Ok(())
+    model
+        .set_engine_order(x as i64)
+        .map_err(|e| format!("engine_order: {e}"))
 }
 
 /// One parameter value.

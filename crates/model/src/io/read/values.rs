@@ -20,8 +20,8 @@ pub(super) fn optional_string(
     }
 }
 
-/// Reads a string attribute of any of the string types h5py, numpy and C codes write.
-pub(super) fn attr_string(loc: &hdf5::Location, name: &str) -> Result<Option<String>, String> {
+/// The attribute `name` of `loc`, if it has one.
+fn attribute(loc: &hdf5::Location, name: &str) -> Result<Option<hdf5::Attribute>, String> {
     if !loc
         .attr_names()
         .map_err(|e| e.to_string())?
@@ -30,7 +30,14 @@ pub(super) fn attr_string(loc: &hdf5::Location, name: &str) -> Result<Option<Str
     {
         return Ok(None);
     }
-    let a = loc.attr(name).map_err(|e| e.to_string())?;
+    loc.attr(name).map(Some).map_err(|e| e.to_string())
+}
+
+/// Reads a string attribute of any of the string types h5py, numpy and C codes write.
+pub(super) fn attr_string(loc: &hdf5::Location, name: &str) -> Result<Option<String>, String> {
+    let Some(a) = attribute(loc, name)? else {
+        return Ok(None);
+    };
     container_string(&a).map(Some)
 }
 
@@ -121,28 +128,16 @@ fn describe(td: &TypeDescriptor) -> String {
 }
 
 pub(super) fn attr_ints(loc: &hdf5::Location, name: &str) -> Result<Option<Vec<i64>>, String> {
-    if !loc
-        .attr_names()
-        .map_err(|e| e.to_string())?
-        .iter()
-        .any(|a| a == name)
-    {
+    let Some(a) = attribute(loc, name)? else {
         return Ok(None);
-    }
-    let a = loc.attr(name).map_err(|e| e.to_string())?;
+    };
     ints(&a).map(|(v, _)| Some(v))
 }
 
 pub(super) fn attr_float(loc: &hdf5::Location, name: &str) -> Result<Option<f64>, String> {
-    if !loc
-        .attr_names()
-        .map_err(|e| e.to_string())?
-        .iter()
-        .any(|a| a == name)
-    {
+    let Some(a) = attribute(loc, name)? else {
         return Ok(None);
-    }
-    let a = loc.attr(name).map_err(|e| e.to_string())?;
+    };
     let (v, _) = floats(&a)?;
     match v.as_slice() {
         [x] => Ok(Some(*x)),
