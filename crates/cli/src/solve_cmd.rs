@@ -113,6 +113,10 @@ pub struct SolveArgs {
     /// richer set 2H+1 and the change of its amplitude reported: one more solve).
     #[arg(long)]
     pub no_estimate: bool,
+    /// Skip the stability (by default the Floquet multipliers of the solution are computed
+    /// by Hill's method on the linearised E-WR equations, docs/stability.md).
+    #[arg(long)]
+    pub no_stability: bool,
 }
 
 /// Arguments of `ewr frc`.
@@ -169,6 +173,12 @@ pub struct FrcArgs {
     /// the richer set 2H+1: one more solve per point; CSV column amp_error, HDF5 amp_error).
     #[arg(long)]
     pub estimate: bool,
+    /// Floquet multipliers of every converged point and refined peak (Hill's method,
+    /// docs/stability.md; a dense eigensolve per point): CSV columns stable and
+    /// max_multiplier, HDF5 stable, max_multiplier, stability_changes and turning_points,
+    /// unstable stretches dashed on the figure, changes of stability listed.
+    #[arg(long)]
+    pub stability: bool,
     /// Continue an interrupted sweep (Ctrl-C, SIGTERM, a crash) from the `-o` file of the
     /// same command: its points are checked (re-solved from their stored coefficients) and
     /// kept, and each curve goes on from its last point. Without that file, starts afresh.
@@ -273,6 +283,8 @@ struct SolveSummary<'a> {
     dofs: Vec<DofPeak>,
     /// The truncation error of the amplitude (absent with --no-estimate).
     estimate: Option<EstimateSummary>,
+    /// The Floquet multipliers (absent with --no-stability).
+    stability: Option<StabilitySummary>,
     /// Time per phase (with --profile).
     #[serde(skip_serializing_if = "Option::is_none")]
     profile: Option<Vec<ewr_solve::profile::PhaseTime>>,
@@ -301,6 +313,52 @@ impl EstimateSummary {
             relative: e.relative,
             force: e.force,
             converged: e.converged,
+        }
+    }
+}
+
+/// A solution's stability as JSON: classified, or why not.
+#[derive(Serialize)]
+pub(crate) struct StabilitySummary {
+    /// Whether the multipliers were computed.
+    classified: bool,
+    /// No multiplier outside the unit circle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stable: Option<bool>,
+    /// Largest modulus of a Floquet multiplier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_multiplier: Option<f64>,
+    /// Its Floquet exponent `[re, im]` (rad per time unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    leading_exponent: Option<[f64; 2]>,
+    /// Multipliers outside the unit circle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unstable_multipliers: Option<usize>,
+    /// Why not classified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+impl StabilitySummary {
+    pub(crate) fn of(s: &ewr_solve::Stability) -> Self {
+        StabilitySummary {
+            classified: true,
+            stable: Some(s.is_stable()),
+            max_multiplier: Some(s.max_multiplier),
+            leading_exponent: Some([s.exponent.re, s.exponent.im]),
+            unstable_multipliers: Some(s.unstable),
+            reason: None,
+        }
+    }
+
+    fn not_classified(reason: String) -> Self {
+        StabilitySummary {
+            classified: false,
+            stable: None,
+            max_multiplier: None,
+            leading_exponent: None,
+            unstable_multipliers: None,
+            reason: Some(reason),
         }
     }
 }
@@ -364,6 +422,22 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
             Err(e) => say_err!("warning: no truncation-error estimate: {e}"),
         }
     }
+    let stability = if a.no_stability || !sol.status.converged() {
+        None
+    } else {
+        let st = rec
+            .dynamics()
+            .map_err(|e| ewr_solve::StabilityError::Unsupported(e.to_string()))
+            .and_then(|d| ewr_solve::stability(&rec, &d, &params, &setup.point, &sol));
+        Some(match st {
+            Ok(st) => {
+                let summary = StabilitySummary::of(&st);
+                sol.stability = Some(st);
+                summary
+            }
+            Err(e) => StabilitySummary::not_classified(e.to_string()),
+        })
+    };
     let elapsed = t0.elapsed().as_secs_f64();
     let converged = sol.status.converged();
     let out_span = ewr_solve::profile::span(ewr_solve::profile::Phase::Output);
@@ -397,6 +471,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         amplitude: sol.dofs.norm_peak,
         dofs: dof_peaks(&setup.model, &sol),
         estimate: sol.estimate.as_ref().map(EstimateSummary::of),
+        stability,
         profile: a.common.profile.then(|| {
             drop(out_span);
             ewr_solve::profile::report()
@@ -505,6 +580,22 @@ fn print_solution(s: &SolveSummary<'_>) {
         };
         say!("DOF {}{label}: {word} {:.6e}", d.dof, d.peak);
     }
+    if let Some(st) = &s.stability {
+        match (st.stable, st.max_multiplier) {
+            (Some(stable), Some(m)) => say!(
+                "stability: {} (largest Floquet multiplier |mu| = {m:.6}{})",
+                if stable { "stable" } else { "UNSTABLE" },
+                st.unstable_multipliers
+                    .filter(|&n| n > 0)
+                    .map(|n| format!(", {n} outside the unit circle"))
+                    .unwrap_or_default()
+            ),
+            _ => say!(
+                "stability: not classified ({})",
+                st.reason.as_deref().unwrap_or("?")
+            ),
+        }
+    }
     if let Some(e) = &s.estimate {
         say!(
             "truncation error: the amplitude moves by {:.3e} ({:.2}%) on {}{}",
@@ -566,6 +657,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         phase_resonances: !a.no_refine,
         estimate_points: a.estimate,
         estimate_peaks: !a.no_refine,
+        stability: a.stability,
         ..SweepOptions::new(a.omega_start, a.omega_end, a.step)
     };
     sweep.check()?;
@@ -625,8 +717,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     p,
                     setups[0].model.contacts.len(),
                     &setups[0].point.monitor,
-                    a.estimate,
-                    setups[0].point.auto.is_some(),
+                    (a.estimate, setups[0].point.auto.is_some(), a.stability),
                     setups[0].point.amplitude,
                 )
                 .map_err(Failure::work)?,
@@ -731,8 +822,37 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                                 "evaluations": p.evaluations,
                                 "stick_fraction": p.solution.stick_fractions(),
                                 "estimate": p.solution.estimate.as_ref().map(EstimateSummary::of),
+                                "stability": p.solution.stability.as_ref().map(StabilitySummary::of),
                             })
                         })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>(),
+            "stability_changes": done
+                .iter()
+                .map(|c| {
+                    let sols: Vec<&PointSolution> = c.points.iter().map(|p| &p.solution).collect();
+                    ewr_solve::stability_changes(&sols)
+                        .iter()
+                        .map(|ch| {
+                            serde_json::json!({
+                                "mu_n": c.mu_n,
+                                "index": ch.index,
+                                "omega": ch.omega,
+                                "crossing": ch.crossing.describe(),
+                                "to_unstable": ch.to_unstable,
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>(),
+            "turning_points": done
+                .iter()
+                .map(|c| {
+                    let w: Vec<f64> = c.points.iter().map(|p| p.solution.omega).collect();
+                    ewr_solve::turning_points(&w)
+                        .into_iter()
+                        .map(|i| w[i])
                         .collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>(),
@@ -813,6 +933,38 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                             e.set
                         ))
                         .unwrap_or_default()
+                );
+            }
+            let sols: Vec<&PointSolution> = c.points.iter().map(|p| &p.solution).collect();
+            for ch in ewr_solve::stability_changes(&sols) {
+                say!(
+                    "  {label}{} near w = {:.6}: {}",
+                    if ch.to_unstable {
+                        "becomes unstable"
+                    } else {
+                        "becomes stable"
+                    },
+                    ch.omega,
+                    ch.crossing.describe()
+                );
+            }
+            if a.stability {
+                let n_unstable = sols
+                    .iter()
+                    .filter(|s| s.stability.as_ref().is_some_and(|st| !st.is_stable()))
+                    .count();
+                let n_unknown = sols
+                    .iter()
+                    .filter(|s| s.status.converged() && s.stability.is_none())
+                    .count();
+                say!(
+                    "  {label}stability: {n_unstable} of {} points unstable{}",
+                    sols.len(),
+                    if n_unknown > 0 {
+                        format!(", {n_unknown} not classified")
+                    } else {
+                        String::new()
+                    }
                 );
             }
             for pr in &c.phase {

@@ -14,7 +14,7 @@ pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};
 pub use residual::EwrResidual;
 pub mod unilateral;
 pub use stuck::HOLD_MARGIN;
-pub use system::ContactSystem;
+pub use system::{ContactSystem, Linearization};
 pub use unilateral::{
     CondensedContacts, UnilateralHistories, UnilateralParams, UnilateralResidual,
 };

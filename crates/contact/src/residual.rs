@@ -687,6 +687,53 @@ impl<'a> EwrResidual<'a> {
 /// real `2 x 2` velocity block of `T` for the receptance entry `hwg = h w G_h[s, j]`:
 /// `(a_j, b_j) -> (a_v, b_v) = [[-Im, Re], [-Re, -Im]] (a, b)`, into `dst` at rows
 /// `row0 ..` and columns `col, col + 1`.
+impl EwrResidual<'_> {
+    /// The law linearised at `r` (see [`crate::Linearization`]): every law variable is a
+    /// velocity.
+    pub fn linearization(&mut self, r: &[f64]) -> Result<crate::Linearization, ResidualError> {
+        use crate::system::{all_zero, constant};
+        let n = self.len();
+        Self::check_len("contact force coefficients", n, r.len())?;
+        self.evaluate_with_derivatives(r)?;
+        let d = self.params.dim;
+        let m = d * self.params.len();
+        let nco = self.set.n_coeffs();
+        let nt = self.sampler.n_samples();
+        let mut d_force = Mat::zeros(n, n);
+        let mut d_motion = Mat::zeros(n, n);
+        let mut stuck_rows = vec![true; m];
+        for c in 0..self.params.len() {
+            for mi in 0..d {
+                let row = c * d + mi;
+                for ni in 0..d {
+                    let idx = ((c * d + mi) * d + ni) * nt;
+                    let col = c * d + ni;
+                    let (dr, dv) = (&self.d_r[idx..idx + nt], &self.d_v[idx..idx + nt]);
+                    stuck_rows[row] &= all_zero(dr) && constant(dv);
+                    self.sampler.galerkin_matrix(
+                        dr,
+                        d_force
+                            .as_mut()
+                            .submatrix_mut(row * nco, col * nco, nco, nco),
+                    )?;
+                    self.sampler.galerkin_matrix(
+                        dv,
+                        d_motion
+                            .as_mut()
+                            .submatrix_mut(row * nco, col * nco, nco, nco),
+                    )?;
+                }
+            }
+        }
+        Ok(crate::Linearization {
+            d_force,
+            d_motion,
+            velocity: vec![true; m],
+            stuck_rows,
+        })
+    }
+}
+
 fn add_velocity_block(
     gal: MatRef<'_, f64>,
     p: usize,
@@ -783,6 +830,10 @@ impl crate::ContactSystem for EwrResidual<'_> {
 
     fn displacement_coeffs(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
         EwrResidual::displacement_coeffs(self, x)
+    }
+
+    fn linearization(&mut self, x: &[f64]) -> Result<crate::Linearization, ResidualError> {
+        EwrResidual::linearization(self, x)
     }
 
     fn tangential_rho(&self) -> Vec<f64> {

@@ -89,4 +89,39 @@ pub trait ContactSystem: Send {
         let _ = positions;
         Ok(())
     }
+
+    /// The law linearised at the force coefficients `x`, before condensation (for the
+    /// stability of the solution `x`, docs/stability.md). Stuck contacts are not held.
+    fn linearization(&mut self, x: &[f64]) -> Result<Linearization, ResidualError>;
+}
+
+/// The E-WR equations linearised at a solution, with the structure left out: `J = d_force +
+/// d_motion T`, where `T` maps force coefficients to the law variables' coefficients (the
+/// contact rows' velocity or displacement). Hill's method replaces `T` by its value off the
+/// imaginary axis.
+#[derive(Clone, Debug)]
+pub struct Linearization {
+    /// Galerkin matrix of `dPsi / d(force)` (`len x len`).
+    pub d_force: Mat<f64>,
+    /// Galerkin matrix of `dPsi / d(law variable)` (`len x len`, the same signal layout).
+    pub d_motion: Mat<f64>,
+    /// Per signal: its law variable is the contact row's velocity (false: its displacement).
+    pub velocity: Vec<bool>,
+    /// Per signal, as a row: its equations read no force and only velocities, with
+    /// coefficients constant over the period (a friction row stuck all period). They say
+    /// `v = 0`, which is `y = const` for every perturbation with `lambda != 0`: reading the
+    /// displacement instead removes the neutral `lambda = 0` of the free mean force.
+    pub stuck_rows: Vec<bool>,
+}
+
+/// True where `samples` (`n_t` per entry) are all zero.
+pub(crate) fn all_zero(samples: &[f64]) -> bool {
+    samples.iter().all(|&v| v == 0.0)
+}
+
+/// True where `samples` are the same value.
+pub(crate) fn constant(samples: &[f64]) -> bool {
+    samples
+        .first()
+        .is_none_or(|&a| samples.iter().all(|&v| v == a))
 }

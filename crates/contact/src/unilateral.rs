@@ -610,6 +610,54 @@ impl UnilateralResidual {
         Ok(())
     }
 
+    /// The law linearised at `x` (see [`crate::Linearization`]): velocity on the friction
+    /// rows, the gap on the normal rows; stuck contacts are not held.
+    pub fn linearization(&mut self, x: &[f64]) -> Result<crate::Linearization, ResidualError> {
+        use crate::system::{all_zero, constant};
+        let n = self.len();
+        check_len("contact force coefficients", n, x.len())?;
+        self.sample(x)?;
+        self.law(true)?;
+        let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
+        let l = d + 1;
+        let m = self.params.rows();
+        let nco = self.set.n_coeffs();
+        let mt = d * nc;
+        let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
+        let mut d_force = Mat::zeros(n, n);
+        let mut d_motion = Mat::zeros(n, n);
+        let mut stuck_rows: Vec<bool> = (0..m).map(|s| s < mt).collect();
+        for c in 0..nc {
+            for i in 0..l {
+                let row = sig(c, i);
+                for j in 0..l {
+                    let idx = ((c * l + i) * l + j) * nt;
+                    let (dx, dy) = (&self.d_x[idx..idx + nt], &self.d_y[idx..idx + nt]);
+                    stuck_rows[row] &= all_zero(dx) && constant(dy) && (j < d || all_zero(dy));
+                    let col = sig(c, j);
+                    self.sampler.galerkin_matrix(
+                        dx,
+                        d_force
+                            .as_mut()
+                            .submatrix_mut(row * nco, col * nco, nco, nco),
+                    )?;
+                    self.sampler.galerkin_matrix(
+                        dy,
+                        d_motion
+                            .as_mut()
+                            .submatrix_mut(row * nco, col * nco, nco, nco),
+                    )?;
+                }
+            }
+        }
+        Ok(crate::Linearization {
+            d_force,
+            d_motion,
+            velocity: (0..m).map(|s| s < mt).collect(),
+            stuck_rows,
+        })
+    }
+
     /// Evaluates `g(X)` and keeps the law's derivatives for the matrix-free products.
     pub fn residual_keep_derivatives(
         &mut self,
@@ -1170,6 +1218,10 @@ impl crate::ContactSystem for UnilateralResidual {
 
     fn hold_mean_slip(&mut self, positions: &[f64]) -> Result<(), ResidualError> {
         UnilateralResidual::hold_mean_slip(self, positions)
+    }
+
+    fn linearization(&mut self, x: &[f64]) -> Result<crate::Linearization, ResidualError> {
+        UnilateralResidual::linearization(self, x)
     }
 
     fn tangential_rho(&self) -> Vec<f64> {

@@ -11,7 +11,9 @@ pub use fourier::{
     default_samples,
 };
 pub use galerkin::DenseGalerkin;
-pub use receptance::{Modes, Receptance, ReceptanceAt, ReceptanceError, ReceptanceKind};
+pub use receptance::{
+    ContactDynamics, Modes, Receptance, ReceptanceAt, ReceptanceError, ReceptanceKind,
+};
 
 /// Parallelism for faer's kernels with a fixed split rather than the thread count: faer
 /// partitions reductions (matrix products, supernodal factorisations) by the count it is

@@ -46,6 +46,7 @@
 
 mod cyclic_modal;
 mod direct;
+mod dynamics;
 mod lanczos;
 mod modal;
 mod nd_modes;
@@ -62,6 +63,7 @@ use faer::sparse::{SparseColMat, Triplet};
 use faer::{Mat, MatMut, MatRef, c64};
 use rayon::prelude::*;
 
+pub use dynamics::{ContactDynamics, DYNAMICS_MAX_STATES};
 pub use modal::Modes;
 
 /// Largest model [`ReceptanceKind::Auto`] sends to the dense backend (`O(n^3)` per harmonic;

@@ -612,7 +612,7 @@ impl PyModel {
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string(),
         preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, timeseries=None, plot=None,
-        estimate=true))]
+        estimate=true, stability=true))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         &self,
@@ -636,6 +636,7 @@ impl PyModel {
         timeseries: Option<PathBuf>,
         plot: Option<PathBuf>,
         estimate: bool,
+        stability: bool,
     ) -> PyResult<PySolution> {
         let opts = PyOptions {
             harmonics,
@@ -664,7 +665,7 @@ impl PyModel {
             &self.model,
             &self.source_path(),
             omega,
-            estimate,
+            (estimate, stability),
             &opts,
             &outputs,
         )
@@ -749,7 +750,7 @@ impl PyModel {
         rho=None, law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto".to_string(), linear="auto".to_string(),
         preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, csv=None, plot=None, hz=false,
-        resume=false, estimate=false))]
+        resume=false, estimate=false, stability=false))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
         &self,
@@ -781,6 +782,7 @@ impl PyModel {
         hz: bool,
         resume: bool,
         estimate: bool,
+        stability: bool,
     ) -> PyResult<Py<PyAny>> {
         let opts = PyOptions {
             harmonics,
@@ -807,6 +809,7 @@ impl PyModel {
             keep_histories: true,
             estimate_points: estimate,
             estimate_peaks: refine,
+            stability,
             ..SweepOptions::new(omega_start, omega_end, step)
         };
         let call = FrcCall {

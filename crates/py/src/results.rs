@@ -294,6 +294,36 @@ impl PySolution {
             .transpose()
     }
 
+    /// Whether no Floquet multiplier is outside the unit circle (Hill's method,
+    /// docs/stability.md); `None` where not classified.
+    #[getter]
+    fn stable(&self) -> Option<bool> {
+        self.s.stability.as_ref().map(|s| s.is_stable())
+    }
+
+    /// The largest Floquet multiplier modulus; `None` where not classified.
+    #[getter]
+    fn max_multiplier(&self) -> Option<f64> {
+        self.s.stability.as_ref().map(|s| s.max_multiplier)
+    }
+
+    /// The Floquet exponents kept (one per family, rad per time unit), by decreasing real
+    /// part; `None` where not classified.
+    #[getter]
+    fn floquet_exponents<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Option<Bound<'py, PyArray1<numpy::Complex64>>> {
+        self.s.stability.as_ref().map(|s| {
+            let v = s
+                .exponents
+                .iter()
+                .map(|l| numpy::Complex64::new(l.re, l.im))
+                .collect();
+            PyArray1::from_vec(py, v)
+        })
+    }
+
     /// Time histories of the monitored DOFs over one period: `(time, u)` with `u` of shape
     /// `(n_monitored, samples)`.
     #[pyo3(signature = (samples=None))]
@@ -462,6 +492,36 @@ impl PyFrc {
         )
     }
 
+    /// Largest Floquet multiplier modulus per point (`frc(stability=True)`), NaN where not
+    /// classified; a point is stable where it is at most 1.
+    #[getter]
+    fn max_multiplier<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(
+            py,
+            self.column(|s| {
+                s.stability
+                    .as_ref()
+                    .map_or(f64::NAN, |st| st.max_multiplier)
+            }),
+        )
+    }
+
+    /// Stability per point: 1 stable, 0 unstable, -1 not classified.
+    #[getter]
+    fn stable<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v = self
+            .points
+            .iter()
+            .map(|p| {
+                p.solution
+                    .stability
+                    .as_ref()
+                    .map_or(-1, |st| i64::from(st.is_stable()))
+            })
+            .collect();
+        PyArray1::from_vec(py, v)
+    }
+
     /// Whether each point converged.
     #[getter]
     fn converged<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
@@ -628,12 +688,12 @@ impl PyFrc {
     /// Writes the curve as the table of `ewr frc --csv`.
     fn write_csv(&self, path: PathBuf) -> PyResult<()> {
         let estimated = self.points.iter().any(|p| p.solution.estimate.is_some());
+        let classified = self.points.iter().any(|p| p.solution.stability.is_some());
         let mut csv = ewr_results::FrcCsv::create(
             &path,
             self.nc,
             &self.setup.point.monitor,
-            estimated,
-            self.setup.point.auto.is_some(),
+            (estimated, self.setup.point.auto.is_some(), classified),
             self.setup.point.amplitude,
         )
         .map_err(SolveError::new_err)?;

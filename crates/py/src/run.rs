@@ -118,7 +118,7 @@ pub fn solve(
     model: &Model,
     source: &Path,
     omega: f64,
-    estimate: bool,
+    (estimate, stability): (bool, bool),
     opts: &PyOptions<'_>,
     outputs: &Outputs,
 ) -> PyResult<PySolution> {
@@ -133,6 +133,13 @@ pub fn solve(
             .map_err(|e| SolveError::new_err(format!("at w = {omega}: {e}")))?;
         if estimate && sol.status.converged() && sol.estimate.is_none() {
             sol.estimate = ewr_solve::truncation_error(&rec, &params, &setup.point, &sol).ok();
+        }
+        // Where the model has no time-domain form here (a cyclic sector), `stable` stays None.
+        if stability && sol.status.converged() {
+            sol.stability = rec
+                .dynamics()
+                .ok()
+                .and_then(|d| ewr_solve::stability(&rec, &d, &params, &setup.point, &sol).ok());
         }
         Ok(sol)
     })?;
@@ -280,8 +287,11 @@ pub fn frc(
                 p,
                 setups[0].model.contacts.len(),
                 &setups[0].point.monitor,
-                sweep.estimate_points,
-                setups[0].point.auto.is_some(),
+                (
+                    sweep.estimate_points,
+                    setups[0].point.auto.is_some(),
+                    sweep.stability,
+                ),
                 setups[0].point.amplitude,
             )
             .map_err(SolveError::new_err)?,

@@ -481,3 +481,24 @@ def test_cyclic_sector_equals_its_annulus():
                   cyclic={"sectors": 12, "engine_order": 3, "left": [0], "right": [4, 5]})
     with pytest.raises(ewr.InputError, match="simulate its full annulus"):
         sector.simulate(1.21)
+
+
+def test_stability_of_a_linear_model_and_across_a_fold(tmp_path):
+    """Without friction the largest multiplier is exp(-c/2 T) of the oscillator's modes
+    (c = 0.01, m = 1: both modes decay at 0.005); across the fold of the 3-D contact's
+    arclength curve the points turn unstable, as the CSV and HDF5 files say."""
+    with pytest.warns(UserWarning, match="every friction bound is 0"):
+        m = oscillator_from_arrays(mu_n=0.0)
+    w = 0.8
+    s = m.solve(w, harmonics="odd:5")
+    assert s.stable is True
+    assert math.isclose(s.max_multiplier, math.exp(-0.005 * 2 * math.pi / w), rel_tol=1e-8)
+    assert s.floquet_exponents is not None and len(s.floquet_exponents) > 0
+    model = ewr.Model.read(MODELS / "single-contact-3d.h5")
+    frc = model.frc(5.6, 8.0, 0.05, harmonics="all:15", continuation="arclength",
+                    stability=True, csv=tmp_path / "f.csv", output=tmp_path / "f.h5")
+    assert frc.stable[0] == 1 and (frc.stable == 0).any()
+    assert np.nanmax(frc.max_multiplier) > 1.5
+    with open(tmp_path / "f.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["stable"]) for r in rows] == list(frc.stable)

@@ -57,6 +57,7 @@ RENAMED = {
     "no_refine": "refine",
     "no_optimum": "optimum",
     "no_estimate": "estimate",
+    "no_stability": "stability",
     "from": "start",
     "to": "end",
     "model": None,  # the Model object itself

@@ -202,6 +202,40 @@ pub struct FrcLine {
     /// [`ewr_solve::estimate::WARN_ABOVE`]: marked with a triangle, so that a figure says
     /// where its curve needs more harmonics.
     pub inaccurate: Vec<(f64, f64)>,
+    /// Stretches `(w, amplitude)` of consecutive unstable points (a Floquet multiplier
+    /// outside the unit circle, docs/stability.md), each with its stable neighbours: drawn
+    /// dashed over the curve.
+    pub unstable: Vec<Vec<(f64, f64)>>,
+}
+
+/// The unstable stretches of a curve's points, for [`FrcLine::unstable`].
+pub fn unstable_runs(points: &[&ewr_solve::PointSolution]) -> Vec<Vec<(f64, f64)>> {
+    let unstable = |s: &ewr_solve::PointSolution| {
+        s.status.converged() && s.stability.as_ref().is_some_and(|st| !st.is_stable())
+    };
+    let at = |s: &ewr_solve::PointSolution| (s.omega, s.dofs.norm_peak);
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < points.len() {
+        if !unstable(points[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < points.len() && unstable(points[i]) {
+            i += 1;
+        }
+        let lo = start.saturating_sub(1);
+        let hi = i.min(points.len() - 1);
+        runs.push(
+            points[lo..=hi]
+                .iter()
+                .filter(|s| s.status.converged())
+                .map(|s| at(s))
+                .collect(),
+        );
+    }
+    runs
 }
 
 /// What the curves of an FRC figure are and how its axes read.
@@ -245,6 +279,7 @@ pub fn frc(path: &Path, curves: &[Curve], axis: FrequencyAxis) -> Res {
                 })
                 .map(|(s, a)| (s.omega, a))
                 .collect(),
+            unstable: unstable_runs(&c.points.iter().map(|p| &p.solution).collect::<Vec<_>>()),
         })
         .collect();
     frc_lines(
@@ -275,6 +310,52 @@ fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
     }
     let pad = 0.05 * (hi - lo).max(1e-12 * hi.abs().max(1.0));
     (lo - pad, hi + pad)
+}
+
+/// Labelled ticks of a logarithmic axis from `a0` to `a1`: 1, 2, 5 per decade over a few
+/// decades, 1 per decade over many, and where the range spans less than a decade, evenly
+/// spaced round values, so that every axis has at least three labels.
+fn log_ticks(a0: f64, a1: f64) -> Vec<f64> {
+    if !(a0 > 0.0 && a1 > a0 && a1.is_finite()) {
+        return vec![a0, a1];
+    }
+    let decades = (a1 / a0).log10();
+    let mantissas: &[f64] = if decades > 6.0 {
+        &[1.0]
+    } else if decades > 2.5 {
+        &[1.0, 3.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let mut ticks = Vec::new();
+    let mut k = a0.log10().floor() as i32;
+    while 10f64.powi(k) <= a1 {
+        for m in mantissas {
+            let v = m * 10f64.powi(k);
+            if v >= a0 && v <= a1 {
+                ticks.push(v);
+            }
+        }
+        k += 1;
+    }
+    if ticks.len() >= 3 {
+        return ticks;
+    }
+    // Less than a decade: a round step giving 4 to 10 ticks.
+    let raw = (a1 - a0) / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|f| f * mag)
+        .find(|st| (a1 - a0) / st <= 8.0)
+        .unwrap_or(10.0 * mag);
+    let mut v = (a0 / step).ceil() * step;
+    let mut out = Vec::new();
+    while v <= a1 {
+        out.push(v);
+        v += step;
+    }
+    out
 }
 
 /// Range of positive values for a logarithmic axis, with a margin.
@@ -354,7 +435,10 @@ where
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(85)
-        .build_cartesian_2d(w0..w1, (a0..a1).log_scale())
+        .build_cartesian_2d(
+            w0..w1,
+            (a0..a1).log_scale().with_key_points(log_ticks(a0, a1)),
+        )
         .map_err(e("axes"))?;
     chart
         .configure_mesh()
@@ -408,6 +492,27 @@ where
             .iter()
             .map(|&(w, a)| TriangleMarker::new((axis.x(w), a.max(a0)), 6, ORANGE.stroke_width(2)));
         chart.draw_series(rough).map_err(e("inaccurate points"))?;
+        for run in &c.unstable {
+            let pts: Vec<(f64, f64)> = run.iter().map(|&(w, a)| (axis.x(w), a.max(a0))).collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), WHITE.stroke_width(3)))
+                .map_err(e("unstable"))?;
+            chart
+                .draw_series(DashedLineSeries::new(pts, 5, 4, color.stroke_width(2)))
+                .map_err(e("unstable"))?;
+        }
+    }
+    if lines.iter().any(|c| !c.unstable.is_empty()) {
+        entries += 1;
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(e("legend"))?
+            .label("unstable (a Floquet multiplier outside the unit circle)")
+            .legend(|(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (6, 0)], BLACK.stroke_width(2))
+                    + PathElement::new(vec![(10, 0), (16, 0)], BLACK.stroke_width(2))
+            });
     }
     if lines.iter().any(|c| !c.inaccurate.is_empty()) {
         entries += 1;
@@ -915,7 +1020,10 @@ where
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, (a0..a1).log_scale())
+            .build_cartesian_2d(
+                x0..x1,
+                (a0..a1).log_scale().with_key_points(log_ticks(a0, a1)),
+            )
             .map_err(e("axes"))?;
         ch.configure_mesh()
             .x_desc(panel.parameter.as_str())

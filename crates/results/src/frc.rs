@@ -17,6 +17,8 @@ pub struct FrcCsv {
     estimate: bool,
     /// Whether they end with the point's highest harmonic `h_max` (automatic sets).
     auto: bool,
+    /// Whether they end with `stable` and `max_multiplier` (`--stability`).
+    stability: bool,
 }
 
 /// The names of the amplitude columns of an FRC table in the measure `amplitude`: the total
@@ -35,13 +37,13 @@ impl FrcCsv {
     /// `peak_u<i>` per monitored DOF, then `stick<c>` (stick fraction of the period) and
     /// `energy<c>` (energy dissipated per cycle) per contact. An amplitude measure other than
     /// `max` names its columns: `amp_<measure>` and `<measure>_u<i>` (e.g. `amp_dynamic`,
-    /// `dynamic_u0`).
+    /// `dynamic_u0`). With `stability`, rows end with `stable` (1, 0, empty where not
+    /// classified) and `max_multiplier` (largest Floquet multiplier modulus).
     pub fn create(
         path: &Path,
         n_contacts: usize,
         monitor: &[usize],
-        estimate: bool,
-        auto: bool,
+        (estimate, auto, stability): (bool, bool, bool),
         amplitude: ewr_solve::Amplitude,
     ) -> Result<Self, String> {
         crate::ensure_parent(path)?;
@@ -63,6 +65,10 @@ impl FrcCsv {
         if auto {
             cols.push("h_max".into());
         }
+        if stability {
+            cols.push("stable".into());
+            cols.push("max_multiplier".into());
+        }
         writeln!(out, "{}", cols.join(",")).map_err(io_err(path))?;
         out.flush().map_err(io_err(path))?;
         Ok(FrcCsv {
@@ -70,6 +76,7 @@ impl FrcCsv {
             path: path.to_path_buf(),
             estimate: estimate || auto,
             auto,
+            stability,
         })
     }
 
@@ -104,6 +111,18 @@ impl FrcCsv {
         }
         if self.auto {
             row.push(format!("{}", s.set.h_max()));
+        }
+        if self.stability {
+            match &s.stability {
+                Some(st) => {
+                    row.push(format!("{}", u8::from(st.is_stable())));
+                    row.push(format!("{}", st.max_multiplier));
+                }
+                None => {
+                    row.push(String::new());
+                    row.push("nan".into());
+                }
+            }
         }
         let path = self.path.clone();
         writeln!(self.out, "{}", row.join(",")).map_err(io_err(&path))?;
@@ -194,6 +213,18 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                         .collect();
                     put_1d(&g, "amp_error", &e)?;
                 }
+                // Only where classified (--stability), so that other files keep their layout.
+                if pts.iter().any(|p| p.solution.stability.is_some()) {
+                    let sols: Vec<&ewr_solve::PointSolution> =
+                        pts.iter().map(|p| &p.solution).collect();
+                    write_stability(&g, &sols)?;
+                    let omegas: Vec<f64> = sols.iter().map(|s| s.omega).collect();
+                    let turns: Vec<i64> = ewr_solve::turning_points(&omegas)
+                        .into_iter()
+                        .map(|i| i as i64)
+                        .collect();
+                    put_1d(&g, "turning_points", &turns)?;
+                }
                 // Automatic sets differ from point to point: every point's coefficients are
                 // written on the curve's largest set (the others' harmonics are zero there),
                 // and each point's own highest harmonic beside them.
@@ -263,6 +294,13 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                     .flat_map(|p| on_fset(&p.solution, &p.solution.friction))
                     .collect();
                 put_2d(&pg, "friction", pk.len(), len, &fr)?;
+                if pk.iter().any(|p| p.solution.stability.is_some()) {
+                    let sols: Vec<&ewr_solve::PointSolution> =
+                        pk.iter().map(|p| &p.solution).collect();
+                    let (stable, mult) = stability_columns(&sols);
+                    put_1d(&pg, "stable", &stable)?;
+                    put_1d(&pg, "max_multiplier", &mult)?;
+                }
                 if pk.iter().any(|p| p.solution.estimate.is_some()) {
                     let e: Vec<f64> = pk
                         .iter()
@@ -295,6 +333,55 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
         // error instead of a truncated file renamed into place.
         crate::finish_h5(file)
     })
+}
+
+/// Per point: `stable` (1, 0, -1 where not classified) and the largest multiplier modulus
+/// (NaN where not classified).
+fn stability_columns(sols: &[&ewr_solve::PointSolution]) -> (Vec<i64>, Vec<f64>) {
+    sols.iter()
+        .map(|s| match &s.stability {
+            Some(st) => (i64::from(st.is_stable()), st.max_multiplier),
+            None => (-1, f64::NAN),
+        })
+        .unzip()
+}
+
+/// A curve's stability: per point `stable` and `max_multiplier`, and the group
+/// `stability_changes` (`index` of the first point on the new side, `omega` midway, `crossing`
+/// 1 through +1, 2 through -1, 3 a complex pair, `to_unstable` 1 or 0).
+fn write_stability(g: &hdf5::Group, sols: &[&ewr_solve::PointSolution]) -> Result<(), String> {
+    let (stable, mult) = stability_columns(sols);
+    put_1d(g, "stable", &stable)?;
+    put_1d(g, "max_multiplier", &mult)?;
+    let changes = ewr_solve::stability_changes(sols);
+    let cg = g.create_group("stability_changes").map_err(h5)?;
+    put_1d(
+        &cg,
+        "index",
+        &changes.iter().map(|c| c.index as i64).collect::<Vec<_>>(),
+    )?;
+    put_1d(
+        &cg,
+        "omega",
+        &changes.iter().map(|c| c.omega).collect::<Vec<_>>(),
+    )?;
+    put_1d(
+        &cg,
+        "crossing",
+        &changes
+            .iter()
+            .map(|c| c.crossing.code())
+            .collect::<Vec<_>>(),
+    )?;
+    put_1d(
+        &cg,
+        "to_unstable",
+        &changes
+            .iter()
+            .map(|c| i64::from(c.to_unstable))
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(())
 }
 
 /// Reads the curves of an FRC result file written by `ewr frc -o` with the same options

@@ -104,6 +104,14 @@ pub fn write_solution(
                 put_i64(f, "estimate_converged", i64::from(e.converged))?;
                 put_1d(f, "dof_peak_error", &e.dof_peaks)?;
             }
+            if let Some(st) = &s.stability {
+                // Floquet multipliers by Hill's method (docs/stability.md).
+                put_i64(f, "stable", i64::from(st.is_stable()))?;
+                put_f64(f, "max_multiplier", st.max_multiplier)?;
+                put_f64(f, "leading_exponent_re", st.exponent.re)?;
+                put_f64(f, "leading_exponent_im", st.exponent.im)?;
+                put_i64(f, "unstable_multipliers", st.unstable as i64)?;
+            }
             let h = &s.histories;
             let g = f.create_group("time").map_err(h5)?;
             let nt = h.n_samples;

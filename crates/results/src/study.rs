@@ -184,6 +184,7 @@ pub fn write_study_outputs(
                 .collect(),
             value: colour_by.map(|p| r.values[p].num()),
             inaccurate: Vec::new(),
+            unstable: Vec::new(),
         })
         .collect();
     if !lines.is_empty() {

@@ -18,6 +18,7 @@ pub mod quadrature;
 pub mod ramp;
 pub mod scaled;
 pub mod setup;
+pub mod stability;
 pub mod step_control;
 pub mod sweep;
 pub mod unilateral;
@@ -39,5 +40,9 @@ pub use quadrature::{PhaseResonance, phase_resonances};
 pub use scaled::{Policy, ScaledContacts};
 pub use setup::{
     DofRef, MAX_POINTS, Opt, OptionError, Setup, SetupError, SolveOptions, Spelling, SweepOptions,
+};
+pub use stability::{
+    Crossing, Stability, StabilityChange, StabilityError, floquet, stability, stability_changes,
+    turning_points,
 };
 pub use sweep::{Curve, CurveSpec, StopReason, StoredCurve, SweepObserver, sweep, sweep_curve};

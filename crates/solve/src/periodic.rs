@@ -270,6 +270,8 @@ pub struct PointSolution {
     /// The truncation error of the amplitudes, where it was estimated
     /// ([`crate::estimate::truncation_error`]).
     pub estimate: Option<crate::estimate::Estimate>,
+    /// Its Floquet multipliers, where they were computed ([`crate::stability::stability`]).
+    pub stability: Option<crate::stability::Stability>,
 }
 
 impl PointSolution {

@@ -485,6 +485,7 @@ pub fn solve_point_holding(
         contacts,
         dofs,
         estimate: None,
+        stability: None,
     })
 }
 

@@ -533,6 +533,9 @@ pub struct SweepOptions {
     pub estimate_points: bool,
     /// Estimate the truncation error of every refined peak.
     pub estimate_peaks: bool,
+    /// Floquet multipliers of every converged point and refined peak
+    /// ([`crate::stability::stability`]: one dense eigensolve per point).
+    pub stability: bool,
 }
 
 impl SweepOptions {
@@ -553,6 +556,7 @@ impl SweepOptions {
             keep_histories: false,
             estimate_points: false,
             estimate_peaks: true,
+            stability: false,
         }
     }
 

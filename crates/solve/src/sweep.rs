@@ -11,7 +11,9 @@ use crate::periodic::{PointSolution, SolveError};
 use crate::point::solve_point;
 use crate::quadrature::{PhaseResonance, phase_resonances};
 use crate::setup::{Setup, SweepOptions};
+use crate::stability::stability;
 use ewr_contact::ContactParams;
+use ewr_hb::receptance::ContactDynamics;
 use ewr_hb::receptance::Receptance;
 use rayon::prelude::*;
 use std::fmt;
@@ -166,6 +168,39 @@ impl SweepObserver for Quiet {
     }
 }
 
+/// Floquet multipliers of a curve's points, with the structure's dynamics built once.
+struct Classifier<'r> {
+    rec: &'r Receptance,
+    dynamics: Option<ContactDynamics>,
+}
+
+impl<'r> Classifier<'r> {
+    fn new(rec: &'r Receptance, observer: &dyn SweepObserver) -> Self {
+        let dynamics = rec
+            .dynamics()
+            .map_err(|e| observer.warn(&format!("warning: no stability: {e}")))
+            .ok();
+        Classifier { rec, dynamics }
+    }
+
+    fn classify(
+        &self,
+        params: &ContactParams,
+        settings: &crate::periodic::PointSettings,
+        sol: &mut PointSolution,
+        observer: &dyn SweepObserver,
+    ) {
+        let Some(d) = &self.dynamics else { return };
+        if !sol.status.converged() || sol.stability.is_some() {
+            return;
+        }
+        match stability(self.rec, d, params, settings, sol) {
+            Ok(s) => sol.stability = Some(s),
+            Err(e) => observer.warn(&format!("warning: no stability at w = {}: {e}", sol.omega)),
+        }
+    }
+}
+
 /// Computes every curve of `specs` in parallel over the one condensation `rec` (the curves
 /// differ in their friction bounds, which the receptance does not see).
 pub fn sweep(
@@ -196,8 +231,12 @@ pub fn sweep_curve(
     // every point it computed.
     let mut points = Vec::new();
     let mut stop: Option<StopReason> = None;
+    let classifier = opts.stability.then(|| Classifier::new(rec, observer));
     let mut on_point = |p: &FrcPoint| {
         let mut p = p.clone();
+        if let Some(c) = &classifier {
+            c.classify(&params, &setup.point, &mut p.solution, observer);
+        }
         if opts.estimate_points && p.solution.status.converged() {
             match truncation_error(rec, &params, &setup.point, &p.solution) {
                 Ok(e) => p.solution.estimate = Some(e),
@@ -250,6 +289,11 @@ pub fn sweep_curve(
                     pk.omega
                 )),
             }
+        }
+    }
+    if let Some(c) = &classifier {
+        for pk in &mut peaks {
+            c.classify(&params, &setup.point, &mut pk.solution, observer);
         }
     }
     let forced = setup.phase_dof();

@@ -149,6 +149,7 @@ class Model:
         timeseries: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
         estimate: bool = True,
+        stability: bool = True,
     ) -> "Solution":
         """One periodic solution at ``omega``, as ``ewr solve`` (same options, same checks and
         messages). A solution that did not converge is returned with ``converged == False``;
@@ -162,7 +163,9 @@ class Model:
         error (docs/accuracy.md). ``amplitude`` is what the DOF amplitudes measure: ``"max"``
         (``max_t ||u(t)||``), ``"dynamic"`` (about the mean), ``"h1"`` (first harmonic) or
         ``"pp"`` (peak to peak), as ``--amplitude``. ``engine_order`` overrides a cyclic
-        sector model's engine order, as ``--engine-order``."""
+        sector model's engine order, as ``--engine-order``. ``stability`` computes the Floquet
+        multipliers (``Solution.stable``, ``max_multiplier``; ``ewr solve`` without
+        ``--no-stability``, docs/stability.md)."""
     def frc(
         self,
         omega_start: float,
@@ -193,6 +196,7 @@ class Model:
         hz: bool = False,
         resume: bool = False,
         estimate: bool = False,
+        stability: bool = False,
     ) -> Union["Frc", list["Frc"]]:
         """Frequency response curve(s), as ``ewr frc`` (same options). A list of ``mu_n``
         gives one curve per value, computed in parallel over one condensation, returned as a
@@ -206,6 +210,8 @@ class Model:
         ``--plot``; ``resume=True`` continues an interrupted sweep from its ``output`` file.
         ``estimate=True`` estimates every point's truncation error (``Frc.amplitude_error``,
         one more solve per point, ``ewr frc --estimate``); refined peaks are estimated anyway.
+        ``stability=True`` classifies every converged point and peak by its Floquet multipliers
+        (``Frc.stable``, ``Frc.max_multiplier``, ``ewr frc --stability``).
         ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
     def peaks(
         self,
@@ -308,6 +314,13 @@ class Solution:
     """The truncation error where estimated: the point on the richer set ``harmonics``
     (2H+1), ``{"harmonics", "amplitude" (|A' - A|), "relative", "force", "dof_peaks",
     "converged"}``."""
+    stable: Optional[bool]
+    """No Floquet multiplier outside the unit circle (Hill's method, docs/stability.md);
+    ``None`` where not classified."""
+    max_multiplier: Optional[float]
+    """Largest Floquet multiplier modulus; ``None`` where not classified."""
+    floquet_exponents: Optional[npt.NDArray[np.complex128]]
+    """The Floquet exponents kept, one per family, by decreasing real part."""
     def dof_history(
         self, samples: Optional[int] = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -321,6 +334,10 @@ class Frc:
     amplitude: npt.NDArray[np.float64]
     amplitude_error: npt.NDArray[np.float64]
     """Truncation error of ``amplitude`` per point (``estimate=True``), NaN elsewhere."""
+    stable: npt.NDArray[np.int64]
+    """Per point (``stability=True``): 1 stable, 0 unstable, -1 not classified."""
+    max_multiplier: npt.NDArray[np.float64]
+    """Largest Floquet multiplier modulus per point, NaN where not classified."""
     converged: npt.NDArray[np.bool_]
     iterations: npt.NDArray[np.uint64]
     dofs: list[int]

@@ -1,0 +1,581 @@
+//! Stability of a periodic solution by Hill's method on the E-WR equations linearised at it
+//! (derivation, selection of the Floquet exponents and limits: docs/stability.md).
+//!
+//! A perturbation `e^{lambda t} p(t)`, `p` periodic on the solution's harmonic set, of the
+//! forces and of the structure's states `q` (`M q'' + C q' + K q = B^T x`, from
+//! [`ContactDynamics`]) satisfies the linearised law
+//! `d_force x + d_motion y = 0` ([`Linearization`]) with `y = B q + R x` (displacement rows)
+//! or its time derivative (velocity rows). With `d/dt -> lambda + D` (`D` the derivative on
+//! the coefficients) and the states `U`, `Z = (lambda + D) U`, this is the pencil
+//! `A z = lambda B z`, `z = (x, U, Z)`. At `lambda = 0` its force rows are Newton's Jacobian.
+//! Its eigenvalues repeat every `i w` (or `2 i w` on odd sets); one per family is kept, the one
+//! whose eigenvector's harmonic centroid is nearest zero, and the multipliers are
+//! `exp(lambda T)`.
+
+use crate::periodic::{PointSettings, PointSolution, SolveError};
+use crate::point::Kind;
+use ewr_contact::{ContactParams, Linearization};
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{ContactDynamics, Receptance};
+use faer::linalg::solvers::Solve;
+use faer::{Mat, MatMut, c64};
+
+/// Largest eigenproblem (states times coefficients, plus forces with a compliance) that
+/// [`floquet`] takes: a dense eigensolve is `O(n^3)` (measured on the shipped models, one
+/// core: 0.1 s at 190, 1.4 s at 1200, 17 s at 3000).
+pub const MAX_EIGEN_SIZE: usize = 1500;
+
+/// Exponents with `|lambda|` above `RESOLVED_BAND (H + 1) w` vary faster than the highest
+/// harmonic of the set resolves: they are left out of the classification. Measured: the
+/// truncated stick/slip indicator of a Jenkins contact gives a real exponent of 9e5 at
+/// `w = 1100`, `H = 7` on blade-damper-blade-3d, the time scale `rho_T / k_t` of the law.
+pub const RESOLVED_BAND: f64 = 2.0;
+
+/// `|mu| - 1` above which a multiplier is outside the unit circle: rounding of the
+/// eigensolve is far below, a true crossing is found on both sides of it.
+pub const UNSTABLE_ABOVE: f64 = 1e-6;
+
+/// The Floquet multipliers of a periodic solution, as far as they decide its stability.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stability {
+    /// Largest modulus of a Floquet multiplier `|exp(lambda T)|`.
+    pub max_multiplier: f64,
+    /// The Floquet exponent `lambda` (rad/s) of that multiplier, on the representative strip.
+    pub exponent: c64,
+    /// Multipliers outside the unit circle (a complex pair counts two).
+    pub unstable: usize,
+    /// Every kept exponent, sorted by decreasing real part.
+    pub exponents: Vec<c64>,
+    /// Exponents left out because `|lambda|` is beyond what the harmonics resolve
+    /// ([`RESOLVED_BAND`]): fast structural modes, and artefacts of the truncated law
+    /// where a row switches between stick and slip (docs/stability.md).
+    pub unresolved: usize,
+}
+
+impl Stability {
+    /// True when no multiplier is outside the unit circle.
+    pub fn is_stable(&self) -> bool {
+        self.unstable == 0
+    }
+}
+
+/// Why a solution could not be classified.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StabilityError {
+    /// The model or backend has no time-domain form here (cyclic sectors, large direct ones).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The eigenproblem is larger than [`MAX_EIGEN_SIZE`] (or the pencil than
+    /// [`MAX_PENCIL_SIZE`]).
+    #[error(
+        "the Hill eigenproblem has {size} unknowns, more than this dense method takes \
+         ({MAX_EIGEN_SIZE}; {MAX_PENCIL_SIZE} with the forces): use fewer harmonics, modes \
+         or contacts"
+    )]
+    TooLarge {
+        /// Size of the eigenproblem.
+        size: usize,
+    },
+    /// The eigensolver failed.
+    #[error("the Hill eigenproblem could not be solved: {0}")]
+    Numerical(String),
+    /// The contact system could not be evaluated at the solution.
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+}
+
+/// Stability of `sol` (solved with `settings` on `rec`'s model with `params`), with the
+/// structure as `dynamics` ([`Receptance::dynamics`], built once per model).
+pub fn stability(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+) -> Result<Stability, StabilityError> {
+    pencil_size_check(dynamics, &sol.set, sol.friction.len())?;
+    let at = rec
+        .prepare(sol.omega, sol.set.harmonics())
+        .map_err(SolveError::from)?;
+    let kind = Kind::at(&at, params, settings)?;
+    let n_samples = ewr_hb::default_samples(&sol.set).max(settings.n_samples);
+    let mut sys = kind.system(&at, &sol.set, n_samples, sol.rho_factor)?;
+    let lin = sys
+        .inner
+        .linearization(&sol.friction)
+        .map_err(SolveError::from)?;
+    floquet(dynamics, &lin, &sol.set, sol.omega)
+}
+
+/// Refuses, before anything is allocated, a pencil whose eigenproblem exceeds
+/// [`MAX_EIGEN_SIZE`] or whose dense matrices exceed [`MAX_PENCIL_SIZE`] rows (the force
+/// unknowns of a large interface).
+fn pencil_size_check(
+    dynamics: &ContactDynamics,
+    set: &HarmonicSet,
+    n_force: usize,
+) -> Result<(), StabilityError> {
+    let nq = dynamics.n_states();
+    let nco = set.n_coeffs();
+    let massive = (0..nq).filter(|&i| dynamics.mass[(i, i)] != 0.0).count();
+    let reduced = (nq + massive) * nco;
+    if reduced > MAX_EIGEN_SIZE {
+        return Err(StabilityError::TooLarge { size: reduced });
+    }
+    let n = n_force + 2 * nq * nco;
+    if n > MAX_PENCIL_SIZE {
+        return Err(StabilityError::TooLarge { size: n });
+    }
+    Ok(())
+}
+
+/// Largest dense pencil (force unknowns plus states): two `n x n` real matrices, 400 MB at
+/// this size.
+pub const MAX_PENCIL_SIZE: usize = 5000;
+
+/// Floquet exponents of the linearisation `lin` at fundamental `omega` on `set`.
+pub fn floquet(
+    dynamics: &ContactDynamics,
+    lin: &Linearization,
+    set: &HarmonicSet,
+    omega: f64,
+) -> Result<Stability, StabilityError> {
+    let pencil = Pencil::new(dynamics, lin, set, omega)?;
+    let (lambdas, vectors) = pencil.eigen()?;
+    let spacing = family_spacing(set);
+    let resolved = RESOLVED_BAND * (set.h_max() + 1) as f64 * omega;
+    let mut kept = Vec::new();
+    let mut unresolved = 0;
+    for (k, &l) in lambdas.iter().enumerate() {
+        let c = pencil.centroid(vectors.col(k).try_as_col_major().unwrap().as_slice());
+        if c.abs() > 0.5 * spacing as f64 + 1e-9 {
+            continue;
+        }
+        if l.norm() > resolved {
+            unresolved += 1;
+        } else {
+            kept.push(l);
+        }
+    }
+    if kept.is_empty() {
+        return Err(StabilityError::Numerical(
+            "no Floquet exponent was found on the representative strip".into(),
+        ));
+    }
+    kept.sort_by(|a, b| b.re.total_cmp(&a.re));
+    let period = std::f64::consts::TAU / omega;
+    let unstable = kept
+        .iter()
+        .filter(|l| (l.re * period).exp() - 1.0 > UNSTABLE_ABOVE)
+        .count();
+    Ok(Stability {
+        max_multiplier: (kept[0].re * period).exp(),
+        exponent: kept[0],
+        unstable,
+        exponents: kept,
+        unresolved,
+    })
+}
+
+/// Spacing of the harmonics a perturbation's family is shifted by: 2 on a set of odd
+/// harmonics (a shift by one would leave it), 1 otherwise.
+fn family_spacing(set: &HarmonicSet) -> usize {
+    if set.all_odd() { 2 } else { 1 }
+}
+
+/// The real pencil `A z = lambda B z` of Hill's method and its layout.
+struct Pencil {
+    a: Mat<f64>,
+    b: Mat<f64>,
+    /// Coefficients per signal.
+    nco: usize,
+    /// Per coefficient: its harmonic, and whether it is a sine.
+    coeffs: Vec<(usize, bool)>,
+    /// Force unknowns (`signals * nco`); states `U` and `Z` follow (`nq * nco` each).
+    n_force: usize,
+    nq: usize,
+    /// Frequency scale of the shifts: the fundamental times the highest harmonic.
+    omega_scale: f64,
+}
+
+/// The real `2 x 2` action of multiplying `X = a - i b` by `z`, per coefficient pair.
+fn complex_block(z: c64) -> [[f64; 2]; 2] {
+    [[z.re, z.im], [-z.im, z.re]]
+}
+
+impl Pencil {
+    fn new(
+        dy: &ContactDynamics,
+        lin: &Linearization,
+        set: &HarmonicSet,
+        omega: f64,
+    ) -> Result<Self, StabilityError> {
+        let nco = set.n_coeffs();
+        let m = dy.n_rows();
+        let nq = dy.n_states();
+        let n_force = lin.d_force.nrows();
+        if n_force != m * nco || lin.velocity.len() != m {
+            return Err(StabilityError::Unsupported(format!(
+                "the contact equations have {n_force} unknowns, the structure {m} contact rows \
+                 of {nco} coefficients"
+            )));
+        }
+        let mut coeffs = vec![(0, false); nco];
+        for &h in set.harmonics() {
+            let p = set.coeff_index(h).expect("h is in the set");
+            coeffs[p] = (h, false);
+            if h > 0 {
+                coeffs[p + 1] = (h, true);
+            }
+        }
+        pencil_size_check(dy, set, n_force)?;
+        let n = n_force + 2 * nq * nco;
+        let mut a = Mat::<f64>::zeros(n, n);
+        let mut b = Mat::<f64>::zeros(n, n);
+        let u0 = n_force;
+        let z0 = n_force + nq * nco;
+        // Per harmonic, the blocks of D (d/dt), of K's hysteretic factor and of R_h.
+        let harmonic_blocks: Vec<(usize, usize, [[f64; 2]; 2])> = set
+            .harmonics()
+            .iter()
+            .map(|&h| {
+                let p = set.coeff_index(h).expect("h is in the set");
+                (h, p, complex_block(c64::new(0.0, h as f64 * omega)))
+            })
+            .collect();
+        let static_flex: Vec<Mat<c64>> = set
+            .harmonics()
+            .iter()
+            .map(|&h| dy.static_flexibility(h, omega))
+            .collect();
+        // Adds `f * op_h` (op per harmonic from `op`) on the nco x nco block at (r0, c0).
+        let add_op = |mut dst: MatMut<'_, f64>,
+                      (r0, c0): (usize, usize),
+                      f: f64,
+                      op: &dyn Fn(usize, usize) -> c64| {
+            for (k, &(h, p, _)) in harmonic_blocks.iter().enumerate() {
+                let z = f * op(k, h);
+                if h == 0 {
+                    dst[(r0 + p, c0 + p)] += z.re;
+                } else {
+                    let blk = complex_block(z);
+                    for i in 0..2 {
+                        for j in 0..2 {
+                            dst[(r0 + p + i, c0 + p + j)] += blk[i][j];
+                        }
+                    }
+                }
+            }
+        };
+        let deriv = |_: usize, h: usize| c64::new(0.0, h as f64 * omega);
+        let one = |_: usize, _: usize| c64::new(1.0, 0.0);
+        // U rows: lambda U = Z - D U.
+        for i in 0..nq {
+            let r = u0 + i * nco;
+            add_op(a.as_mut(), (r, z0 + i * nco), 1.0, &one);
+            add_op(a.as_mut(), (r, r), -1.0, &deriv);
+            add_op(b.as_mut(), (r, r), 1.0, &one);
+        }
+        // Z rows: lambda M Z = -K (1 + i eta_h) U - C Z - M D Z + B^T x.
+        for i in 0..nq {
+            let r = z0 + i * nco;
+            for j in 0..nq {
+                let (k, c, mm) = (dy.stiffness[(i, j)], dy.damping[(i, j)], dy.mass[(i, j)]);
+                if k != 0.0 {
+                    let kf = |_: usize, h: usize| c64::new(1.0, dy.eta_h(h));
+                    add_op(a.as_mut(), (r, u0 + j * nco), -k, &kf);
+                }
+                if c != 0.0 {
+                    add_op(a.as_mut(), (r, z0 + j * nco), -c, &one);
+                }
+                if mm != 0.0 {
+                    add_op(a.as_mut(), (r, z0 + j * nco), -mm, &deriv);
+                    add_op(b.as_mut(), (r, z0 + j * nco), mm, &one);
+                }
+            }
+            for s in 0..m {
+                let w = dy.contacts[(s, i)];
+                if w != 0.0 {
+                    add_op(a.as_mut(), (r, s * nco), w, &one);
+                }
+            }
+        }
+        // Force rows: d_force x + d_motion y = 0.
+        a.as_mut()
+            .submatrix_mut(0, 0, n_force, n_force)
+            .copy_from(&lin.d_force);
+        let mut scratch = Mat::<f64>::zeros(nco, nco);
+        for r in 0..m {
+            let rows = r * nco;
+            for col in 0..m {
+                let dm = lin.d_motion.submatrix(rows, col * nco, nco, nco);
+                if dm.norm_max() == 0.0 {
+                    continue;
+                }
+                // A stuck row's velocities read as displacements (see `Linearization`).
+                let velocity = lin.velocity[col] && !lin.stuck_rows[r];
+                // y_col = B_col q: U for a displacement, Z = (lambda + D) U for a velocity.
+                let state0 = if velocity { z0 } else { u0 };
+                for i in 0..nq {
+                    let w = dy.contacts[(col, i)];
+                    if w != 0.0 {
+                        let mut dst = a.as_mut().submatrix_mut(rows, state0 + i * nco, nco, nco);
+                        dst += w * dm;
+                    }
+                }
+                // + R_h x on the column's row, its derivative (lambda + D) R_h x for velocity.
+                for s in 0..m {
+                    let flex = |k: usize, _: usize| static_flex[k][(col, s)];
+                    if static_flex
+                        .iter()
+                        .all(|f| f[(col, s)] == c64::new(0.0, 0.0))
+                    {
+                        continue;
+                    }
+                    scratch.fill(0.0);
+                    if velocity {
+                        let dflex = |k: usize, h: usize| deriv(k, h) * flex(k, h);
+                        add_op(scratch.as_mut(), (0, 0), 1.0, &dflex);
+                    } else {
+                        add_op(scratch.as_mut(), (0, 0), 1.0, &flex);
+                    }
+                    let mut dst = a.as_mut().submatrix_mut(rows, s * nco, nco, nco);
+                    dst += dm * &scratch;
+                    if velocity {
+                        scratch.fill(0.0);
+                        add_op(scratch.as_mut(), (0, 0), 1.0, &flex);
+                        let mut dst = b.as_mut().submatrix_mut(rows, s * nco, nco, nco);
+                        dst -= dm * &scratch;
+                    }
+                }
+            }
+        }
+        Ok(Pencil {
+            a,
+            b,
+            nco,
+            coeffs,
+            n_force,
+            nq,
+            omega_scale: omega.abs().max(f64::MIN_POSITIVE) * set.h_max().max(1) as f64,
+        })
+    }
+
+    /// Finite eigenvalues and their eigenvectors, by shift and invert: the eigenvalues
+    /// `theta` of `(A - sigma B)^{-1} B` on the columns where `B` is not zero are
+    /// `1 / (lambda - sigma)`, the infinite ones `theta = 0`.
+    ///
+    /// A contact stuck all period holds its DOFs (an index-3 constraint): its infinite
+    /// eigenvalues come out as huge finite ones that depend on rounding. Solving at two shifts
+    /// and keeping what both give removes them; a true eigenvalue agrees to rounding.
+    fn eigen(&self) -> Result<(Vec<c64>, Mat<c64>), StabilityError> {
+        let n = self.a.nrows();
+        let cols: Vec<usize> = (0..n)
+            .filter(|&j| self.b.col(j).iter().any(|&v| v != 0.0))
+            .collect();
+        if cols.len() > MAX_EIGEN_SIZE {
+            return Err(StabilityError::TooLarge { size: cols.len() });
+        }
+        // Shifts left of the imaginary axis, at odd fractions of the frequency scale so that
+        // none is an eigenvalue by construction; fallbacks after them.
+        let mut found: Vec<(Vec<c64>, Mat<c64>)> = Vec::new();
+        for f in [-0.3137, -0.5531, 0.2719, -1.3791] {
+            // The check needs no eigenvectors.
+            let vectors = found.is_empty();
+            if let Some(e) = self.eigen_at(f * self.omega_scale, &cols, vectors)? {
+                found.push(e);
+                if found.len() == 2 {
+                    break;
+                }
+            }
+        }
+        let [(lambdas, vectors), (check, _)]: [(Vec<c64>, Mat<c64>); 2] =
+            found.try_into().map_err(|_| {
+                StabilityError::Numerical(
+                    "the shifted Hill matrix is singular at the shifts tried".into(),
+                )
+            })?;
+        let tol = |l: &c64| 1e-6 * l.norm().max(self.omega_scale);
+        let keep: Vec<usize> = (0..lambdas.len())
+            .filter(|&k| {
+                let l = lambdas[k];
+                check.iter().any(|c| (c - l).norm() <= tol(&l))
+            })
+            .collect();
+        let kept = keep.iter().map(|&k| lambdas[k]).collect();
+        let z = Mat::from_fn(n, keep.len(), |i, j| vectors[(i, keep[j])]);
+        Ok((kept, z))
+    }
+
+    /// [`Pencil::eigen`] at one shift; `None` where `A - sigma B` is numerically singular.
+    #[allow(clippy::type_complexity)]
+    fn eigen_at(
+        &self,
+        sigma: f64,
+        cols: &[usize],
+        vectors: bool,
+    ) -> Result<Option<(Vec<c64>, Mat<c64>)>, StabilityError> {
+        let n = self.a.nrows();
+        let bs = Mat::from_fn(n, cols.len(), |i, j| self.b[(i, cols[j])]);
+        let shifted = &self.a - sigma * &self.b;
+        let x = shifted.partial_piv_lu().solve(&bs);
+        // ||A - sigma B|| ||x|| / ||B|| bounds the condition number from below.
+        let cond = shifted.norm_max() * x.norm_max() / self.b.norm_max().max(f64::MIN_POSITIVE);
+        if !(x.norm_max().is_finite() && cond < 1e13) {
+            return Ok(None);
+        }
+        let reduced = Mat::from_fn(cols.len(), cols.len(), |i, j| x[(cols[i], j)]);
+        let fail = |e: faer::linalg::evd::EvdError| StabilityError::Numerical(format!("{e:?}"));
+        if !vectors {
+            let s = reduced.eigenvalues().map_err(fail)?;
+            let theta_max = s.iter().map(|t| t.norm()).fold(0.0, f64::max);
+            let lambdas = s
+                .iter()
+                .filter(|t| t.norm() > 1e-10 * theta_max)
+                .map(|t| c64::new(sigma, 0.0) + t.inv())
+                .collect();
+            return Ok(Some((lambdas, Mat::zeros(0, 0))));
+        }
+        let evd = reduced.eigen().map_err(fail)?;
+        let (s, u) = (evd.S(), evd.U());
+        let theta_max = (0..cols.len()).map(|k| s[k].norm()).fold(0.0, f64::max);
+        let keep: Vec<usize> = (0..cols.len())
+            .filter(|&k| s[k].norm() > 1e-10 * theta_max)
+            .collect();
+        let lambdas = keep
+            .iter()
+            .map(|&k| c64::new(sigma, 0.0) + s[k].inv())
+            .collect();
+        // Full eigenvectors: z = X B_cols w / theta.
+        let xc = Mat::from_fn(n, cols.len(), |i, j| c64::new(x[(i, j)], 0.0));
+        let w = Mat::from_fn(cols.len(), keep.len(), |i, j| u[(i, keep[j])] / s[keep[j]]);
+        Ok(Some((lambdas, &xc * &w)))
+    }
+
+    /// Centroid of `z` over the complex harmonics `k` (`-h .. h`), weighting the force part
+    /// and the displacement states equally.
+    fn centroid(&self, z: &[c64]) -> f64 {
+        let mut num = 0.0;
+        let mut den = 0.0;
+        for (start, signals) in [(0, self.n_force / self.nco), (self.n_force, self.nq)] {
+            let mut part_num = 0.0;
+            let mut part_den = 0.0;
+            for s in 0..signals {
+                let base = start + s * self.nco;
+                for (p, &(h, sine)) in self.coeffs.iter().enumerate() {
+                    if sine {
+                        continue;
+                    }
+                    let a = z[base + p];
+                    if h == 0 {
+                        part_den += a.norm_sqr();
+                        continue;
+                    }
+                    let b = z[base + p + 1];
+                    let i = c64::new(0.0, 1.0);
+                    // a cos + b sin = ((a - i b) e^{i h w t} + (a + i b) e^{-i h w t}) / 2.
+                    let plus = (a - i * b).norm_sqr();
+                    let minus = (a + i * b).norm_sqr();
+                    part_num += h as f64 * (plus - minus);
+                    part_den += plus + minus;
+                }
+            }
+            if part_den > 0.0 {
+                num += part_num / part_den;
+                den += 1.0;
+            }
+        }
+        if den > 0.0 { num / den } else { 0.0 }
+    }
+}
+
+/// How a multiplier leaves the unit circle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Crossing {
+    /// Through +1: a fold (saddle-node, where the curve turns back) or a branch point.
+    PlusOne,
+    /// Through -1: a period doubling.
+    MinusOne,
+    /// A complex pair: a Neimark-Sacker (torus) bifurcation.
+    ComplexPair,
+}
+
+impl Crossing {
+    /// Code in result files: 1, 2, 3.
+    pub fn code(self) -> i64 {
+        match self {
+            Crossing::PlusOne => 1,
+            Crossing::MinusOne => 2,
+            Crossing::ComplexPair => 3,
+        }
+    }
+
+    /// What it is, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Crossing::PlusOne => "multiplier through +1 (fold or branch point)",
+            Crossing::MinusOne => "multiplier through -1 (period doubling)",
+            Crossing::ComplexPair => "complex pair through the unit circle (Neimark-Sacker)",
+        }
+    }
+}
+
+/// A change of stability between two consecutive classified points of a curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StabilityChange {
+    /// Index of the second point (the first on the new side).
+    pub index: usize,
+    /// Frequency midway between the two points.
+    pub omega: f64,
+    /// How the multiplier crosses, read on the unstable side.
+    pub crossing: Crossing,
+    /// True where the curve becomes unstable (false: stable again).
+    pub to_unstable: bool,
+}
+
+/// The crossing of the leading multiplier `exp(lambda T)` of an unstable solution.
+pub fn crossing_of(st: &Stability, omega: f64) -> Crossing {
+    let period = std::f64::consts::TAU / omega;
+    let angle = (st.exponent.im * period).rem_euclid(std::f64::consts::TAU);
+    let from_one = angle.min(std::f64::consts::TAU - angle);
+    if from_one < 0.05 * std::f64::consts::PI {
+        Crossing::PlusOne
+    } else if from_one > 0.95 * std::f64::consts::PI {
+        Crossing::MinusOne
+    } else {
+        Crossing::ComplexPair
+    }
+}
+
+/// Every change of stability along `points` (solutions in curve order; points without
+/// multipliers are skipped).
+pub fn stability_changes(points: &[&PointSolution]) -> Vec<StabilityChange> {
+    let mut out = Vec::new();
+    let mut last: Option<(usize, &PointSolution, bool)> = None;
+    for (i, p) in points.iter().enumerate() {
+        let Some(st) = &p.stability else { continue };
+        let stable = st.is_stable();
+        if let Some((_, q, was)) = last
+            && was != stable
+        {
+            let unstable = if stable { q } else { p };
+            let ust = unstable.stability.as_ref().expect("classified");
+            out.push(StabilityChange {
+                index: i,
+                omega: 0.5 * (q.omega + p.omega),
+                crossing: crossing_of(ust, unstable.omega),
+                to_unstable: !stable,
+            });
+        }
+        last = Some((i, p, stable));
+    }
+    out
+}
+
+/// Indices of the points where a curve turns back in frequency (folds of an arclength curve).
+pub fn turning_points(omegas: &[f64]) -> Vec<usize> {
+    (1..omegas.len().saturating_sub(1))
+        .filter(|&i| (omegas[i] - omegas[i - 1]) * (omegas[i + 1] - omegas[i]) < 0.0)
+        .collect()
+}

@@ -1,0 +1,233 @@
+//! Stability by Hill's method (docs/stability.md) against closed forms: without friction the
+//! Floquet multipliers are `exp(lambda T)` of the linear structure's eigenvalues, and with a
+//! contact stuck all period those of the structure with the contact held fixed.
+
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_model::Model;
+use ewr_solve::newton::NewtonOptions;
+use ewr_solve::{PointSettings, Preconditioner, solve_point, stability};
+use faer::linalg::solvers::DenseSolveCore;
+use faer::{Mat, c64};
+
+fn settings(set: &str) -> PointSettings {
+    let set: HarmonicSet = set.parse().unwrap();
+    PointSettings {
+        n_samples: ewr_hb::default_samples(&set),
+        set,
+        law: FrictionLaw::Exact,
+        newton: NewtonOptions {
+            tol_residual: 1e-10,
+            ..NewtonOptions::default()
+        },
+        ramp: true,
+        monitor: vec![0],
+        retry_rho: true,
+        preconditioner: Preconditioner::default(),
+        auto: None,
+        amplitude: Default::default(),
+    }
+}
+
+/// Eigenvalues of `M u'' + C u' + K u = 0` on the DOFs `keep`, by the first-order form.
+fn linear_exponents(model: &Model, keep: &[usize]) -> Vec<c64> {
+    let (k, m, c) = (
+        model.stiffness.to_dense(),
+        model.mass.to_dense(),
+        model.viscous_damping().to_dense(),
+    );
+    let n = keep.len();
+    let sub = |a: &Mat<f64>| Mat::from_fn(n, n, |i, j| a[(keep[i], keep[j])]);
+    let (k, m, c) = (sub(&k), sub(&m), sub(&c));
+    let minv = m.partial_piv_lu().inverse();
+    let (mk, mc) = (&minv * &k, &minv * &c);
+    let a = Mat::from_fn(2 * n, 2 * n, |i, j| match (i < n, j < n) {
+        (true, true) => 0.0,
+        (true, false) => f64::from(u8::from(j - n == i)),
+        (false, true) => -mk[(i - n, j)],
+        (false, false) => -mc[(i - n, j - n)],
+    });
+    a.eigenvalues().unwrap()
+}
+
+/// Every multiplier of `got` is one of `want`'s and every one of `want` is in `got`.
+fn same_multipliers(got: &[c64], want: &[c64], period: f64) {
+    let mu = |l: &c64| {
+        let r = (l.re * period).exp();
+        c64::new(r * (l.im * period).cos(), r * (l.im * period).sin())
+    };
+    let near = |a: &c64, set: &[c64]| set.iter().any(|b| (mu(a) - mu(b)).norm() < 1e-6);
+    for g in got {
+        assert!(
+            near(g, want),
+            "multiplier of {g:?} is not the structure's: {want:?}"
+        );
+    }
+    for w in want {
+        assert!(near(w, got), "multiplier of {w:?} missing from {got:?}");
+    }
+}
+
+fn classify(model: &Model, mu_n: f64, omega: f64, set: &str) -> ewr_solve::Stability {
+    let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+    let dynamics = rec.dynamics().unwrap();
+    let mut params = ContactParams::of(&model.contacts);
+    params.mu_n.iter_mut().for_each(|m| *m = mu_n);
+    let s = settings(set);
+    let sol = solve_point(&rec, &params, omega, &s, None).unwrap();
+    assert!(sol.status.converged());
+    stability(&rec, &dynamics, &params, &s, &sol).unwrap()
+}
+
+#[test]
+fn without_friction_the_multipliers_are_the_structures() {
+    let model = ewr_model::examples::two_mass_damper(1.0);
+    for (omega, set) in [(0.8, "odd:7"), (1.3, "all:6")] {
+        let st = classify(&model, 0.0, omega, set);
+        let want = linear_exponents(&model, &[0, 1, 2, 3]);
+        same_multipliers(&st.exponents, &want, std::f64::consts::TAU / omega);
+        assert!(st.is_stable());
+        let decay = want.iter().map(|l| l.re).fold(f64::MIN, f64::max);
+        assert!(
+            (st.exponent.re - decay).abs() < 1e-9,
+            "{:?} {decay}",
+            st.exponent
+        );
+    }
+}
+
+#[test]
+fn stuck_all_period_the_multipliers_are_those_of_the_held_structure() {
+    let model = ewr_model::examples::two_mass_damper(1.0);
+    // mu N far above any friction force the forcing can make: stuck all period.
+    let st = classify(&model, 1e4, 0.9, "odd:5");
+    let want = linear_exponents(&model, &[0, 1]);
+    same_multipliers(&st.exponents, &want, std::f64::consts::TAU / 0.9);
+    assert!(st.is_stable());
+}
+
+/// The arclength curve of `single-contact-3d` through the fold near w = 6.48 and back down
+/// the branch it turns onto, every converged point classified.
+fn curve_through_the_fold() -> (Model, Vec<ewr_solve::PointSolution>) {
+    use ewr_solve::{Continuation, FrcSettings, frc};
+    let model = ewr_model::examples::single_contact_3d();
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let dynamics = rec.dynamics().unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let mut point = settings("all:15");
+    point.monitor = vec![0, 1, 2];
+    let s = FrcSettings {
+        omega_start: 5.6,
+        omega_end: 8.0,
+        step: 0.05,
+        min_step: 0.05 / 64.0,
+        max_step: 0.2,
+        method: Continuation::Arclength,
+        point: point.clone(),
+        max_points: 45,
+        adaptive: None,
+        keep_histories: false,
+    };
+    let pts = frc(&rec, &params, &s, &mut |_| true).unwrap();
+    let sols = pts
+        .into_iter()
+        .map(|p| {
+            let mut sol = p.solution;
+            assert!(sol.status.converged(), "w = {}", sol.omega);
+            sol.stability = Some(stability(&rec, &dynamics, &params, &point, &sol).unwrap());
+            sol
+        })
+        .collect();
+    (model, sols)
+}
+
+#[test]
+fn one_multiplier_crosses_plus_one_at_each_fold_and_simulate_agrees() {
+    let (model, sols) = curve_through_the_fold();
+    let omegas: Vec<f64> = sols.iter().map(|s| s.omega).collect();
+    let folds = ewr_solve::turning_points(&omegas);
+    assert!(!folds.is_empty(), "the curve has no fold: {omegas:?}");
+    let refs: Vec<&ewr_solve::PointSolution> = sols.iter().collect();
+    let changes = ewr_solve::stability_changes(&refs);
+    for &f in &folds {
+        // The flag changes within a point of the turning point, through +1.
+        let near = changes
+            .iter()
+            .find(|c| c.index + 1 >= f && c.index <= f + 2)
+            .unwrap_or_else(|| panic!("no stability change at the fold near w = {}", omegas[f]));
+        assert_eq!(near.crossing, ewr_solve::Crossing::PlusOne);
+    }
+    // Before the first fold the curve is stable, right after it unstable.
+    let first = folds[0];
+    assert!(
+        sols[..first]
+            .iter()
+            .all(|s| s.stability.as_ref().unwrap().is_stable())
+    );
+    let unstable = &sols[first + 2];
+    let ust = unstable.stability.as_ref().unwrap();
+    assert!(!ust.is_stable() && ust.max_multiplier > 1.5, "{ust:?}");
+    // Integrated from its own state, the unstable solution leaves it; a stable one at about
+    // the same frequency stays: the distance from the start after 8 periods over that after
+    // one.
+    let stable = sols[..first]
+        .iter()
+        .min_by(|a, b| {
+            (a.omega - unstable.omega)
+                .abs()
+                .total_cmp(&(b.omega - unstable.omega).abs())
+        })
+        .unwrap();
+    // Distance of the state after `periods` periods from the solution's own state at t = 0
+    // (its Poincare map), relative to that state.
+    let distance = |sol: &ewr_solve::PointSolution, periods: usize| {
+        let mut o = ewr_simulate::Options::new(sol.omega);
+        o.dt = Some(o.period() / 4096.0);
+        o.max_periods = periods;
+        o.tol = 1e-300;
+        let nco = sol.set.n_coeffs();
+        let mut u = vec![0.0; 3];
+        let mut v = vec![0.0; 3];
+        for i in 0..3 {
+            for &h in sol.set.harmonics() {
+                let p = sol.set.coeff_index(h).unwrap();
+                u[i] += sol.dofs.coeffs[i * nco + p];
+                if h > 0 {
+                    v[i] += h as f64 * sol.omega * sol.dofs.coeffs[i * nco + p + 1];
+                }
+            }
+        }
+        o.initial = Some(ewr_simulate::State {
+            u: u.clone(),
+            v: v.clone(),
+        });
+        let sim = ewr_simulate::simulate(&model, &o, &mut |_| {}).unwrap();
+        let end = &sim.final_state;
+        let d: f64 = (0..3)
+            .map(|i| (end.u[i] - u[i]).powi(2) + ((end.v[i] - v[i]) / sol.omega).powi(2))
+            .sum();
+        let n: f64 = (0..3)
+            .map(|i| u[i].powi(2) + (v[i] / sol.omega).powi(2))
+            .sum();
+        (d / n).sqrt()
+    };
+    let drift = |sol: &ewr_solve::PointSolution| distance(sol, 8) / distance(sol, 1);
+    // Measured: stable points 2 - 4.5 (the truncation error's transient, lightly damped),
+    // unstable ones 20 - 335 two points past the fold.
+    let (ds, du) = (drift(stable), drift(unstable));
+    println!(
+        "drift: stable {ds:.3} at w = {}, unstable {du:.3} at w = {}",
+        stable.omega, unstable.omega
+    );
+    assert!(
+        ds < 5.0,
+        "the stable solution at w = {} drifted by {ds}",
+        stable.omega
+    );
+    assert!(
+        du > 10.0,
+        "the unstable solution at w = {} drifted by {du} only",
+        unstable.omega
+    );
+}

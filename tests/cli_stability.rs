@@ -1,0 +1,110 @@
+//! Stability through the command line (docs/stability.md): `ewr solve` reports the Floquet
+//! multipliers, equal to the closed form without friction; `ewr frc --stability` marks the
+//! points past a fold unstable in its CSV, JSON, HDF5 and figure.
+
+mod common;
+
+use common::{ewr, s, shipped_model, text};
+
+#[test]
+fn solve_reports_the_multiplier_of_the_damped_linear_oscillator() {
+    // oscillator-2d without friction: m = 1, c = 0.01, so both modes decay as exp(-0.005 t).
+    let w = 0.8;
+    let o = ewr(&[
+        "solve",
+        s(&shipped_model("oscillator-2d")),
+        "--omega",
+        "0.8",
+        "--mu-n",
+        "0",
+        "--harmonics",
+        "odd:9",
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let st = &v["stability"];
+    assert_eq!(st["stable"], true, "{st}");
+    let mu = st["max_multiplier"].as_f64().unwrap();
+    let want = (-0.005 * std::f64::consts::TAU / w).exp();
+    assert!((mu - want).abs() < 1e-8 * want, "{mu} against {want}");
+    // --no-stability leaves it out.
+    let o = ewr(&[
+        "solve",
+        s(&shipped_model("oscillator-2d")),
+        "--omega",
+        "0.8",
+        "--harmonics",
+        "odd:9",
+        "--no-stability",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert!(v.get("stability").is_none_or(|x| x.is_null()));
+}
+
+#[test]
+fn frc_marks_the_branch_past_the_fold_unstable() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("f.csv");
+    let png = dir.path().join("f.svg");
+    let h5 = dir.path().join("f.h5");
+    let o = ewr(&[
+        "frc",
+        s(&shipped_model("single-contact-3d")),
+        "--omega-start",
+        "5.6",
+        "--omega-end",
+        "8",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "all:15",
+        "--continuation",
+        "arclength",
+        "--stability",
+        "--csv",
+        s(&csv),
+        "--plot",
+        s(&png),
+        "-o",
+        s(&h5),
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    // The curve turns back at the fold and leaves the band at its start: exit 1, all written.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let changes = v["stability_changes"][0].as_array().unwrap();
+    assert!(!changes.is_empty(), "{v}");
+    assert!(changes[0]["crossing"].as_str().unwrap().contains("+1"));
+    assert_eq!(changes[0]["to_unstable"], true);
+    let turn = v["turning_points"][0][0].as_f64().unwrap();
+    let at = changes[0]["omega"].as_f64().unwrap();
+    assert!((turn - at).abs() < 0.05, "fold at {turn}, change at {at}");
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = table.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|c| *c == "stable").unwrap();
+    let flags: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap())
+        .collect();
+    assert_eq!(flags[0], "1");
+    assert!(flags.contains(&"0"));
+    let svg = std::fs::read_to_string(&png).unwrap();
+    assert!(svg.contains("unstable"));
+    let f = hdf5::File::open(&h5).unwrap();
+    let stable: Vec<i64> = f.dataset("curve_0/stable").unwrap().read_raw().unwrap();
+    assert_eq!(
+        stable.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+        flags
+    );
+    let crossing: Vec<i64> = f
+        .dataset("curve_0/stability_changes/crossing")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    assert_eq!(crossing.first(), Some(&1));
+}
