@@ -28,6 +28,7 @@ mod args;
 mod import_cmd;
 mod interrupt;
 mod model_cmd;
+mod modes_cmd;
 mod paths;
 mod peaks_cmd;
 mod probe;
@@ -72,6 +73,9 @@ enum Command {
     /// parameter value with the smallest peak.
     #[command(long_about = peaks_cmd::PEAKS_ABOUT)]
     Peaks(peaks_cmd::PeaksArgs),
+    /// Nonlinear mode by the extended periodic motion concept with exact friction: natural
+    /// frequency and modal damping ratio against the modal amplitude (the backbone).
+    Modes(modes_cmd::ModesArgs),
     /// Create a model file from FE matrices (CalculiX, Matrix Market) and CSV files.
     #[command(subcommand)]
     Import(import_cmd::ImportCommand),
@@ -126,6 +130,7 @@ fn main() -> ExitCode {
         Command::Solve(a) => solve_cmd::solve(&a),
         Command::Frc(a) => solve_cmd::frc_cmd(&a),
         Command::Peaks(a) => peaks_cmd::peaks(&a),
+        Command::Modes(a) => modes_cmd::modes(&a),
         Command::Import(cmd) => import_cmd::run(cmd),
         Command::Simulate(a) => simulate_cmd::simulate(&a),
         Command::Compare(a) => simulate_cmd::compare(&a),

@@ -94,6 +94,71 @@ pub fn natural_frequencies_of(k: &SparseMatrix, m: &SparseMatrix) -> Result<Vec<
     Ok(lambda.into_iter().map(|l| l.max(0.0).sqrt()).collect())
 }
 
+/// Undamped natural modes of `(K, M)`: circular frequencies ascending and `M`-orthonormal
+/// shapes (`n x modes`, one per DOF with mass; massless DOFs follow statically).
+pub fn natural_modes(
+    k: &SparseMatrix,
+    m: &SparseMatrix,
+) -> Result<(Vec<f64>, Mat<f64>), ModesError> {
+    let n = k.nrows();
+    if n > DENSE_MODES_MAX_DOFS {
+        return Err(ModesError::TooLarge { n });
+    }
+    let kd = k.to_dense();
+    let md = m.to_dense();
+    let (massive, massless): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| md[(i, i)] != 0.0);
+    let pick = |a: &Mat<f64>, r: &[usize], c: &[usize]| {
+        Mat::from_fn(r.len(), c.len(), |i, j| a[(r[i], c[j])])
+    };
+    let mut k_red = pick(&kd, &massive, &massive);
+    // u_b = -K_bb^-1 K_ba u_a for the massless DOFs.
+    let mut follow = Mat::<f64>::zeros(massless.len(), massive.len());
+    if !massless.is_empty() {
+        let k_bb = pick(&kd, &massless, &massless);
+        let k_ba = pick(&kd, &massless, &massive);
+        let llt = k_bb
+            .llt(Side::Lower)
+            .map_err(|_| ModesError::MasslessDofsUnrestrained)?;
+        let x = faer::linalg::solvers::Solve::solve(&llt, &k_ba);
+        k_red -= k_ba.transpose() * &x;
+        follow = -x;
+    }
+    let m_red = pick(&md, &massive, &massive);
+    let llt = m_red
+        .llt(Side::Lower)
+        .map_err(|_| ModesError::MassNotDefinite)?;
+    let l = llt.L();
+    let mut x = k_red;
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, x.as_mut(), Par::Seq);
+    let mut a = x.transpose().to_owned();
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, a.as_mut(), Par::Seq);
+    let evd = a
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|_| ModesError::NoConvergence)?;
+    // A = L^-1 K L^-T: phi_a = L^-T y.
+    let mut phi_a = evd.U().to_owned();
+    faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+        l.transpose(),
+        phi_a.as_mut(),
+        Par::Seq,
+    );
+    let nm = massive.len();
+    let phi_b = &follow * &phi_a;
+    let mut phi = Mat::<f64>::zeros(n, nm);
+    for (r, &i) in massive.iter().enumerate() {
+        for j in 0..nm {
+            phi[(i, j)] = phi_a[(r, j)];
+        }
+    }
+    for (r, &i) in massless.iter().enumerate() {
+        for j in 0..nm {
+            phi[(i, j)] = phi_b[(r, j)];
+        }
+    }
+    let omega = (0..nm).map(|j| evd.S()[j].max(0.0).sqrt()).collect();
+    Ok((omega, phi))
+}
+
 /// Undamped natural circular frequencies of a cyclic sector model on nodal diameter `nd`
 /// (the sector's `(T^H K T, T^H M T)` with `u_R = exp(i 2 pi nd / N) u_L`), ascending.
 ///
@@ -121,6 +186,23 @@ mod tests {
 
     fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol * y.abs())
+    }
+
+    #[test]
+    fn natural_modes_are_m_orthonormal_and_satisfy_k_phi_equals_m_phi_omega2() {
+        let model = examples::two_mass_damper(1.0);
+        let (w, phi) = natural_modes(&model.stiffness, &model.mass).unwrap();
+        let (k, m) = (model.stiffness.to_dense(), model.mass.to_dense());
+        let gram = phi.transpose() * &m * &phi;
+        for i in 0..w.len() {
+            for j in 0..w.len() {
+                let want = if i == j { 1.0 } else { 0.0 };
+                assert!((gram[(i, j)] - want).abs() < 1e-12);
+            }
+            let r = &k * phi.col(i) - w[i] * w[i] * (&m * phi.col(i));
+            assert!(r.norm_l2() < 1e-12, "mode {i}");
+        }
+        assert!(close(&w, &natural_frequencies(&model).unwrap(), 1e-12));
     }
 
     #[test]

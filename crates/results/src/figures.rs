@@ -1240,6 +1240,138 @@ where
     Ok(())
 }
 
+/// One quantity of a backbone point, for a panel.
+type ModeValue = fn(&ewr_solve::nonlinear_mode::ModePoint) -> f64;
+
+/// A nonlinear mode's backbone: natural frequency and modal damping ratio against the modal
+/// amplitude (logarithmic), unconverged points as red crosses; and the forced response
+/// synthesised from the mode (`(W, a)` points), around the backbone in the frequency plane.
+pub fn backbone(
+    path: &Path,
+    title: &str,
+    points: &[ewr_solve::nonlinear_mode::ModePoint],
+    synthesis: &[(f64, f64)],
+) -> Res {
+    render!(path, (2000, 600), |root| draw_backbone(
+        root, title, points, synthesis
+    ))
+}
+
+fn draw_backbone<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    points: &[ewr_solve::nonlinear_mode::ModePoint],
+    synthesis: &[(f64, f64)],
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(e("fill"))?;
+    let root = root.titled(title, ("sans-serif", 22)).map_err(e("title"))?;
+    let (left, rest) = root.split_horizontally(667);
+    let (right, third) = rest.split_horizontally(667);
+    // The frequency plane: the backbone and the response synthesised from the mode.
+    {
+        let ok: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.converged)
+            .map(|p| (p.omega, p.amplitude))
+            .collect();
+        // Near the resonance only: far from it one mode says little.
+        let (b0, b1) = bounds(ok.iter().map(|p| p.0));
+        let (w0, w1) = (
+            b0 - 0.5 * (b1 - b0) - 0.05 * b0,
+            b1 + 0.5 * (b1 - b0) + 0.05 * b1,
+        );
+        let synthesis: Vec<(f64, f64)> = synthesis
+            .iter()
+            .copied()
+            .filter(|p| p.0 >= w0 && p.0 <= w1)
+            .collect();
+        let (a0, a1) = log_bounds(ok.iter().map(|p| p.1));
+        let mut ch = ChartBuilder::on(&third)
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(85)
+            .build_cartesian_2d(
+                w0..w1,
+                (a0..a1).log_scale().with_key_points(log_ticks(a0, a1)),
+            )
+            .map_err(e("axes"))?;
+        ch.configure_mesh()
+            .x_desc("frequency w [rad per time unit]")
+            .y_desc("modal amplitude")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .label_style(("sans-serif", 15))
+            .draw()
+            .map_err(e("mesh"))?;
+        ch.draw_series(LineSeries::new(ok, COLORS[0].stroke_width(2)))
+            .map_err(e("backbone"))?
+            .label("backbone")
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2))
+            });
+        ch.draw_series(LineSeries::new(synthesis, COLORS[1].stroke_width(2)))
+            .map_err(e("synthesis"))?
+            .label("forced response from this mode (model's forcing)")
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], COLORS[1].stroke_width(2))
+            });
+        ch.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(e("legend"))?;
+    }
+    let (a0, a1) = log_bounds(points.iter().map(|p| p.amplitude));
+    let panels: [(&DrawingArea<DB, Shift>, &str, ModeValue); 2] = [
+        (&left, "natural frequency w [rad per time unit]", |p| {
+            p.omega
+        }),
+        (&right, "modal damping ratio xi / (2 w)", |p| {
+            p.damping_ratio
+        }),
+    ];
+    for (area, label, y) in panels {
+        let (y0, y1) = bounds(points.iter().filter(|p| p.converged).map(y));
+        let mut ch = ChartBuilder::on(area)
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(85)
+            .build_cartesian_2d(
+                (a0..a1).log_scale().with_key_points(log_ticks(a0, a1)),
+                y0..y1,
+            )
+            .map_err(e("axes"))?;
+        ch.configure_mesh()
+            .x_desc("modal amplitude sqrt(Q1^H M Q1)")
+            .y_desc(label)
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .label_style(("sans-serif", 15))
+            .draw()
+            .map_err(e("mesh"))?;
+        let ok: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.converged)
+            .map(|p| (p.amplitude, y(p)))
+            .collect();
+        ch.draw_series(LineSeries::new(ok.clone(), COLORS[0].stroke_width(2)))
+            .map_err(e("backbone"))?;
+        ch.draw_series(ok.iter().map(|&q| Circle::new(q, 3, COLORS[0].filled())))
+            .map_err(e("points"))?;
+        let bad = points
+            .iter()
+            .filter(|p| !p.converged && y(p).is_finite())
+            .map(|p| Cross::new((p.amplitude, y(p).clamp(y0, y1)), 5, RED));
+        ch.draw_series(bad).map_err(e("failed points"))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

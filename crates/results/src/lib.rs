@@ -6,6 +6,7 @@
 pub mod figures;
 pub mod frc;
 pub mod lock;
+pub mod modes;
 pub mod peaks;
 pub mod read;
 pub mod solution;

@@ -9,6 +9,7 @@ pub mod auto;
 pub mod continuation;
 pub mod estimate;
 pub mod newton;
+pub mod nonlinear_mode;
 pub mod peaks;
 pub mod periodic;
 pub mod point;

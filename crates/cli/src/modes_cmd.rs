@@ -1,0 +1,223 @@
+//! `ewr modes`: nonlinear modes by the extended periodic motion concept with the exact E-WR
+//! friction law (docs/nonlinear-modes.md): the backbone of one mode, its natural frequency and
+//! modal damping ratio against the modal amplitude.
+
+use crate::Failure;
+use crate::paths::named;
+use crate::solve_cmd::{Common, setup};
+use clap::Args;
+use ewr_solve::nonlinear_mode::{ModePoint, backbone};
+use std::path::PathBuf;
+
+/// Arguments of `ewr modes`.
+#[derive(Args, Debug)]
+pub struct ModesArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Which mode, counted from 1 in the structure with every contact stuck (the small
+    /// amplitude limit the backbone starts from).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub mode: usize,
+    /// Smallest modal amplitude sqrt(Q1^H M Q1) (Q1 the fundamental harmonic of every DOF).
+    #[arg(long, value_name = "A", allow_hyphen_values = true)]
+    pub from: f64,
+    /// Largest modal amplitude.
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
+    pub to: f64,
+    /// Amplitudes, evenly spaced on a logarithmic scale from --from to --to.
+    #[arg(long, default_value_t = 30, value_name = "N")]
+    pub points: usize,
+    /// Friction bound mu*N for every contact, overriding the model's.
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    pub mu_n: Option<f64>,
+    /// Write the backbone (frequency, damping, fundamental of every DOF, contact forces per
+    /// amplitude) to this HDF5 file.
+    #[arg(long, short, value_name = "MODES.h5")]
+    pub output: Option<PathBuf>,
+    /// Write the backbone as a CSV table.
+    #[arg(long, value_name = "MODES.csv")]
+    pub csv: Option<PathBuf>,
+    /// Plot frequency and damping ratio against amplitude: .png or .svg.
+    #[arg(long, value_name = "FIG")]
+    pub plot: Option<PathBuf>,
+    /// Print a JSON summary on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ewr modes`: exit 0 every amplitude converged, 1 some did not (all written), 2 bad input.
+pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
+    if !(a.from.is_finite() && a.from > 0.0 && a.to.is_finite() && a.to >= a.from) {
+        return Err(Failure::input(format!(
+            "--from {} --to {}: the modal amplitudes must be positive, --to at least --from",
+            a.from, a.to
+        )));
+    }
+    if a.points == 0 || a.points > ewr_solve::MAX_POINTS {
+        return Err(Failure::input(format!(
+            "--points {}: between 1 and {}",
+            a.points,
+            ewr_solve::MAX_POINTS
+        )));
+    }
+    if a.common.amplitude != "max" {
+        return Err(Failure::input(
+            "--amplitude is the measure of forced responses; a nonlinear mode's amplitude is \
+             its modal amplitude sqrt(Q1^H M Q1)",
+        ));
+    }
+    crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
+    let setup = setup(&a.common, a.mu_n)?;
+    let _claims = crate::args::prepare_outputs(
+        &[named("MODEL", &a.common.model)],
+        &[
+            ("-o", a.output.as_deref(), &[]),
+            ("--csv", a.csv.as_deref(), &[]),
+            ("--plot", a.plot.as_deref(), &["png", "svg"]),
+        ],
+    )?;
+    let amps: Vec<f64> = (0..a.points)
+        .map(|i| {
+            if a.points == 1 {
+                a.from
+            } else {
+                a.from * (a.to / a.from).powf(i as f64 / (a.points - 1) as f64)
+            }
+        })
+        .collect();
+    crate::interrupt::install();
+    let bar = crate::progress::bar(amps.len() as u64, "amplitudes");
+    let t0 = std::time::Instant::now();
+    let params = setup.params();
+    let result = backbone(
+        &setup.model,
+        &params,
+        &setup.point,
+        a.mode,
+        &amps,
+        &mut |_| {
+            bar.inc(1);
+            !crate::interrupt::requested()
+        },
+    );
+    bar.finish_and_clear();
+    let points: Vec<ModePoint> =
+        result.map_err(|e| Failure::input(format!("mode {}: {e}", a.mode)))?;
+    let elapsed = t0.elapsed().as_secs_f64();
+    let interrupted = crate::interrupt::requested();
+    let status = if interrupted {
+        "interrupted".to_string()
+    } else {
+        "complete".to_string()
+    };
+    let failed = points.iter().filter(|p| !p.converged).count();
+    let synthesis = ewr_solve::nonlinear_mode::synthesise(&setup.model, &points);
+    let forced: Vec<usize> = {
+        let mut d: Vec<usize> = setup
+            .model
+            .forcing
+            .iter()
+            .filter(|t| t.harmonic == 1)
+            .map(|t| t.dof)
+            .collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    };
+    if let Some(p) = &a.output {
+        ewr_results::modes::write_modes_h5(
+            p,
+            &a.common.model,
+            &setup,
+            (a.mode, &points, &synthesis),
+            &status,
+        )
+        .map_err(Failure::work)?;
+    }
+    if let Some(p) = &a.csv {
+        ewr_results::modes::write_modes_csv(p, &points).map_err(Failure::work)?;
+    }
+    if let Some(p) = &a.plot {
+        let title = format!(
+            "{}: nonlinear mode {} (EPMC, exact friction)",
+            setup
+                .model
+                .title
+                .as_deref()
+                .map_or("model", |t| t.split(':').next().unwrap_or(t)),
+            a.mode
+        );
+        ewr_results::figures::backbone(p, &title, &points, &synthesis.curve)
+            .map_err(Failure::work)?;
+    }
+    if a.json {
+        let v = serde_json::json!({
+            "mode": a.mode,
+            "points": points.len(),
+            "failed_points": failed,
+            "elapsed_s": elapsed,
+            "status": status,
+            "synthesis_peak": synthesis.peak.as_ref().map(|(a, w, dofs)| serde_json::json!({
+                "modal_amplitude": a,
+                "omega": w,
+                "forced_dofs": forced,
+                "forced_dof_amplitudes": forced.iter().map(|&d| dofs[d]).collect::<Vec<_>>(),
+            })),
+            "backbone": points.iter().map(|p| serde_json::json!({
+                "amplitude": p.amplitude,
+                "omega": p.omega,
+                "damping_ratio": p.damping_ratio,
+                "xi": p.xi,
+                "converged": p.converged,
+                "iterations": p.iterations,
+            })).collect::<Vec<_>>(),
+        });
+        say!("{v:#}");
+    } else {
+        say!(
+            "mode {}: {} amplitudes ({failed} not converged), {elapsed:.3} s",
+            a.mode,
+            points.len()
+        );
+        say!("  amplitude      omega          damping ratio");
+        for p in &points {
+            say!(
+                "  {:<13.6e}  {:<13.6e}  {:.6e}{}",
+                p.amplitude,
+                p.omega,
+                p.damping_ratio,
+                if p.converged { "" } else { "  (not converged)" }
+            );
+        }
+        match &synthesis.peak {
+            Some((a, w, dofs)) => say!(
+                "single-mode synthesis of the model's forcing: resonance at w = {w:.6e}, modal \
+                 amplitude {a:.6e}, first harmonic {}",
+                forced
+                    .iter()
+                    .map(|&d| format!("{:.6e} at DOF {d}", dofs[d]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None if !forced.is_empty() => say!(
+                "single-mode synthesis: the forced resonance lies outside the amplitudes \
+                 computed (widen --from/--to)"
+            ),
+            None => {}
+        }
+    }
+    if interrupted {
+        return Err(Failure::work(format!(
+            "interrupted: the {} amplitudes computed were written",
+            points.len()
+        )));
+    }
+    if failed > 0 {
+        return Err(Failure::work(format!(
+            "{failed} of {} amplitudes did not converge; every point was written with its \
+             status",
+            points.len()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,538 @@
+//! Nonlinear modes by the extended periodic motion concept (Krack, Comput. Struct. 154, 2015)
+//! with the exact E-WR friction law: the autonomous structure with a negative mass-proportional
+//! damping `-xi M` that makes its friction-damped free motion periodic,
+//! `M q'' + (C - xi M) q' + K q = f_static + W^T r`, solved for the contact forces' harmonics,
+//! the frequency `w` and `xi` at a prescribed modal amplitude `a = sqrt(Q_1^H M Q_1)` (`Q_1`
+//! the fundamental harmonic of all DOFs) with the phase fixed by `Im Q_1[ref] = 0`. The modal
+//! damping ratio is `xi / (2 w)`. Derivation and pitfalls: docs/nonlinear-modes.md.
+//!
+//! Each amplitude is solved by Newton on the bordered system (the E-WR residual and the two
+//! normalisations): the law's analytical Jacobian for the forces, the normalisations' exact
+//! derivatives (the fundamental is linear in the forces), finite differences in `w` and `xi`.
+//! The structure is condensed by a dense receptance rebuilt for each `xi`: small models.
+
+use crate::periodic::{PointSettings, SolveError};
+use crate::point::Kind;
+use ewr_contact::ContactParams;
+use ewr_hb::HarmonicSet;
+use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_model::{Model, SparseMatrix};
+use faer::linalg::solvers::Solve;
+use faer::{Mat, c64};
+
+/// Largest model (DOFs) [`backbone`] takes: a dense receptance per Newton iteration.
+pub const MAX_MODE_DOFS: usize = 500;
+
+/// Most intermediate amplitudes tried between two requested ones where Newton fails.
+const MAX_SUBSTEPS: usize = 16;
+
+/// The last converged point, where the next amplitude starts.
+#[derive(Clone)]
+struct Continued {
+    x: Vec<f64>,
+    omega: f64,
+    xi: f64,
+    amplitude: f64,
+}
+
+impl Continued {
+    fn of(p: &ModePoint) -> Self {
+        Continued {
+            x: p.friction.clone(),
+            omega: p.omega,
+            xi: p.xi,
+            amplitude: p.amplitude,
+        }
+    }
+}
+
+/// One point of a nonlinear mode's backbone.
+#[derive(Clone, Debug)]
+pub struct ModePoint {
+    /// Modal amplitude `sqrt(Q_1^H M Q_1)`.
+    pub amplitude: f64,
+    /// Natural circular frequency.
+    pub omega: f64,
+    /// The mass-proportional damping `xi` that makes the motion periodic.
+    pub xi: f64,
+    /// Modal damping ratio `xi / (2 w)`.
+    pub damping_ratio: f64,
+    /// Whether Newton converged.
+    pub converged: bool,
+    /// Newton iterations.
+    pub iterations: usize,
+    /// Final scaled residual (E-WR equations and normalisations, largest entry).
+    pub residual: f64,
+    /// The harmonic set of `friction`.
+    pub set: HarmonicSet,
+    /// Contact-force coefficients (hb block layout).
+    pub friction: Vec<f64>,
+    /// The fundamental harmonic `Q_1` of every DOF (complex, `x = Re(Q_1 e^{i w t})`).
+    pub shape: Vec<c64>,
+}
+
+/// The linear mode the backbone starts from: mode `mode` (1-based) of the structure with every
+/// contact stuck, its frequency, `M`-normalised shape and modal viscous damping `phi^T C phi`.
+pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), SolveError> {
+    let stuck = model
+        .stuck_default()
+        .map_err(SolveError::Start)?
+        .unwrap_or_else(|| model.clone());
+    let (w, phi) = ewr_hb::modes::natural_modes(&stuck.stiffness, &stuck.mass)
+        .map_err(|e| SolveError::Start(format!("modes of the stuck structure: {e}")))?;
+    if mode == 0 || mode > w.len() {
+        return Err(SolveError::Start(format!(
+            "mode {mode} does not exist: the stuck structure has modes 1..{}",
+            w.len()
+        )));
+    }
+    let shape: Vec<f64> = (0..phi.nrows()).map(|i| phi[(i, mode - 1)]).collect();
+    let c = model.viscous_damping().to_dense();
+    let mut c_modal = 0.0;
+    for i in 0..shape.len() {
+        for j in 0..shape.len() {
+            c_modal += shape[i] * c[(i, j)] * shape[j];
+        }
+    }
+    Ok((w[mode - 1], shape, c_modal))
+}
+
+/// The contact forces that hold the stuck mode `phi` (unit amplitude) at `w`: the least-squares
+/// `R` of `W^T R = (K - w^2 M + i w (C - xi M)) phi`.
+fn stuck_reactions(model: &Model, phi: &[f64], w: f64, xi: f64) -> Result<Vec<c64>, SolveError> {
+    let n = model.n_dofs();
+    let wm = model
+        .contacts
+        .contact_matrix(n)
+        .map_err(SolveError::Start)?
+        .to_dense();
+    let (k, m, c) = (
+        model.stiffness.to_dense(),
+        model.mass.to_dense(),
+        model.viscous_damping().to_dense(),
+    );
+    let z_phi = Mat::from_fn(n, 1, |i, _| {
+        (0..n)
+            .map(|j| {
+                c64::new(
+                    (k[(i, j)] - w * w * m[(i, j)]) * phi[j],
+                    w * (c[(i, j)] - xi * m[(i, j)]) * phi[j],
+                )
+            })
+            .sum::<c64>()
+    });
+    let wc = Mat::from_fn(wm.nrows(), n, |i, j| c64::new(wm[(i, j)], 0.0));
+    let wwt = &wc * wc.transpose();
+    let rhs = &wc * &z_phi;
+    let r = wwt.partial_piv_lu().solve(&rhs);
+    Ok((0..r.nrows()).map(|i| r[(i, 0)]).collect())
+}
+
+/// The model of the autonomous motion at `xi`: viscous damping `C - xi M`, only the static
+/// forcing kept.
+fn autonomous(model: &Model, xi: f64) -> Result<Model, SolveError> {
+    let mut m = model.clone();
+    let c = model.viscous_damping();
+    let n = m.n_dofs();
+    let trips: Vec<faer::sparse::Triplet<usize, usize, f64>> = c
+        .triplet_iter()
+        .map(|t| faer::sparse::Triplet::new(t.row, t.col, *t.val))
+        .chain(
+            model
+                .mass
+                .triplet_iter()
+                .map(|t| faer::sparse::Triplet::new(t.row, t.col, -xi * *t.val)),
+        )
+        .collect();
+    m.damping_matrix = Some(
+        SparseMatrix::try_new_from_triplets(n, n, &trips)
+            .map_err(|_| SolveError::Start("damping matrix of the autonomous model".into()))?,
+    );
+    m.damping.rayleigh = None;
+    m.forcing.retain(|t| t.harmonic == 0);
+    Ok(m)
+}
+
+/// The bordered residual `[g; e_1; e_2]` and, on request, its Jacobian.
+struct Bordered<'a> {
+    /// Force unknowns.
+    len: usize,
+    model: &'a Model,
+    params: &'a ContactParams,
+    settings: &'a PointSettings,
+    reference: usize,
+    amplitude: f64,
+}
+
+impl Bordered<'_> {
+    /// Residual at `(x, w, xi)`: the scaled E-WR residual, then
+    /// `(sqrt(Q_1^H M Q_1) - a) / a` and `Im Q_1[ref] / a`; with `jac`, `dF/dx`.
+    #[allow(clippy::type_complexity)]
+    fn eval(
+        &self,
+        x: &[f64],
+        w: f64,
+        xi: f64,
+        jac: bool,
+    ) -> Result<(Vec<f64>, Option<Mat<f64>>, Vec<c64>), SolveError> {
+        let set = &self.settings.set;
+        let model = autonomous(self.model, xi)?;
+        let rec = Receptance::new(&model, ReceptanceKind::Dense)?;
+        let at = rec.prepare(w, set.harmonics())?;
+        let kind = Kind::at(&at, self.params, self.settings)?;
+        // No hold of contacts stuck all period (docs/stuck-contacts.md): held at the static
+        // state, the stuck limit came out 2 % below the stuck structure's frequency on
+        // blade-damper-blade-3d and Newton failed through the onset of slip; the free mean
+        // forces are left to the trust region, which keeps them where they start.
+        let mut sys = kind.system(&at, set, self.settings.n_samples, 1.0)?;
+        let n = x.len();
+        let mut f = vec![0.0; n + 2];
+        let mut j = jac.then(|| Mat::<f64>::zeros(n + 2, n + 2));
+        match &mut j {
+            Some(j) => sys.inner.residual_and_jacobian(
+                x,
+                &mut f[..n],
+                j.as_mut().submatrix_mut(0, 0, n, n),
+            )?,
+            None => sys.inner.residual(x, &mut f[..n])?,
+        }
+        f[..n].iter_mut().for_each(|v| *v *= sys.scale);
+        if let Some(j) = &mut j {
+            for r in 0..n {
+                for c in 0..n {
+                    j[(r, c)] *= sys.scale;
+                }
+            }
+        }
+        // The fundamental of every DOF, linear in the forces' first harmonic.
+        let nco = set.n_coeffs();
+        let p1 = set.coeff_index(1).ok_or_else(|| {
+            SolveError::Start("nonlinear modes need harmonic 1 in the set".into())
+        })?;
+        let m = n / nco;
+        let r1: Vec<c64> = (0..m)
+            .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
+            .collect();
+        let q = at.recover(1, &r1, None)?;
+        let mass = self.model.mass.to_dense();
+        let mq = |v: &[c64]| -> Vec<c64> {
+            (0..v.len())
+                .map(|i| (0..v.len()).map(|k| v[k] * mass[(i, k)]).sum())
+                .collect()
+        };
+        let mq1 = mq(&q);
+        let norm2: f64 = q.iter().zip(&mq1).map(|(a, b)| (a.conj() * b).re).sum();
+        let norm = norm2.max(0.0).sqrt();
+        let a = self.amplitude;
+        f[n] = (norm - a) / a;
+        f[n + 1] = q[self.reference].im / a;
+        if let Some(j) = &mut j {
+            for s in 0..m {
+                let mut e = vec![c64::new(0.0, 0.0); m];
+                e[s] = c64::new(1.0, 0.0);
+                let u = at.recover(1, &e, None)?;
+                // The force load W^T e with no forcing: recover adds none at h = 1.
+                for (col, du) in [
+                    (s * nco + p1, u.clone()),
+                    (
+                        s * nco + p1 + 1,
+                        u.iter().map(|v| -c64::new(0.0, 1.0) * v).collect(),
+                    ),
+                ] {
+                    let dn: f64 = if norm > 0.0 {
+                        mq1.iter()
+                            .zip(&du)
+                            .map(|(a, b)| (a.conj() * b).re)
+                            .sum::<f64>()
+                            / norm
+                    } else {
+                        0.0
+                    };
+                    j[(n, col)] = dn / a;
+                    j[(n + 1, col)] = du[self.reference].im / a;
+                }
+            }
+        }
+        Ok((f, j, q))
+    }
+}
+
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+/// The bordered system as a [`crate::newton::Residual`] in `y = (x, w / s, xi / s)`, `s` the
+/// starting frequency (so that the trust region sees unknowns of like size), for the
+/// solver's trust-region Newton.
+struct BorderedResidual<'a> {
+    b: Bordered<'a>,
+    scale: f64,
+    /// The fundamental at the last evaluation.
+    shape: Vec<c64>,
+}
+
+impl crate::newton::Residual for BorderedResidual<'_> {
+    fn len(&self) -> usize {
+        self.b.len + 2
+    }
+
+    fn evaluate(
+        &mut self,
+        y: &[f64],
+        g: &mut [f64],
+        jacobian: Option<faer::MatMut<'_, f64>>,
+    ) -> Result<(), crate::newton::EvalError> {
+        let n = self.b.len;
+        let err = |e: SolveError| crate::newton::EvalError(e.to_string());
+        let (x, w, xi) = (&y[..n], y[n] * self.scale, y[n + 1] * self.scale);
+        if w.is_nan() || w <= 0.0 {
+            return Err(crate::newton::EvalError(format!("frequency {w}")));
+        }
+        let (f0, j, q) = self.b.eval(x, w, xi, jacobian.is_some()).map_err(err)?;
+        g.copy_from_slice(&f0);
+        self.shape = q;
+        if let (Some(mut out), Some(j)) = (jacobian, j) {
+            out.copy_from(&j);
+            // Finite differences in w and xi (the receptance is rebuilt for each).
+            let dw = 1e-7 * w.abs();
+            let dxi = 1e-7 * w.abs().max(xi.abs());
+            let (fw, _, _) = self.b.eval(x, w + dw, xi, false).map_err(err)?;
+            let (fx, _, _) = self.b.eval(x, w, xi + dxi, false).map_err(err)?;
+            for r in 0..n + 2 {
+                out[(r, n)] = (fw[r] - f0[r]) / dw * self.scale;
+                out[(r, n + 1)] = (fx[r] - f0[r]) / dxi * self.scale;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Solves the nonlinear mode at one amplitude from `(x, w, xi)`.
+fn solve_amplitude(b: Bordered<'_>, x: Vec<f64>, w: f64, xi: f64) -> Result<ModePoint, SolveError> {
+    let n = x.len();
+    let amplitude = b.amplitude;
+    let set = b.settings.set.clone();
+    let mut opts = b.settings.newton.clone();
+    opts.linear = crate::newton::LinearSolve::Dense;
+    let mut res = BorderedResidual {
+        b,
+        scale: w,
+        shape: Vec::new(),
+    };
+    let mut y = x;
+    y.push(1.0);
+    y.push(xi / w);
+    let report = crate::newton::solve(&mut res, &y, &opts);
+    // The fundamental at the solution (the last evaluation may have been a trial point).
+    let mut g = vec![0.0; n + 2];
+    crate::newton::Residual::evaluate(&mut res, &report.x, &mut g, None)
+        .map_err(|e| SolveError::Start(e.0))?;
+    let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
+    Ok(ModePoint {
+        amplitude,
+        omega: w,
+        xi,
+        damping_ratio: xi / (2.0 * w),
+        converged: report.status.converged(),
+        iterations: report.iterations,
+        residual: max_abs(&g),
+        set,
+        friction: report.x[..n].to_vec(),
+        shape: res.shape,
+    })
+}
+
+/// The backbone of mode `mode` (1-based, of the structure with every contact stuck) at each
+/// of `amplitudes` (ascending), each point started from the last; `on_point` sees every point
+/// as it is computed and may stop the run by returning `false`.
+pub fn backbone(
+    model: &Model,
+    params: &ContactParams,
+    settings: &PointSettings,
+    mode: usize,
+    amplitudes: &[f64],
+    on_point: &mut dyn FnMut(&ModePoint) -> bool,
+) -> Result<Vec<ModePoint>, SolveError> {
+    if model.n_dofs() > MAX_MODE_DOFS {
+        return Err(SolveError::Start(format!(
+            "nonlinear modes take models up to {MAX_MODE_DOFS} DOFs (a dense receptance per \
+             Newton step); this one has {}",
+            model.n_dofs()
+        )));
+    }
+    if model.cyclic.is_some() {
+        return Err(SolveError::Start(
+            "nonlinear modes of cyclic sectors are not available yet".into(),
+        ));
+    }
+    if let Some(bad) = amplitudes.iter().find(|a| !(a.is_finite() && **a > 0.0)) {
+        return Err(SolveError::Start(format!(
+            "amplitude {bad}: amplitudes must be positive"
+        )));
+    }
+    let (w0, shape, c0) = stuck_mode(model, mode)?;
+    let reference = (0..shape.len())
+        .max_by(|&i, &j| shape[i].abs().total_cmp(&shape[j].abs()))
+        .unwrap_or(0);
+    // The static state (preload) first: the autonomous model at w0 without motion.
+    let m_rows = params.rows();
+    let n = m_rows * settings.set.n_coeffs();
+    let static_model = autonomous(model, c0)?;
+    let static_x = if static_model.forcing.is_empty() {
+        vec![0.0; n]
+    } else {
+        let rec = Receptance::new(&static_model, ReceptanceKind::Dense)?;
+        let sol = crate::point::solve_point(&rec, params, w0, settings, None)?;
+        sol.friction
+    };
+    // The first amplitude starts from the stuck mode's reactions: W^T R_1 = Z_1 (a phi).
+    let mut start = static_x.clone();
+    let first = amplitudes.first().copied().unwrap_or(1.0);
+    let r1 = stuck_reactions(model, &shape, w0, c0)?;
+    let nco = settings.set.n_coeffs();
+    let p1 = settings
+        .set
+        .coeff_index(1)
+        .ok_or_else(|| SolveError::Start("nonlinear modes need harmonic 1 in the set".into()))?;
+    for (s, r) in r1.iter().enumerate() {
+        start[s * nco + p1] = first * r.re;
+        start[s * nco + p1 + 1] = -first * r.im;
+    }
+    let mut out = Vec::with_capacity(amplitudes.len());
+    let mut state = Continued {
+        x: start,
+        omega: w0,
+        xi: c0,
+        amplitude: first,
+    };
+    let nco = settings.set.n_coeffs();
+    let p0 = settings.set.coeff_index(0);
+    let solve_at = |state: &Continued, a: f64| -> Result<ModePoint, SolveError> {
+        let b = Bordered {
+            len: n,
+            model,
+            params,
+            settings,
+            reference,
+            amplitude: a,
+        };
+        // Dynamic harmonics scaled with the amplitude; the static ones kept.
+        let factor = a / state.amplitude;
+        let x0: Vec<f64> = state
+            .x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| if Some(i % nco) == p0 { *v } else { v * factor })
+            .collect();
+        solve_amplitude(b, x0, state.omega, state.xi)
+    };
+    for &a in amplitudes {
+        let mut pt = solve_at(&state, a)?;
+        // Where the start is too far (stick turning into slip), intermediate amplitudes on a
+        // geometric grid carry the solution there.
+        let mut sub = 2;
+        while !pt.converged && sub <= MAX_SUBSTEPS {
+            let mut s = state.clone();
+            let ratio = (a / s.amplitude).powf(1.0 / sub as f64);
+            let mut ok = true;
+            for _ in 1..sub {
+                let ai = s.amplitude * ratio;
+                let p = solve_at(&s, ai)?;
+                if !p.converged {
+                    ok = false;
+                    break;
+                }
+                s = Continued::of(&p);
+            }
+            if ok {
+                pt = solve_at(&s, a)?;
+            }
+            sub *= 2;
+        }
+        let keep_going = on_point(&pt);
+        if pt.converged {
+            state = Continued::of(&pt);
+        }
+        out.push(pt);
+        if !keep_going {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The forced response near a resonance synthesised from one nonlinear mode (single
+/// nonlinear mode theory, Krack et al.): with the mass-normalised shape `psi = Q_1 / a` and
+/// the modal force `f = psi^H F_1` of the model's first-harmonic forcing, each backbone point
+/// answers at the frequencies `W` of `(w^2 - W^2)^2 + (2 zeta w W)^2 = (|f| / a)^2`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Synthesis {
+    /// Points `(W, a)` of the synthesised response curve: up the branch below the backbone
+    /// by increasing amplitude, then down the branch above it, one polyline round the peak.
+    pub curve: Vec<(f64, f64)>,
+    /// The resonance: modal amplitude, frequency and `|Q_1|` of every DOF where
+    /// `2 zeta w^2 a = |f|` (interpolated between backbone points), if reached.
+    pub peak: Option<(f64, f64, Vec<f64>)>,
+}
+
+/// [`Synthesis`] of `model`'s forcing at harmonic 1 from the converged `points` of a backbone.
+pub fn synthesise(model: &Model, points: &[ModePoint]) -> Synthesis {
+    let n = model.n_dofs();
+    let mut force = vec![c64::new(0.0, 0.0); n];
+    for t in model.forcing.iter().filter(|t| t.harmonic == 1) {
+        if t.dof < n {
+            force[t.dof] += c64::new(t.cos, -t.sin);
+        }
+    }
+    let pts: Vec<&ModePoint> = points.iter().filter(|p| p.converged).collect();
+    let modal_force = |p: &ModePoint| -> f64 {
+        let a = p.amplitude;
+        p.shape
+            .iter()
+            .zip(&force)
+            .map(|(q, f)| (q / a).conj() * f)
+            .sum::<c64>()
+            .norm()
+    };
+    let mut curve = Vec::new();
+    for sign in [-1.0, 1.0] {
+        let order: Vec<&&ModePoint> = if sign < 0.0 {
+            pts.iter().collect()
+        } else {
+            pts.iter().rev().collect()
+        };
+        for p in order {
+            let (w, z, a) = (p.omega, p.damping_ratio, p.amplitude);
+            let r = modal_force(p) / a;
+            let b = w * w * (1.0 - 2.0 * z * z);
+            let disc = b * b - w.powi(4) + r * r;
+            if disc >= 0.0 {
+                let x = b + sign * disc.sqrt();
+                if x > 0.0 {
+                    curve.push((x.sqrt(), a));
+                }
+            }
+        }
+    }
+    let balance =
+        |p: &ModePoint| 2.0 * p.damping_ratio * p.omega * p.omega * p.amplitude - modal_force(p);
+    let mut peak = None;
+    for w in pts.windows(2) {
+        let (g0, g1) = (balance(w[0]), balance(w[1]));
+        if g0 <= 0.0 && g1 > 0.0 {
+            let t = -g0 / (g1 - g0);
+            let la = (1.0 - t) * w[0].amplitude.ln() + t * w[1].amplitude.ln();
+            let lerp = |u: f64, v: f64| (1.0 - t) * u + t * v;
+            let a = la.exp();
+            let dofs = w[0]
+                .shape
+                .iter()
+                .zip(&w[1].shape)
+                .map(|(q0, q1)| a * lerp(q0.norm() / w[0].amplitude, q1.norm() / w[1].amplitude))
+                .collect();
+            peak = Some((a, lerp(w[0].omega, w[1].omega), dofs));
+            break;
+        }
+    }
+    Synthesis { curve, peak }
+}

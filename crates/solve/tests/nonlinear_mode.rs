@@ -1,0 +1,224 @@
+//! Nonlinear modes by the extended periodic motion concept (docs/nonlinear-modes.md) against
+//! the closed forms of their two linear limits: at small amplitude the structure with its
+//! contacts stuck, at large amplitude the structure without friction.
+
+use ewr_contact::{ContactParams, FrictionLaw};
+use ewr_hb::HarmonicSet;
+use ewr_model::Model;
+use ewr_solve::newton::NewtonOptions;
+use ewr_solve::nonlinear_mode::backbone;
+use ewr_solve::{PointSettings, Preconditioner};
+
+fn settings(set: &str) -> PointSettings {
+    let set: HarmonicSet = set.parse().unwrap();
+    PointSettings {
+        n_samples: ewr_hb::default_samples(&set),
+        set,
+        law: FrictionLaw::Exact,
+        newton: NewtonOptions {
+            tol_residual: 1e-10,
+            ..NewtonOptions::default()
+        },
+        ramp: false,
+        monitor: vec![0],
+        retry_rho: true,
+        preconditioner: Preconditioner::default(),
+        auto: None,
+        amplitude: Default::default(),
+    }
+}
+
+/// Frequencies, damping ratios and shapes of the modes of `M u'' + C u' + K u = 0` on
+/// `dofs`, from the matrices alone (undamped modes, modal damping `phi^T C phi / 2 w`).
+fn linear_modes(model: &Model, dofs: &[usize]) -> Vec<(f64, f64, Vec<f64>)> {
+    let n = dofs.len();
+    let pick = |a: &ewr_model::SparseMatrix| {
+        let d = a.to_dense();
+        faer::Mat::from_fn(n, n, |i, j| d[(dofs[i], dofs[j])])
+    };
+    let (k, m, c) = (
+        pick(&model.stiffness),
+        pick(&model.mass),
+        pick(&model.viscous_damping()),
+    );
+    // Lumped unit masses in these examples: K phi = w^2 phi.
+    for i in 0..n {
+        assert_eq!(m[(i, i)], 1.0);
+    }
+    let evd = k.self_adjoint_eigen(faer::Side::Lower).unwrap();
+    (0..n)
+        .map(|j| {
+            let w = evd.S()[j].sqrt();
+            let phi = evd.U().col(j).to_owned();
+            let cm = (phi.transpose() * &c * &phi) / (phi.transpose() * &phi);
+            (w, cm / (2.0 * w), phi.iter().copied().collect())
+        })
+        .collect()
+}
+
+#[test]
+fn two_mass_damper_goes_from_the_stuck_to_the_free_mode_with_a_damping_maximum() {
+    let model = ewr_model::examples::two_mass_damper(1.0);
+    let params = ContactParams::of(&model.contacts);
+    let amps: Vec<f64> = (0..=24)
+        .map(|i| 10f64.powf(-1.0 + 5.0 * i as f64 / 24.0))
+        .collect();
+    let pts = backbone(&model, &params, &settings("odd:31"), 1, &amps, &mut |p| {
+        println!(
+            "a = {:.4e}: w = {:.6}, zeta = {:.6}, {} iterations{}",
+            p.amplitude,
+            p.omega,
+            p.damping_ratio,
+            p.iterations,
+            if p.converged { "" } else { " NOT CONVERGED" }
+        );
+        true
+    })
+    .unwrap();
+    assert!(pts.iter().all(|p| p.converged));
+    // Stuck: mass 2 held, mass 1 in direction 1 on springs 1 + 1, dampers 0.02 + 0.02.
+    let (w_stuck, z_stuck) = (2f64.sqrt(), 0.04 / (2.0 * 2f64.sqrt()));
+    let first = &pts[0];
+    assert!(
+        (first.omega - w_stuck).abs() < 1e-4 * w_stuck,
+        "{}",
+        first.omega
+    );
+    assert!(
+        (first.damping_ratio - z_stuck).abs() < 1e-3 * z_stuck,
+        "{}",
+        first.damping_ratio
+    );
+    // Free: direction 1 of both masses (DOFs 0 and 2). The stuck mode moves mass 1 alone; it
+    // ends on the free mode where mass 1 leads (1.618, the damper out of phase at -0.618),
+    // not on the one the damper leads (0.618), which has no stuck counterpart: the
+    // constrained frequency 1.414 lies between the two.
+    let modes = linear_modes(&model, &[0, 2]);
+    let (w_free, z_free, shape) = modes
+        .iter()
+        .max_by(|a, b| a.2[0].abs().total_cmp(&b.2[0].abs()))
+        .unwrap()
+        .clone();
+    let last = pts.last().unwrap();
+    assert!(
+        (last.omega - w_free).abs() < 1e-4 * w_free,
+        "{} against {w_free}",
+        last.omega
+    );
+    assert!(
+        (last.damping_ratio - z_free).abs() < 0.02 * z_free,
+        "{} against {z_free}",
+        last.damping_ratio
+    );
+    let ratio = last.shape[2].re / last.shape[0].re;
+    let want = shape[1] / shape[0];
+    assert!(
+        (ratio - want).abs() < 1e-3,
+        "damper/blade {ratio} against {want}"
+    );
+    // Friction damping peaks in between, well above both linear limits.
+    let (imax, peak) = pts
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.damping_ratio.total_cmp(&b.1.damping_ratio))
+        .map(|(i, p)| (i, p.damping_ratio))
+        .unwrap();
+    assert!(
+        imax > 0 && imax + 1 < pts.len(),
+        "maximum at the end of the range"
+    );
+    assert!(peak > 4.0 * z_stuck.max(z_free), "{peak}");
+    // The frequency goes monotonically from stuck to free: up here, as the slipping damper
+    // swings out of phase with the blade and stretches their spring more.
+    assert!(pts.windows(2).all(|w| w[1].omega >= w[0].omega - 1e-9));
+}
+
+/// The forced response's largest first harmonic at `dof` over `w0..w1` (fine fixed steps).
+fn frc_peak(
+    model: &Model,
+    s: &PointSettings,
+    dof: usize,
+    (w0, w1, step): (f64, f64, f64),
+) -> (f64, f64) {
+    use ewr_solve::{Amplitude, Continuation, FrcSettings, frc};
+    let rec = ewr_hb::Receptance::new(model, ewr_hb::ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let mut point = s.clone();
+    point.monitor = vec![dof];
+    point.amplitude = Amplitude::H1;
+    let f = FrcSettings {
+        omega_start: w0,
+        omega_end: w1,
+        step,
+        min_step: step / 64.0,
+        max_step: step,
+        method: Continuation::Sequential,
+        point,
+        max_points: 2000,
+        adaptive: None,
+        keep_histories: false,
+    };
+    let curve = frc(&rec, &params, &f, &mut |_| true).unwrap();
+    assert!(curve.iter().all(|p| p.solution.status.converged()));
+    curve
+        .iter()
+        .map(|p| (p.solution.omega, p.solution.dofs.peak[0]))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .unwrap()
+}
+
+#[test]
+fn one_mode_synthesis_gives_the_forced_peak_of_an_isolated_mode() {
+    // Seed 003's 1-D two-DOF system: one stuck mode (1.414), friction 9 against a force 20.
+    let model = ewr_model::examples::two_dof_1d();
+    let params = ContactParams::of(&model.contacts);
+    let s = settings("odd:31");
+    let amps: Vec<f64> = (0..=40)
+        .map(|i| 10f64.powf(-1.0 + 4.0 * i as f64 / 40.0))
+        .collect();
+    let pts = backbone(&model, &params, &s, 1, &amps, &mut |_| true).unwrap();
+    assert!(pts.iter().all(|p| p.converged));
+    let syn = ewr_solve::nonlinear_mode::synthesise(&model, &pts);
+    let (a, w, dofs) = syn.peak.expect("the resonance is within the amplitudes");
+    let (w_frc, a_frc) = frc_peak(&model, &s, 0, (1.4, 1.8, 0.001));
+    println!(
+        "synthesis: a = {a:.4e} at w = {w:.4}, DOF 0 {:.4e}; frc {a_frc:.4e} at {w_frc:.4}",
+        dofs[0]
+    );
+    assert!(
+        (dofs[0] - a_frc).abs() < 0.02 * a_frc,
+        "{} against {a_frc}",
+        dofs[0]
+    );
+    assert!((w - w_frc).abs() < 0.01 * w_frc, "{w} against {w_frc}");
+}
+
+#[test]
+fn blade_damper_blade_3d_starts_at_the_stuck_structure_and_its_close_modes_share_the_peak() {
+    let model = ewr_model::examples::blade_damper_blade_3d(&Default::default());
+    let params = ContactParams::of(&model.contacts);
+    let mut s = settings("all:15");
+    s.newton.tol_residual = 1e-9;
+    let amps: Vec<f64> = (0..=32)
+        .map(|i| 10f64.powf(-6.0 + 4.0 * i as f64 / 32.0))
+        .collect();
+    let pts = backbone(&model, &params, &s, 1, &amps, &mut |_| true).unwrap();
+    assert!(pts.iter().all(|p| p.converged));
+    // Small amplitude: the structure with its contacts stuck (contact stiffnesses k_t, k_n).
+    let stuck =
+        ewr_hb::modes::natural_frequencies(&model.stuck_default().unwrap().unwrap()).unwrap();
+    assert!(
+        (pts[0].omega - stuck[0]).abs() < 1e-4 * stuck[0],
+        "{} against {}",
+        pts[0].omega,
+        stuck[0]
+    );
+    // The two blades' in- and out-of-phase modes are 4 % apart (1280, 1328 stuck): the force
+    // on one blade drives both, and one mode carries about half of the forced peak.
+    let syn = ewr_solve::nonlinear_mode::synthesise(&model, &pts);
+    let (_, _, dofs) = syn.peak.expect("the resonance is within the amplitudes");
+    let (_, a_frc) = frc_peak(&model, &s, 1, (1200.0, 1280.0, 0.5));
+    let share = dofs[1] / a_frc;
+    println!("one mode gives {share:.3} of the forced peak");
+    assert!(share > 0.3 && share < 0.7, "{share}");
+}

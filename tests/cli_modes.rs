@@ -1,0 +1,74 @@
+//! `ewr modes` (docs/nonlinear-modes.md): the backbone of a friction-damped mode from the stuck
+//! to the free structure, its files and figure, and bad input refused with exit 2.
+
+mod common;
+
+use common::{ewr, s, shipped_model, text};
+
+#[test]
+fn two_mass_damper_backbone_from_stuck_to_free_with_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, h5, png) = (
+        dir.path().join("m.csv"),
+        dir.path().join("m.h5"),
+        dir.path().join("m.png"),
+    );
+    let o = ewr(&[
+        "modes",
+        s(&shipped_model("two-mass-damper")),
+        "--from",
+        "0.1",
+        "--to",
+        "1e4",
+        "--points",
+        "21",
+        "--harmonics",
+        "odd:31",
+        "--csv",
+        s(&csv),
+        "-o",
+        s(&h5),
+        "--plot",
+        s(&png),
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let bb = v["backbone"].as_array().unwrap();
+    assert_eq!(bb.len(), 21);
+    // Stuck (mass 2 held): sqrt(2), damping 0.04 / (2 sqrt 2); free, mass 1 leading: the
+    // golden ratio (K = [[2, -1], [-1, 1]] in direction 1).
+    let w = |i: usize| bb[i]["omega"].as_f64().unwrap();
+    assert!((w(0) - 2f64.sqrt()).abs() < 1e-5, "{}", w(0));
+    let z0 = bb[0]["damping_ratio"].as_f64().unwrap();
+    assert!((z0 - 0.02 / 2f64.sqrt()).abs() < 1e-6, "{z0}");
+    let golden = (1.0 + 5f64.sqrt()) / 2.0;
+    assert!((w(20) - golden).abs() < 1e-4 * golden, "{}", w(20));
+    let table = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(table.lines().count(), 22);
+    assert!(table.starts_with("amplitude,omega,damping_ratio"));
+    let f = hdf5::File::open(&h5).unwrap();
+    let omega: Vec<f64> = f.dataset("omega").unwrap().read_raw().unwrap();
+    assert_eq!(omega.len(), 21);
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}
+
+#[test]
+fn bad_mode_and_amplitudes_exit_2() {
+    let m = shipped_model("two-mass-damper");
+    for args in [
+        vec!["--mode", "9", "--from", "0.1", "--to", "1"],
+        vec!["--mode", "0", "--from", "0.1", "--to", "1"],
+        vec!["--from", "-1", "--to", "1"],
+        vec!["--from", "2", "--to", "1"],
+        vec!["--from", "1", "--to", "2", "--points", "0"],
+    ] {
+        let mut a = vec!["modes", s(&m)];
+        a.extend(args.iter());
+        let o = ewr(&a);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{err}");
+    }
+}
