@@ -222,3 +222,62 @@ fn blade_damper_blade_3d_starts_at_the_stuck_structure_and_its_close_modes_share
     println!("one mode gives {share:.3} of the forced peak");
     assert!(share > 0.3 && share < 0.7, "{share}");
 }
+
+/// Seed 004's comparison of the three backbones at their small-excitation limit on its lumped
+/// blade-damper-blade (digest V5, beta = 1.5e-5, force on the left platform x2): the true
+/// peak of the driven DOF at 203.440 Hz, the phase resonance (quadrature) at 204.259 Hz, on
+/// the unexcited blade's peak, and the damped nonlinear mode at 203.763 Hz between them.
+#[test]
+fn seed_004_peak_phase_resonance_and_nonlinear_mode_at_small_excitation() {
+    use ewr_solve::{Amplitude, Continuation, FrcSettings, frc, phase_resonances, refine_peaks};
+    let hz = |w: f64| w / std::f64::consts::TAU;
+    let mut model = ewr_model::examples::blade_damper_blade_3d(&Default::default());
+    // A thousandth of the force: every contact stuck, the linear limit of the backbones.
+    let forced: Vec<usize> = model
+        .forcing
+        .iter()
+        .filter(|t| t.harmonic == 1)
+        .map(|t| t.dof)
+        .collect();
+    assert_eq!(forced, vec![1]);
+    for t in model.forcing.iter_mut().filter(|t| t.harmonic == 1) {
+        t.cos *= 1e-3;
+        t.sin *= 1e-3;
+    }
+    let params = ContactParams::of(&model.contacts);
+    let mut s = settings("all:3");
+    s.newton.tol_residual = 1e-9;
+    let modes = backbone(&model, &params, &s, 1, &[1e-7], &mut |_| true).unwrap();
+    let dnnm = hz(modes[0].omega);
+    let rec = ewr_hb::Receptance::new(&model, ewr_hb::ReceptanceKind::Dense).unwrap();
+    let mut point = s.clone();
+    point.monitor = vec![1];
+    point.amplitude = Amplitude::H1;
+    let f = FrcSettings {
+        omega_start: 1270.0,
+        omega_end: 1290.0,
+        step: 0.25,
+        min_step: 0.25 / 64.0,
+        max_step: 0.25,
+        method: Continuation::Sequential,
+        point: point.clone(),
+        max_points: 1000,
+        adaptive: None,
+        keep_histories: false,
+    };
+    let pts = frc(&rec, &params, &f, &mut |_| true).unwrap();
+    let peak = refine_peaks(&rec, &params, &point, &pts).unwrap();
+    let force = model
+        .forcing
+        .iter()
+        .find(|t| t.harmonic == 1)
+        .map(|t| (t.cos, t.sin))
+        .unwrap();
+    let phase = phase_resonances(&rec, &params, &point, &pts, 1, force).unwrap();
+    let peak = hz(peak[0].omega);
+    let quad = hz(phase[0].omega);
+    println!("peak {peak:.3} Hz, phase resonance {quad:.3} Hz, nonlinear mode {dnnm:.3} Hz");
+    assert!((peak - 203.440).abs() < 0.005, "{peak}");
+    assert!((quad - 204.259).abs() < 0.005, "{quad}");
+    assert!((dnnm - 203.763).abs() < 0.005, "{dnnm}");
+}
