@@ -828,6 +828,107 @@ impl PyModel {
         crate::run::frc(py, &self.model, &self.source_path(), call, &opts, &outputs)
     }
 
+    /// Nonlinear mode `mode` (from 1, of the structure with every contact stuck) by the
+    /// extended periodic motion concept with the exact friction law, at `points` modal
+    /// amplitudes from `start` to `end` (logarithmic), as `ewr modes` (see `_ewr.pyi`).
+    #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:31".to_string(),
+        mu_n=None, samples=None, tol=None, max_iter=200))]
+    #[allow(clippy::too_many_arguments)]
+    fn modes<'py>(
+        &self,
+        py: Python<'py>,
+        start: f64,
+        end: f64,
+        mode: usize,
+        points: usize,
+        harmonics: String,
+        mu_n: Option<f64>,
+        samples: Option<usize>,
+        tol: Option<f64>,
+        max_iter: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if !(start.is_finite() && start > 0.0 && end.is_finite() && end >= start) {
+            return Err(InputError::new_err(format!(
+                "start = {start}, end = {end}: the modal amplitudes must be positive, end at \
+                 least start"
+            )));
+        }
+        if points == 0 || points > ewr_solve::MAX_POINTS {
+            return Err(InputError::new_err(format!(
+                "points = {points}: between 1 and {}",
+                ewr_solve::MAX_POINTS
+            )));
+        }
+        let opts = PyOptions {
+            harmonics,
+            samples,
+            mu_n,
+            rho: None,
+            law: "exact".into(),
+            receptance: "auto".into(),
+            linear: "auto".into(),
+            preconditioner: "two-level".into(),
+            amplitude: "max".into(),
+            engine_order: None,
+            tol,
+            max_iter,
+            ramp: true,
+            dofs: None,
+        };
+        let setup = opts.resolve(&self.model, mu_n)?;
+        let amps: Vec<f64> = (0..points)
+            .map(|i| {
+                if points == 1 {
+                    start
+                } else {
+                    start * (end / start).powf(i as f64 / (points - 1) as f64)
+                }
+            })
+            .collect();
+        let params = setup.params();
+        let pts = py
+            .detach(|| {
+                ewr_solve::nonlinear_mode::backbone(
+                    &setup.model,
+                    &params,
+                    &setup.point,
+                    mode,
+                    &amps,
+                    &mut |_| true,
+                )
+            })
+            .map_err(|e| InputError::new_err(format!("mode {mode}: {e}")))?;
+        let syn = ewr_solve::nonlinear_mode::synthesise(&setup.model, &pts);
+        let d = PyDict::new(py);
+        let col = |f: fn(&ewr_solve::nonlinear_mode::ModePoint) -> f64| -> Vec<f64> {
+            pts.iter().map(f).collect()
+        };
+        d.set_item(
+            "amplitude",
+            numpy::PyArray1::from_vec(py, col(|p| p.amplitude)),
+        )?;
+        d.set_item("omega", numpy::PyArray1::from_vec(py, col(|p| p.omega)))?;
+        d.set_item(
+            "damping_ratio",
+            numpy::PyArray1::from_vec(py, col(|p| p.damping_ratio)),
+        )?;
+        d.set_item("xi", numpy::PyArray1::from_vec(py, col(|p| p.xi)))?;
+        d.set_item(
+            "converged",
+            numpy::PyArray1::from_vec(py, pts.iter().map(|p| p.converged).collect::<Vec<_>>()),
+        )?;
+        let n = setup.model.n_dofs();
+        let shape: Vec<numpy::Complex64> = pts
+            .iter()
+            .flat_map(|p| p.shape.iter().map(|c| numpy::Complex64::new(c.re, c.im)))
+            .collect();
+        let shape =
+            numpy::PyArrayMethods::reshape(&numpy::PyArray1::from_vec(py, shape), [pts.len(), n])?;
+        d.set_item("shape", shape)?;
+        d.set_item("synthesis_peak", syn.peak.map(|(a, w, dofs)| (a, w, dofs)))?;
+        Ok(d)
+    }
+
     /// The time-domain reference at `omega`: implicit time stepping with exact Coulomb
     /// friction to the periodic steady state (see `_ewr.pyi`).
     #[pyo3(signature = (omega, *, dt=None, periods=1000, tol=1e-6, mu_n=None, static_factor=1.0,

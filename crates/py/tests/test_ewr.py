@@ -502,3 +502,17 @@ def test_stability_of_a_linear_model_and_across_a_fold(tmp_path):
     with open(tmp_path / "f.csv") as f:
         rows = list(csv.DictReader(f))
     assert [int(r["stable"]) for r in rows] == list(frc.stable)
+
+
+def test_nonlinear_mode_from_stuck_to_free():
+    """two-mass-damper: sqrt(2) with the damper held at small amplitude, the free mode where
+    the blade leads (the golden ratio) at large amplitude (docs/nonlinear-modes.md)."""
+    model = ewr.Model.read(MODELS / "two-mass-damper.h5")
+    m = model.modes(0.1, 1e4, points=13)
+    assert m["converged"].all()
+    assert math.isclose(m["omega"][0], math.sqrt(2), rel_tol=1e-5)
+    assert math.isclose(m["omega"][-1], (1 + math.sqrt(5)) / 2, rel_tol=1e-4)
+    assert m["damping_ratio"].max() > 4 * m["damping_ratio"][0]
+    assert m["shape"].shape == (13, 4)
+    with pytest.raises(ewr.InputError):
+        model.modes(1.0, 0.5)

@@ -254,6 +254,27 @@ class Model:
         "error"}``; a peak lost midway warns and returns the locus so far. ``output``,
         ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.
         ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
+    def modes(
+        self,
+        start: float,
+        end: float,
+        *,
+        mode: int = 1,
+        points: int = 30,
+        harmonics: str = "odd:31",
+        mu_n: Optional[float] = None,
+        samples: Optional[int] = None,
+        tol: Optional[float] = None,
+        max_iter: int = 200,
+    ) -> dict[str, Any]:
+        """Nonlinear mode ``mode`` (counted from 1 in the structure with every contact stuck)
+        by the extended periodic motion concept with the exact friction law, at ``points``
+        modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
+        ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
+        "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
+        fundamental of every DOF, complex, ``(points, n_dofs)``) and ``"synthesis_peak"``
+        (``(modal amplitude, omega, |Q1| per DOF)`` of the model's forcing synthesised from
+        the mode, or ``None``)."""
     def simulate(
         self,
         omega: float,
