@@ -925,7 +925,7 @@ impl PyModel {
         let shape =
             numpy::PyArrayMethods::reshape(&numpy::PyArray1::from_vec(py, shape), [pts.len(), n])?;
         d.set_item("shape", shape)?;
-        d.set_item("synthesis_peak", syn.peak.map(|(a, w, dofs)| (a, w, dofs)))?;
+        d.set_item("synthesis_peak", syn.peak)?;
         Ok(d)
     }
 
