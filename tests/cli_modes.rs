@@ -72,3 +72,36 @@ fn bad_mode_and_amplitudes_exit_2() {
         assert!(err.starts_with("error: "), "{err}");
     }
 }
+
+#[test]
+fn the_resonance_synthesised_from_an_isolated_mode_is_frcs_peak() {
+    // Seed 003's two-DOF system: one stuck mode, friction 9 against a force 20.
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("m.svg");
+    let o = ewr(&[
+        "modes",
+        s(&shipped_model("two-dof-1d")),
+        "--from",
+        "0.1",
+        "--to",
+        "1e4",
+        "--points",
+        "41",
+        "--harmonics",
+        "odd:31",
+        "--frc",
+        "--plot",
+        s(&png),
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let syn = v["synthesis_peak"]["forced_dof_amplitudes"][0]
+        .as_f64()
+        .unwrap();
+    let frc = v["frc_peak"]["amplitude"].as_f64().unwrap();
+    assert!((syn - frc).abs() < 0.02 * frc, "synthesis {syn}, frc {frc}");
+    let svg = std::fs::read_to_string(&png).unwrap();
+    assert!(svg.contains("ewr frc (all modes)"));
+}

@@ -43,6 +43,11 @@ pub struct ModesArgs {
     /// Print a JSON summary on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also sweep the forced response with the model's forcing (as `ewr frc`, all modes)
+    /// through the resonance synthesised from this mode, and compare: its peak in the output,
+    /// its curve on the figure (the first forced DOF's first harmonic).
+    #[arg(long)]
+    pub frc: bool,
 }
 
 /// `ewr modes`: exit 0 every amplitude converged, 1 some did not (all written), 2 bad input.
@@ -137,6 +142,30 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
     if let Some(p) = &a.csv {
         ewr_results::modes::write_modes_csv(p, &points).map_err(Failure::work)?;
     }
+    // The forced response swept through the synthesised resonance (--frc).
+    let frc_curve: Vec<(f64, f64)> = match (a.frc, &synthesis.peak, forced.first()) {
+        (true, Some((_, wp, _)), Some(&dof)) => {
+            let zeta = points
+                .iter()
+                .filter(|p| p.converged)
+                .min_by(|x, y| (x.omega - wp).abs().total_cmp(&(y.omega - wp).abs()))
+                .map_or(0.01, |p| p.damping_ratio.max(1e-4));
+            sweep_forced(
+                &setup,
+                dof,
+                (wp * (1.0 - 8.0 * zeta), wp * (1.0 + 8.0 * zeta)),
+            )?
+        }
+        (true, _, _) => {
+            say_err!(
+                "warning: --frc: no synthesised resonance (or no forcing at harmonic 1) to sweep \
+                 through"
+            );
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    let frc_peak = frc_curve.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1));
     if let Some(p) = &a.plot {
         let title = format!(
             "{}: nonlinear mode {} (EPMC, exact friction)",
@@ -147,8 +176,35 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
                 .map_or("model", |t| t.split(':').next().unwrap_or(t)),
             a.mode
         );
-        ewr_results::figures::backbone(p, &title, &points, &synthesis.curve)
-            .map_err(Failure::work)?;
+        let panel = match forced.first() {
+            // The first forced DOF's first harmonic, where frc's response is comparable.
+            Some(&dof) => ewr_results::figures::ResponsePanel {
+                label: format!("|first harmonic| of DOF {dof} (forced)"),
+                backbone: points
+                    .iter()
+                    .filter(|p| p.converged)
+                    .map(|p| (p.omega, p.shape[dof].norm()))
+                    .collect(),
+                synthesis: synthesis
+                    .curve
+                    .iter()
+                    .zip(&synthesis.curve_dofs)
+                    .map(|(c, d)| (c.0, d[dof]))
+                    .collect(),
+                frc: frc_curve.clone(),
+            },
+            None => ewr_results::figures::ResponsePanel {
+                label: "modal amplitude".into(),
+                backbone: points
+                    .iter()
+                    .filter(|p| p.converged)
+                    .map(|p| (p.omega, p.amplitude))
+                    .collect(),
+                synthesis: synthesis.curve.clone(),
+                frc: Vec::new(),
+            },
+        };
+        ewr_results::figures::backbone(p, &title, &points, &panel).map_err(Failure::work)?;
     }
     if a.json {
         let v = serde_json::json!({
@@ -157,6 +213,11 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             "failed_points": failed,
             "elapsed_s": elapsed,
             "status": status,
+            "frc_peak": frc_peak.map(|(w, amp)| serde_json::json!({
+                "omega": w,
+                "forced_dof": forced.first(),
+                "amplitude": amp,
+            })),
             "synthesis_peak": synthesis.peak.as_ref().map(|(a, w, dofs)| serde_json::json!({
                 "modal_amplitude": a,
                 "omega": w,
@@ -205,6 +266,12 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             ),
             None => {}
         }
+        if let Some((w, amp)) = frc_peak {
+            say!(
+                "ewr frc through it: peak first harmonic {amp:.6e} at DOF {} at w = {w:.6e}",
+                forced[0]
+            );
+        }
     }
     if interrupted {
         return Err(Failure::work(format!(
@@ -220,4 +287,41 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// The forced response's first harmonic at `dof` over `band` (300 fixed steps, sequential,
+/// the run's own settings): `(w, |Q_1[dof]|)` of the converged points.
+fn sweep_forced(
+    setup: &ewr_solve::Setup,
+    dof: usize,
+    (w0, w1): (f64, f64),
+) -> Result<Vec<(f64, f64)>, Failure> {
+    let rec = setup
+        .receptance()
+        .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
+    let mut point = setup.point.clone();
+    point.monitor = vec![dof];
+    point.amplitude = ewr_solve::Amplitude::H1;
+    let step = (w1 - w0) / 300.0;
+    let f = ewr_solve::FrcSettings {
+        omega_start: w0.max(step),
+        omega_end: w1,
+        step,
+        min_step: step / 64.0,
+        max_step: step,
+        method: ewr_solve::Continuation::Sequential,
+        point,
+        max_points: 1000,
+        adaptive: None,
+        keep_histories: false,
+    };
+    let pts = ewr_solve::frc(&rec, &setup.params(), &f, &mut |_| {
+        !crate::interrupt::requested()
+    })
+    .map_err(|e| Failure::work(format!("--frc: {e}")))?;
+    Ok(pts
+        .iter()
+        .filter(|p| p.solution.status.converged())
+        .map(|p| (p.solution.omega, p.solution.dofs.peak[0]))
+        .collect())
 }

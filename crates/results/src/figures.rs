@@ -1243,17 +1243,30 @@ where
 /// One quantity of a backbone point, for a panel.
 type ModeValue = fn(&ewr_solve::nonlinear_mode::ModePoint) -> f64;
 
+/// The frequency-plane panel of a backbone figure: `(w, amplitude)` polylines of the backbone,
+/// the forced response synthesised from the mode and, where swept, `ewr frc`'s.
+pub struct ResponsePanel {
+    /// What the amplitude is (the y axis).
+    pub label: String,
+    /// The backbone.
+    pub backbone: Vec<(f64, f64)>,
+    /// The response synthesised from the mode.
+    pub synthesis: Vec<(f64, f64)>,
+    /// The forced response computed by `frc` (empty where not swept).
+    pub frc: Vec<(f64, f64)>,
+}
+
 /// A nonlinear mode's backbone: natural frequency and modal damping ratio against the modal
 /// amplitude (logarithmic), unconverged points as red crosses; and the forced response
-/// synthesised from the mode (`(W, a)` points), around the backbone in the frequency plane.
+/// synthesised from the mode around the backbone in the frequency plane, with `ewr frc`'s.
 pub fn backbone(
     path: &Path,
     title: &str,
     points: &[ewr_solve::nonlinear_mode::ModePoint],
-    synthesis: &[(f64, f64)],
+    response: &ResponsePanel,
 ) -> Res {
     render!(path, (2000, 600), |root| draw_backbone(
-        root, title, points, synthesis
+        root, title, points, response
     ))
 }
 
@@ -1261,7 +1274,7 @@ fn draw_backbone<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     points: &[ewr_solve::nonlinear_mode::ModePoint],
-    synthesis: &[(f64, f64)],
+    response: &ResponsePanel,
 ) -> Res
 where
     DB::ErrorType: 'static,
@@ -1270,25 +1283,22 @@ where
     let root = root.titled(title, ("sans-serif", 22)).map_err(e("title"))?;
     let (left, rest) = root.split_horizontally(667);
     let (right, third) = rest.split_horizontally(667);
-    // The frequency plane: the backbone and the response synthesised from the mode.
+    // The frequency plane: the backbone, the response synthesised from the mode, frc's.
     {
-        let ok: Vec<(f64, f64)> = points
-            .iter()
-            .filter(|p| p.converged)
-            .map(|p| (p.omega, p.amplitude))
-            .collect();
+        let ok = &response.backbone;
         // Near the resonance only: far from it one mode says little.
-        let (b0, b1) = bounds(ok.iter().map(|p| p.0));
+        let (b0, b1) = bounds(ok.iter().chain(&response.frc).map(|p| p.0));
         let (w0, w1) = (
             b0 - 0.5 * (b1 - b0) - 0.05 * b0,
             b1 + 0.5 * (b1 - b0) + 0.05 * b1,
         );
-        let synthesis: Vec<(f64, f64)> = synthesis
+        let synthesis: Vec<(f64, f64)> = response
+            .synthesis
             .iter()
             .copied()
             .filter(|p| p.0 >= w0 && p.0 <= w1)
             .collect();
-        let (a0, a1) = log_bounds(ok.iter().map(|p| p.1));
+        let (a0, a1) = log_bounds(ok.iter().chain(&response.frc).map(|p| p.1));
         let mut ch = ChartBuilder::on(&third)
             .margin(15)
             .x_label_area_size(45)
@@ -1300,13 +1310,13 @@ where
             .map_err(e("axes"))?;
         ch.configure_mesh()
             .x_desc("frequency w [rad per time unit]")
-            .y_desc("modal amplitude")
+            .y_desc(response.label.as_str())
             .x_label_formatter(&tick)
             .y_label_formatter(&tick)
             .label_style(("sans-serif", 15))
             .draw()
             .map_err(e("mesh"))?;
-        ch.draw_series(LineSeries::new(ok, COLORS[0].stroke_width(2)))
+        ch.draw_series(LineSeries::new(ok.clone(), COLORS[0].stroke_width(2)))
             .map_err(e("backbone"))?
             .label("backbone")
             .legend(|(x, y)| {
@@ -1318,6 +1328,17 @@ where
             .legend(|(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], COLORS[1].stroke_width(2))
             });
+        if !response.frc.is_empty() {
+            ch.draw_series(
+                response
+                    .frc
+                    .iter()
+                    .map(|&q| Circle::new(q, 2, COLORS[2].filled())),
+            )
+            .map_err(e("frc"))?
+            .label("ewr frc (all modes)")
+            .legend(|(x, y)| Circle::new((x + 10, y), 3, COLORS[2].filled()));
+        }
         ch.configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))

@@ -470,6 +470,8 @@ pub struct Synthesis {
     /// Points `(W, a)` of the synthesised response curve: up the branch below the backbone
     /// by increasing amplitude, then down the branch above it, one polyline round the peak.
     pub curve: Vec<(f64, f64)>,
+    /// `|Q_1|` of every DOF at each point of `curve` (`a |psi|`).
+    pub curve_dofs: Vec<Vec<f64>>,
     /// The resonance: modal amplitude, frequency and `|Q_1|` of every DOF where
     /// `2 zeta w^2 a = |f|` (interpolated between backbone points), if reached.
     pub peak: Option<(f64, f64, Vec<f64>)>,
@@ -495,6 +497,7 @@ pub fn synthesise(model: &Model, points: &[ModePoint]) -> Synthesis {
             .norm()
     };
     let mut curve = Vec::new();
+    let mut curve_dofs = Vec::new();
     for sign in [-1.0, 1.0] {
         let order: Vec<&&ModePoint> = if sign < 0.0 {
             pts.iter().collect()
@@ -510,6 +513,7 @@ pub fn synthesise(model: &Model, points: &[ModePoint]) -> Synthesis {
                 let x = b + sign * disc.sqrt();
                 if x > 0.0 {
                     curve.push((x.sqrt(), a));
+                    curve_dofs.push(p.shape.iter().map(|q| q.norm()).collect());
                 }
             }
         }
@@ -534,5 +538,9 @@ pub fn synthesise(model: &Model, points: &[ModePoint]) -> Synthesis {
             break;
         }
     }
-    Synthesis { curve, peak }
+    Synthesis {
+        curve,
+        curve_dofs,
+        peak,
+    }
 }
