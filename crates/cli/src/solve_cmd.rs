@@ -919,7 +919,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                     .collect();
                 say!(
                     "  {label}peak amplitude {:.6e} at w = {:.6} ({} solves; stuck {} of the \
-                     period per contact){}",
+                     period per contact){}{}",
                     pk.amplitude,
                     pk.omega,
                     pk.evaluations,
@@ -932,7 +932,17 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
                             100.0 * e.relative,
                             e.set
                         ))
-                        .unwrap_or_default()
+                        .unwrap_or_default(),
+                    // An arclength curve's highest point can lie past a fold, where no
+                    // stepped sine stays.
+                    match &pk.solution.stability {
+                        Some(st) if !st.is_stable() => format!(
+                            "; UNSTABLE (largest Floquet multiplier {:.4}): a sweep jumps off \
+                             before it",
+                            st.max_multiplier
+                        ),
+                        _ => String::new(),
+                    }
                 );
             }
             let sols: Vec<&PointSolution> = c.points.iter().map(|p| &p.solution).collect();

@@ -149,7 +149,8 @@ pub fn floquet(
     let mut kept = Vec::new();
     let mut unresolved = 0;
     for (k, &l) in lambdas.iter().enumerate() {
-        let c = pencil.centroid(vectors.col(k).try_as_col_major().unwrap().as_slice());
+        let z: Vec<c64> = vectors.col(k).iter().copied().collect();
+        let c = pencil.centroid(&z);
         if c.abs() > 0.5 * spacing as f64 + 1e-9 {
             continue;
         }
