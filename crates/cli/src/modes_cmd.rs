@@ -9,7 +9,8 @@ use clap::Args;
 use ewr_solve::nonlinear_mode::{ModePoint, backbone};
 use std::path::PathBuf;
 
-/// Arguments of `ewr modes`.
+/// Arguments of `ewr modes`. The backbone uses the exact law, a dense receptance and dense
+/// Newton steps whatever the solver options say; `--receptance` applies to `--frc`.
 #[derive(Args, Debug)]
 pub struct ModesArgs {
     #[command(flatten)]
@@ -65,6 +66,17 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             ewr_solve::MAX_POINTS
         )));
     }
+    if a.common.law != "exact" {
+        return Err(Failure::input(format!(
+            "--law {}: nonlinear modes use the exact friction law",
+            a.common.law
+        )));
+    }
+    if a.common.harmonics.trim_start().starts_with("auto") {
+        return Err(Failure::input(
+            "--harmonics auto: nonlinear modes take a fixed set (e.g. odd:31, all:15)",
+        ));
+    }
     if a.common.amplitude != "max" {
         return Err(Failure::input(
             "--amplitude is the measure of forced responses; a nonlinear mode's amplitude is \
@@ -106,8 +118,11 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         },
     );
     bar.finish_and_clear();
-    let points: Vec<ModePoint> =
-        result.map_err(|e| Failure::input(format!("mode {}: {e}", a.mode)))?;
+    // A bad mode number, set or start is the user's to fix; a numerical failure is not.
+    let points: Vec<ModePoint> = result.map_err(|e| match e {
+        ewr_solve::SolveError::Start(_) => Failure::input(format!("mode {}: {e}", a.mode)),
+        e => Failure::work(format!("mode {}: {e}", a.mode)),
+    })?;
     let elapsed = t0.elapsed().as_secs_f64();
     let interrupted = crate::interrupt::requested();
     let status = if interrupted {

@@ -683,10 +683,6 @@ impl<'a> EwrResidual<'a> {
     }
 }
 
-/// Adds the Galerkin columns `p, p + 1` (harmonic `h`'s cosine and sine) of `gal` times the
-/// real `2 x 2` velocity block of `T` for the receptance entry `hwg = h w G_h[s, j]`:
-/// `(a_j, b_j) -> (a_v, b_v) = [[-Im, Re], [-Re, -Im]] (a, b)`, into `dst` at rows
-/// `row0 ..` and columns `col, col + 1`.
 impl EwrResidual<'_> {
     /// The law linearised at `r` (see [`crate::Linearization`]): every law variable is a
     /// velocity.
@@ -734,6 +730,10 @@ impl EwrResidual<'_> {
     }
 }
 
+/// Adds the Galerkin columns `p, p + 1` (harmonic `h`'s cosine and sine) of `gal` times the
+/// real `2 x 2` velocity block of `T` for the receptance entry `hwg = h w G_h[s, j]`:
+/// `(a_j, b_j) -> (a_v, b_v) = [[-Im, Re], [-Re, -Im]] (a, b)`, into `dst` at rows
+/// `row0 ..` and columns `col, col + 1`.
 fn add_velocity_block(
     gal: MatRef<'_, f64>,
     p: usize,

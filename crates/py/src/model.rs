@@ -831,7 +831,7 @@ impl PyModel {
     /// Nonlinear mode `mode` (from 1, of the structure with every contact stuck) by the
     /// extended periodic motion concept with the exact friction law, at `points` modal
     /// amplitudes from `start` to `end` (logarithmic), as `ewr modes` (see `_ewr.pyi`).
-    #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:31".to_string(),
+    #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:59".to_string(),
         mu_n=None, samples=None, tol=None, max_iter=200))]
     #[allow(clippy::too_many_arguments)]
     fn modes<'py>(

@@ -134,15 +134,25 @@ pub fn solve(
         if estimate && sol.status.converged() && sol.estimate.is_none() {
             sol.estimate = ewr_solve::truncation_error(&rec, &params, &setup.point, &sol).ok();
         }
-        // Where the model has no time-domain form here (a cyclic sector), `stable` stays None.
+        // Where it cannot be classified (a cyclic sector, too large), `stable` stays None and
+        // the reason is a warning.
+        let mut unclassified = None;
         if stability && sol.status.converged() {
-            sol.stability = rec
+            match rec
                 .dynamics()
-                .ok()
-                .and_then(|d| ewr_solve::stability(&rec, &d, &params, &setup.point, &sol).ok());
+                .map_err(|e| ewr_solve::StabilityError::Unsupported(e.to_string()))
+                .and_then(|d| ewr_solve::stability(&rec, &d, &params, &setup.point, &sol))
+            {
+                Ok(st) => sol.stability = Some(st),
+                Err(e) => unclassified = Some(e.to_string()),
+            }
         }
-        Ok(sol)
+        Ok((sol, unclassified))
     })?;
+    let (sol, unclassified) = sol;
+    if let Some(why) = unclassified {
+        warn(py, &format!("stability not classified: {why}"))?;
+    }
     if let Some(e) = sol.estimate.as_ref().filter(|e| e.relative > 0.01) {
         warn(
             py,

@@ -122,7 +122,17 @@ fn stuck_reactions(model: &Model, phi: &[f64], w: f64, xi: f64) -> Result<Vec<c6
             .sum::<c64>()
     });
     let wc = Mat::from_fn(wm.nrows(), n, |i, j| c64::new(wm[(i, j)], 0.0));
-    let wwt = &wc * wc.transpose();
+    // Least squares with a tiny ridge: a row without DOFs (a fixed normal load) or dependent
+    // rows leave W W^T singular; those forces start at zero.
+    let mut wwt = &wc * wc.transpose();
+    let ridge = 1e-12
+        * (0..wwt.nrows())
+            .map(|i| wwt[(i, i)].re)
+            .fold(0.0f64, f64::max)
+            .max(f64::MIN_POSITIVE);
+    for i in 0..wwt.nrows() {
+        wwt[(i, i)] += c64::new(ridge, 0.0);
+    }
     let rhs = &wc * &z_phi;
     let r = wwt.partial_piv_lu().solve(&rhs);
     Ok((0..r.nrows()).map(|i| r[(i, 0)]).collect())
@@ -365,6 +375,17 @@ pub fn backbone(
             "nonlinear modes of cyclic sectors are not available yet".into(),
         ));
     }
+    if settings.auto.is_some() {
+        return Err(SolveError::Start(
+            "nonlinear modes take a fixed harmonic set, not auto".into(),
+        ));
+    }
+    if settings.set.coeff_index(1).is_none() {
+        return Err(SolveError::Start(format!(
+            "the harmonic set {} has no harmonic 1, which carries the modal amplitude",
+            settings.set
+        )));
+    }
     if let Some(bad) = amplitudes.iter().find(|a| !(a.is_finite() && **a > 0.0)) {
         return Err(SolveError::Start(format!(
             "amplitude {bad}: amplitudes must be positive"
@@ -383,6 +404,12 @@ pub fn backbone(
     } else {
         let rec = Receptance::new(&static_model, ReceptanceKind::Dense)?;
         let sol = crate::point::solve_point(&rec, params, w0, settings, None)?;
+        if !sol.status.converged() {
+            return Err(SolveError::Start(format!(
+                "the static state (preload) did not converge ({}): the backbone has no start",
+                sol.status
+            )));
+        }
         sol.friction
     };
     // The first amplitude starts from the stuck mode's reactions: W^T R_1 = Z_1 (a phi).

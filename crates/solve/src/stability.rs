@@ -22,7 +22,7 @@ use faer::{Mat, MatMut, c64};
 
 /// Largest eigenproblem (states times coefficients, plus forces with a compliance) that
 /// [`floquet`] takes: a dense eigensolve is `O(n^3)` (measured on the shipped models, one
-/// core: 0.1 s at 190, 1.4 s at 1200, 17 s at 3000).
+/// core: 0.06 s at 186, 1.4 s at 1200, 17 s at 3000).
 pub const MAX_EIGEN_SIZE: usize = 1500;
 
 /// Exponents with `|lambda|` above `RESOLVED_BAND (H + 1) w` vary faster than the highest
@@ -100,7 +100,12 @@ pub fn stability(
         .prepare(sol.omega, sol.set.harmonics())
         .map_err(SolveError::from)?;
     let kind = Kind::at(&at, params, settings)?;
-    let n_samples = ewr_hb::default_samples(&sol.set).max(settings.n_samples);
+    // The solve's own samples: at lambda = 0 the Hill matrix is then its Jacobian.
+    let n_samples = if sol.histories.n_samples > 0 {
+        sol.histories.n_samples
+    } else {
+        ewr_hb::default_samples(&sol.set).max(settings.n_samples)
+    };
     let mut sys = kind.system(&at, &sol.set, n_samples, sol.rho_factor)?;
     let lin = sys
         .inner
@@ -131,9 +136,9 @@ fn pencil_size_check(
     Ok(())
 }
 
-/// Largest dense pencil (force unknowns plus states): two `n x n` real matrices, 400 MB at
-/// this size.
-pub const MAX_PENCIL_SIZE: usize = 5000;
+/// Largest dense pencil (force unknowns plus states): two `n x n` real matrices and an LU,
+/// about 220 MB at this size.
+pub const MAX_PENCIL_SIZE: usize = 3000;
 
 /// Floquet exponents of the linearisation `lin` at fundamental `omega` on `set`.
 pub fn floquet(
@@ -167,6 +172,7 @@ pub fn floquet(
     }
     kept.sort_by(|a, b| b.re.total_cmp(&a.re));
     let period = std::f64::consts::TAU / omega;
+
     let unstable = kept
         .iter()
         .filter(|l| (l.re * period).exp() - 1.0 > UNSTABLE_ABOVE)
@@ -443,6 +449,12 @@ impl Pencil {
                     }
                     let a = z[base + p];
                     if h == 0 {
+                        // |c_0|^2 against 4 |c_h|^2 for the others: the static term counts a
+                        // quarter of its share. With the true weight (4 |c_0|^2), families at
+                        // the strip's edge come in on sets with h = 0: on single-contact-3d
+                        // they called points unstable through -1 (multipliers -1.5 .. -2.3)
+                        // that ewr simulate, started from them, shows stable (docs/stability.md,
+                        // pitfall 4).
                         part_den += a.norm_sqr();
                         continue;
                     }

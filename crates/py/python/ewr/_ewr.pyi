@@ -261,7 +261,7 @@ class Model:
         *,
         mode: int = 1,
         points: int = 30,
-        harmonics: str = "odd:31",
+        harmonics: str = "odd:59",
         mu_n: Optional[float] = None,
         samples: Optional[int] = None,
         tol: Optional[float] = None,
