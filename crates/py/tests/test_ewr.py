@@ -6,6 +6,7 @@ import csv
 import math
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -390,6 +391,9 @@ def test_ctrl_c_keeps_the_points_computed():
     import _thread
 
     m = ewr.Model.example("two-mass-damper")
+    # A process started in the background of a non-interactive shell inherits SIGINT
+    # ignored, and interrupt_main() then does nothing: Ctrl-C needs Python's handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
     try:

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -230,6 +231,9 @@ def test_ctrl_c_during_peaks_and_simulate_keeps_what_was_computed():
     import threading
 
     m = ewr.Model.example("two-mass-damper")
+    # A process started in the background of a non-interactive shell inherits SIGINT
+    # ignored, and interrupt_main() then does nothing: Ctrl-C needs Python's handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, _thread.interrupt_main)
     timer.start()
     try:
