@@ -47,50 +47,10 @@ pub fn natural_frequencies(model: &Model) -> Result<Vec<f64>, ModesError> {
 
 /// [`natural_frequencies`] for a bare pair of matrices.
 pub fn natural_frequencies_of(k: &SparseMatrix, m: &SparseMatrix) -> Result<Vec<f64>, ModesError> {
-    let n = k.nrows();
-    if n > DENSE_MODES_MAX_DOFS {
-        return Err(ModesError::TooLarge { n });
-    }
-    let kd = k.to_dense();
-    let md = m.to_dense();
-    let mut massive = Vec::new();
-    let mut massless = Vec::new();
-    for i in 0..n {
-        if md[(i, i)] != 0.0 {
-            massive.push(i);
-        } else if (0..n).any(|j| md[(i, j)] != 0.0) {
-            return Err(ModesError::MassNotSemiDefinite { dof: i });
-        } else {
-            massless.push(i);
-        }
-    }
-    let pick = |a: &Mat<f64>, r: &[usize], c: &[usize]| {
-        Mat::from_fn(r.len(), c.len(), |i, j| a[(r[i], c[j])])
-    };
-    let mut k_red = pick(&kd, &massive, &massive);
-    if !massless.is_empty() {
-        // Exact static condensation: K_aa - K_ab K_bb^-1 K_ba.
-        let k_bb = pick(&kd, &massless, &massless);
-        let k_ba = pick(&kd, &massless, &massive);
-        let llt = k_bb
-            .llt(Side::Lower)
-            .map_err(|_| ModesError::MasslessDofsUnrestrained)?;
-        let x = faer::linalg::solvers::Solve::solve(&llt, &k_ba);
-        k_red -= k_ba.transpose() * &x;
-    }
-    let m_red = pick(&md, &massive, &massive);
-    let llt = m_red
-        .llt(Side::Lower)
-        .map_err(|_| ModesError::MassNotDefinite)?;
-    let l = llt.L();
-    // A = L^-1 K L^-T, symmetric with the same eigenvalues as (K, M).
-    let mut x = k_red;
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, x.as_mut(), Par::Seq);
-    let mut a = x.transpose().to_owned();
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, a.as_mut(), Par::Seq);
-    let lambda = a
-        .self_adjoint_eigenvalues(Side::Lower)
-        .map_err(|_| ModesError::NoConvergence)?;
+    let r = Reduced::of(k, m)?;
+    let lambda =
+        r.a.self_adjoint_eigenvalues(Side::Lower)
+            .map_err(|_| ModesError::NoConvergence)?;
     Ok(lambda.into_iter().map(|l| l.max(0.0).sqrt()).collect())
 }
 
@@ -100,63 +60,103 @@ pub fn natural_modes(
     k: &SparseMatrix,
     m: &SparseMatrix,
 ) -> Result<(Vec<f64>, Mat<f64>), ModesError> {
-    let n = k.nrows();
-    if n > DENSE_MODES_MAX_DOFS {
-        return Err(ModesError::TooLarge { n });
-    }
-    let kd = k.to_dense();
-    let md = m.to_dense();
-    let (massive, massless): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| md[(i, i)] != 0.0);
-    let pick = |a: &Mat<f64>, r: &[usize], c: &[usize]| {
-        Mat::from_fn(r.len(), c.len(), |i, j| a[(r[i], c[j])])
-    };
-    let mut k_red = pick(&kd, &massive, &massive);
-    // u_b = -K_bb^-1 K_ba u_a for the massless DOFs.
-    let mut follow = Mat::<f64>::zeros(massless.len(), massive.len());
-    if !massless.is_empty() {
-        let k_bb = pick(&kd, &massless, &massless);
-        let k_ba = pick(&kd, &massless, &massive);
-        let llt = k_bb
-            .llt(Side::Lower)
-            .map_err(|_| ModesError::MasslessDofsUnrestrained)?;
-        let x = faer::linalg::solvers::Solve::solve(&llt, &k_ba);
-        k_red -= k_ba.transpose() * &x;
-        follow = -x;
-    }
-    let m_red = pick(&md, &massive, &massive);
-    let llt = m_red
-        .llt(Side::Lower)
-        .map_err(|_| ModesError::MassNotDefinite)?;
-    let l = llt.L();
-    let mut x = k_red;
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, x.as_mut(), Par::Seq);
-    let mut a = x.transpose().to_owned();
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, a.as_mut(), Par::Seq);
-    let evd = a
-        .self_adjoint_eigen(Side::Lower)
-        .map_err(|_| ModesError::NoConvergence)?;
+    let r = Reduced::of(k, m)?;
+    let evd =
+        r.a.self_adjoint_eigen(Side::Lower)
+            .map_err(|_| ModesError::NoConvergence)?;
     // A = L^-1 K L^-T: phi_a = L^-T y.
     let mut phi_a = evd.U().to_owned();
     faer::linalg::triangular_solve::solve_upper_triangular_in_place(
-        l.transpose(),
+        r.l.transpose(),
         phi_a.as_mut(),
         Par::Seq,
     );
-    let nm = massive.len();
-    let phi_b = &follow * &phi_a;
-    let mut phi = Mat::<f64>::zeros(n, nm);
-    for (r, &i) in massive.iter().enumerate() {
-        for j in 0..nm {
-            phi[(i, j)] = phi_a[(r, j)];
-        }
-    }
-    for (r, &i) in massless.iter().enumerate() {
-        for j in 0..nm {
-            phi[(i, j)] = phi_b[(r, j)];
+    let nm = r.massive.len();
+    let phi_b = &r.follow * &phi_a;
+    let mut phi = Mat::<f64>::zeros(k.nrows(), nm);
+    for (rows, part) in [(&r.massive, &phi_a), (&r.massless, &phi_b)] {
+        for (row, &i) in rows.iter().enumerate() {
+            for j in 0..nm {
+                phi[(i, j)] = part[(row, j)];
+            }
         }
     }
     let omega = (0..nm).map(|j| evd.S()[j].max(0.0).sqrt()).collect();
     Ok((omega, phi))
+}
+
+/// `(K, M)` on the DOFs with mass, the massless ones condensed statically, as the symmetric
+/// `A = L^-1 K L^-T` (`M = L L^T`), with what it takes to go back to every DOF.
+struct Reduced {
+    massive: Vec<usize>,
+    massless: Vec<usize>,
+    a: Mat<f64>,
+    l: Mat<f64>,
+    /// `u_b = follow u_a` for the massless DOFs: `-K_bb^-1 K_ba`.
+    follow: Mat<f64>,
+}
+
+impl Reduced {
+    fn of(k: &SparseMatrix, m: &SparseMatrix) -> Result<Self, ModesError> {
+        let n = k.nrows();
+        if n > DENSE_MODES_MAX_DOFS {
+            return Err(ModesError::TooLarge { n });
+        }
+        let kd = k.to_dense();
+        let md = m.to_dense();
+        let mut massive = Vec::new();
+        let mut massless = Vec::new();
+        for i in 0..n {
+            if md[(i, i)] != 0.0 {
+                massive.push(i);
+            } else if (0..n).any(|j| md[(i, j)] != 0.0) {
+                return Err(ModesError::MassNotSemiDefinite { dof: i });
+            } else {
+                massless.push(i);
+            }
+        }
+        let pick = |a: &Mat<f64>, r: &[usize], c: &[usize]| {
+            Mat::from_fn(r.len(), c.len(), |i, j| a[(r[i], c[j])])
+        };
+        let mut k_red = pick(&kd, &massive, &massive);
+        let mut follow = Mat::<f64>::zeros(massless.len(), massive.len());
+        if !massless.is_empty() {
+            // Exact static condensation: K_aa - K_ab K_bb^-1 K_ba.
+            let k_bb = pick(&kd, &massless, &massless);
+            let k_ba = pick(&kd, &massless, &massive);
+            let llt = k_bb
+                .llt(Side::Lower)
+                .map_err(|_| ModesError::MasslessDofsUnrestrained)?;
+            let x = faer::linalg::solvers::Solve::solve(&llt, &k_ba);
+            k_red -= k_ba.transpose() * &x;
+            follow = -x;
+        }
+        let m_red = pick(&md, &massive, &massive);
+        let llt = m_red
+            .llt(Side::Lower)
+            .map_err(|_| ModesError::MassNotDefinite)?;
+        let l = llt.L().to_owned();
+        // A = L^-1 K L^-T, symmetric with the same eigenvalues as (K, M).
+        let mut x = k_red;
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+            l.as_ref(),
+            x.as_mut(),
+            Par::Seq,
+        );
+        let mut a = x.transpose().to_owned();
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+            l.as_ref(),
+            a.as_mut(),
+            Par::Seq,
+        );
+        Ok(Reduced {
+            massive,
+            massless,
+            a,
+            l,
+            follow,
+        })
+    }
 }
 
 /// Undamped natural circular frequencies of a cyclic sector model on nodal diameter `nd`

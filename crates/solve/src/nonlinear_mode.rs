@@ -168,6 +168,8 @@ struct Bordered<'a> {
     /// Force unknowns.
     len: usize,
     model: &'a Model,
+    /// `M` dense, for the amplitude `Q_1^H M Q_1`.
+    mass: &'a Mat<f64>,
     params: &'a ContactParams,
     settings: &'a PointSettings,
     reference: usize,
@@ -224,7 +226,7 @@ impl Bordered<'_> {
             .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
             .collect();
         let q = at.recover(1, &r1, None)?;
-        let mass = self.model.mass.to_dense();
+        let mass = self.mass;
         let mq = |v: &[c64]| -> Vec<c64> {
             (0..v.len())
                 .map(|i| (0..v.len()).map(|k| v[k] * mass[(i, k)]).sum())
@@ -434,10 +436,12 @@ pub fn backbone(
     };
     let nco = settings.set.n_coeffs();
     let p0 = settings.set.coeff_index(0);
+    let mass = model.mass.to_dense();
     let solve_at = |state: &Continued, a: f64| -> Result<ModePoint, SolveError> {
         let b = Bordered {
             len: n,
             model,
+            mass: &mass,
             params,
             settings,
             reference,

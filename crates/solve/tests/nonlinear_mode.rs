@@ -2,29 +2,18 @@
 //! the closed forms of their two linear limits: at small amplitude the structure with its
 //! contacts stuck, at large amplitude the structure without friction.
 
-use ewr_contact::{ContactParams, FrictionLaw};
-use ewr_hb::HarmonicSet;
-use ewr_model::Model;
-use ewr_solve::newton::NewtonOptions;
-use ewr_solve::nonlinear_mode::backbone;
-use ewr_solve::{PointSettings, Preconditioner};
+mod common;
 
+use ewr_contact::ContactParams;
+use ewr_model::Model;
+use ewr_solve::PointSettings;
+use ewr_solve::nonlinear_mode::backbone;
+
+/// The shared settings without the ramp (the backbone starts from its own state).
 fn settings(set: &str) -> PointSettings {
-    let set: HarmonicSet = set.parse().unwrap();
     PointSettings {
-        n_samples: ewr_hb::default_samples(&set),
-        set,
-        law: FrictionLaw::Exact,
-        newton: NewtonOptions {
-            tol_residual: 1e-10,
-            ..NewtonOptions::default()
-        },
         ramp: false,
-        monitor: vec![0],
-        retry_rho: true,
-        preconditioner: Preconditioner::default(),
-        auto: None,
-        amplitude: Default::default(),
+        ..common::exact_settings(set)
     }
 }
 

@@ -2,33 +2,15 @@
 //! Floquet multipliers are `exp(lambda T)` of the linear structure's eigenvalues, and with a
 //! contact stuck all period those of the structure with the contact held fixed.
 
-use ewr_contact::{ContactParams, FrictionLaw};
-use ewr_hb::HarmonicSet;
+mod common;
+
+use common::exact_settings as settings;
+use ewr_contact::ContactParams;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_model::Model;
-use ewr_solve::newton::NewtonOptions;
-use ewr_solve::{PointSettings, Preconditioner, solve_point, stability};
+use ewr_solve::{solve_point, stability};
 use faer::linalg::solvers::DenseSolveCore;
 use faer::{Mat, c64};
-
-fn settings(set: &str) -> PointSettings {
-    let set: HarmonicSet = set.parse().unwrap();
-    PointSettings {
-        n_samples: ewr_hb::default_samples(&set),
-        set,
-        law: FrictionLaw::Exact,
-        newton: NewtonOptions {
-            tol_residual: 1e-10,
-            ..NewtonOptions::default()
-        },
-        ramp: true,
-        monitor: vec![0],
-        retry_rho: true,
-        preconditioner: Preconditioner::default(),
-        auto: None,
-        amplitude: Default::default(),
-    }
-}
 
 /// Eigenvalues of `M u'' + C u' + K u = 0` on the DOFs `keep`, by the first-order form.
 fn linear_exponents(model: &Model, keep: &[usize]) -> Vec<c64> {

@@ -3,12 +3,12 @@
 //! against `ewr simulate` run as a stepped sine (each frequency started from the state the
 //! previous one ended in), the test the convention stands for.
 
-use ewr_contact::{ContactParams, FrictionLaw};
-use ewr_hb::HarmonicSet;
+mod common;
+
+use ewr_contact::ContactParams;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_model::{Contacts, Kinematics, Model, ModelBuilder, NormalContacts};
-use ewr_solve::newton::NewtonOptions;
-use ewr_solve::{Continuation, FrcSettings, PointSettings, Preconditioner, frc};
+use ewr_solve::{Continuation, FrcSettings, frc};
 
 /// A unit mass on `x` (spring 1, damper 0.2) and `z` (spring 1), pressed on the ground by
 /// `10 - 3 sin(w t)` on `z` (rigid normal, `mu = 0.5`: a bound that swings between 3.5 and
@@ -47,22 +47,7 @@ fn jenkins_mass(fs: f64) -> Model {
 }
 
 fn sweep(model: &Model, from: f64, to: f64, step: f64) -> Vec<(f64, f64, f64)> {
-    let set: HarmonicSet = "all:31".parse().unwrap();
-    let point = PointSettings {
-        n_samples: ewr_hb::default_samples(&set),
-        set,
-        law: FrictionLaw::Exact,
-        newton: NewtonOptions {
-            tol_residual: 1e-10,
-            ..NewtonOptions::default()
-        },
-        ramp: true,
-        monitor: vec![0],
-        retry_rho: true,
-        preconditioner: Preconditioner::default(),
-        auto: None,
-        amplitude: Default::default(),
-    };
+    let point = common::exact_settings("all:31");
     let s = FrcSettings {
         omega_start: from,
         omega_end: to,
