@@ -46,4 +46,6 @@ pub use stability::{
     Crossing, Stability, StabilityChange, StabilityError, floquet, stability, stability_changes,
     turning_points,
 };
+#[doc(hidden)]
+pub use stability::{EigenMethod, floquet_by, stability_by};
 pub use sweep::{Curve, CurveSpec, StopReason, StoredCurve, SweepObserver, sweep, sweep_curve};

@@ -20,9 +20,9 @@ use ewr_hb::receptance::{ContactDynamics, Receptance};
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatMut, c64};
 
-/// Largest eigenproblem (states times coefficients, plus forces with a compliance) that
-/// [`floquet`] takes: a dense eigensolve is `O(n^3)` (measured on the shipped models, one
-/// core: 0.06 s at 186, 1.4 s at 1200, 17 s at 3000).
+/// Largest eigenproblem (states times coefficients, plus forces with a compliance) solved
+/// whole by a dense eigensolve, `O(n^3)` (measured on the shipped models, one core: 0.06 s at
+/// 186, 1.4 s at 1200, 17 s at 3000); [`floquet`] solves larger ones by Arnoldi.
 pub const MAX_EIGEN_SIZE: usize = 1500;
 
 /// Exponents with `|lambda|` above `RESOLVED_BAND (H + 1) w` vary faster than the highest
@@ -45,7 +45,8 @@ pub struct Stability {
     pub exponent: c64,
     /// Multipliers outside the unit circle (a complex pair counts two).
     pub unstable: usize,
-    /// Every kept exponent, sorted by decreasing real part.
+    /// Every kept exponent found, sorted by decreasing real part: all of them on problems
+    /// solved whole ([`DENSE_EIGEN_UP_TO`]), those near the imaginary axis above.
     pub exponents: Vec<c64>,
     /// Exponents left out because `|lambda|` is beyond what the harmonics resolve
     /// ([`RESOLVED_BAND`]): fast structural modes, and artefacts of the truncated law
@@ -67,12 +68,11 @@ pub enum StabilityError {
     /// The model or backend has no time-domain form here (cyclic sectors, large direct ones).
     #[error("{0}")]
     Unsupported(String),
-    /// The eigenproblem is larger than [`MAX_EIGEN_SIZE`] (or the pencil than
-    /// [`MAX_PENCIL_SIZE`]).
+    /// The pencil is larger than [`MAX_PENCIL_SIZE`] (or, solved whole, the eigenproblem
+    /// than [`MAX_EIGEN_SIZE`]).
     #[error(
-        "the Hill eigenproblem has {size} unknowns, more than this dense method takes \
-         ({MAX_EIGEN_SIZE}; {MAX_PENCIL_SIZE} with the forces): use fewer harmonics, modes \
-         or contacts"
+        "the Hill eigenproblem has {size} unknowns, more than stability takes \
+         ({MAX_PENCIL_SIZE} with the forces): use fewer harmonics, modes or contacts"
     )]
     TooLarge {
         /// Size of the eigenproblem.
@@ -95,6 +95,19 @@ pub fn stability(
     settings: &PointSettings,
     sol: &PointSolution,
 ) -> Result<Stability, StabilityError> {
+    stability_by(rec, dynamics, params, settings, sol, EigenMethod::Auto)
+}
+
+/// [`stability`] with the eigensolver chosen (tests compare the two).
+#[doc(hidden)]
+pub fn stability_by(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+    method: EigenMethod,
+) -> Result<Stability, StabilityError> {
     pencil_size_check(dynamics, &sol.set, sol.friction.len())?;
     let at = rec
         .prepare(sol.omega, sol.set.harmonics())
@@ -111,12 +124,11 @@ pub fn stability(
         .inner
         .linearization(&sol.friction)
         .map_err(SolveError::from)?;
-    floquet(dynamics, &lin, &sol.set, sol.omega)
+    floquet_by(dynamics, &lin, &sol.set, sol.omega, method)
 }
 
-/// Refuses, before anything is allocated, a pencil whose eigenproblem exceeds
-/// [`MAX_EIGEN_SIZE`] or whose dense matrices exceed [`MAX_PENCIL_SIZE`] rows (the force
-/// unknowns of a large interface).
+/// Refuses, before anything is allocated, a pencil whose dense matrices exceed
+/// [`MAX_PENCIL_SIZE`] rows (states times coefficients, plus the force unknowns).
 fn pencil_size_check(
     dynamics: &ContactDynamics,
     set: &HarmonicSet,
@@ -124,11 +136,6 @@ fn pencil_size_check(
 ) -> Result<(), StabilityError> {
     let nq = dynamics.n_states();
     let nco = set.n_coeffs();
-    let massive = (0..nq).filter(|&i| dynamics.mass[(i, i)] != 0.0).count();
-    let reduced = (nq + massive) * nco;
-    if reduced > MAX_EIGEN_SIZE {
-        return Err(StabilityError::TooLarge { size: reduced });
-    }
     let n = n_force + 2 * nq * nco;
     if n > MAX_PENCIL_SIZE {
         return Err(StabilityError::TooLarge { size: n });
@@ -147,24 +154,48 @@ pub fn floquet(
     set: &HarmonicSet,
     omega: f64,
 ) -> Result<Stability, StabilityError> {
+    floquet_by(dynamics, lin, set, omega, EigenMethod::Auto)
+}
+
+/// [`floquet`] with the eigensolver chosen (tests compare the two).
+#[doc(hidden)]
+pub fn floquet_by(
+    dynamics: &ContactDynamics,
+    lin: &Linearization,
+    set: &HarmonicSet,
+    omega: f64,
+    method: EigenMethod,
+) -> Result<Stability, StabilityError> {
     let pencil = Pencil::new(dynamics, lin, set, omega)?;
-    let (lambdas, vectors) = pencil.eigen()?;
-    let spacing = family_spacing(set);
+    let (lambdas, vectors) = pencil.eigen(method)?;
+    let spacing = family_spacing(set) as f64;
     let resolved = RESOLVED_BAND * (set.h_max() + 1) as f64 * omega;
-    let mut kept = Vec::new();
+    // (exponent, read from its centred member) per family.
+    let mut families: Vec<(c64, bool)> = Vec::new();
     let mut unresolved = 0;
     for (k, &l) in lambdas.iter().enumerate() {
         let z: Vec<c64> = vectors.col(k).iter().copied().collect();
         let c = pencil.centroid(&z);
-        if c.abs() > 0.5 * spacing as f64 + 1e-9 {
+        let Some((l, centred)) = representative(l, c, spacing, omega, set.h_max()) else {
             continue;
-        }
+        };
         if l.norm() > resolved {
             unresolved += 1;
-        } else {
-            kept.push(l);
+            continue;
+        }
+        // Members of one family read from different members differ by the truncation (about
+        // 1 % of the real part): one exponent per family, the centred member's if found.
+        let same = |q: &c64| {
+            (q.re - l.re).abs() <= 0.05 * q.re.abs().max(1e-9 * omega)
+                && (q.im - l.im).abs() <= 0.05 * omega
+        };
+        match families.iter().position(|(q, _)| same(q)) {
+            None => families.push((l, centred)),
+            Some(i) if centred && !families[i].1 => families[i] = (l, true),
+            Some(_) => {}
         }
     }
+    let mut kept: Vec<c64> = families.into_iter().map(|(l, _)| l).collect();
     if kept.is_empty() {
         return Err(StabilityError::Numerical(
             "no Floquet exponent was found on the representative strip".into(),
@@ -186,6 +217,33 @@ pub fn floquet(
     })
 }
 
+/// The exponent that eigenvalue `l` (eigenvector centroid `c`) stands for, and whether it is
+/// its family's centred member; `None` for members that stand for no family reliably.
+///
+/// The centred member (`|c|` within half a spacing of 0) is the family's most accurate one
+/// (Lazarus & Thomas 2010). A structural mode far above the excitation has its centred member
+/// near its own frequency, where Arnoldi does not look, and the truncated problem may have
+/// none: on blade-damper-blade-3d at `w = 1370`, all:15, the least damped family (multiplier
+/// 0.919; `ewr simulate` measures 0.90) had no centred member and the centroid rule alone
+/// reported 0.668. A member inside the strip whose eigenvector sits clearly on a whole number
+/// of spacings, well inside the harmonic window, stands for it, moved by that many spacings
+/// (the multiplier is the same). Members at the strip's edge (multipliers through -1) are left
+/// to the centroid alone (docs/stability.md, pitfall 4).
+fn representative(l: c64, c: f64, spacing: f64, omega: f64, h_max: usize) -> Option<(c64, bool)> {
+    if c.abs() <= 0.5 * spacing + 1e-9 {
+        return Some((l, true));
+    }
+    let shift = (c / spacing).round() * spacing;
+    let half = 0.5 * spacing * omega;
+    let at_edge = (l.im.abs() - half).abs() < 1e-6 * half;
+    let inside = shift.abs() <= 0.5 * h_max as f64;
+    // A centroid between two shifts belongs to no family clearly (measured: such members
+    // matched none of the whole spectrum's representatives).
+    let clear = (c - shift).abs() <= 0.25 * spacing;
+    (l.im.abs() <= half && !at_edge && inside && clear)
+        .then(|| (l + c64::new(0.0, shift * omega), false))
+}
+
 /// Spacing of the harmonics a perturbation's family is shifted by: 2 on a set of odd
 /// harmonics (a shift by one would leave it), 1 otherwise.
 fn family_spacing(set: &HarmonicSet) -> usize {
@@ -203,9 +261,40 @@ struct Pencil {
     /// Force unknowns (`signals * nco`); states `U` and `Z` follow (`nq * nco` each).
     n_force: usize,
     nq: usize,
-    /// Frequency scale of the shifts: the fundamental times the highest harmonic.
+    /// Frequency scale of the dense method's shifts: the fundamental times the highest
+    /// harmonic.
     omega_scale: f64,
+    /// The fundamental, and the spacing of the harmonics a family is shifted by.
+    omega: f64,
+    spacing: usize,
 }
+
+/// How the pencil's eigenvalues are found ([`floquet_by`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
+pub enum EigenMethod {
+    /// Dense up to [`DENSE_EIGEN_UP_TO`] unknowns, Arnoldi above.
+    Auto,
+    /// Every eigenvalue by one dense eigensolve.
+    Dense,
+    /// The eigenvalues near the imaginary axis by Arnoldi.
+    Krylov,
+}
+
+/// Eigenproblems up to this size (unknowns on `B`'s columns) are solved whole by a dense
+/// eigensolve; larger ones by Arnoldi, whose cost is one LU and a few hundred solves
+/// (measured: docs/performance.md, "Stability").
+pub const DENSE_EIGEN_UP_TO: usize = 120;
+
+/// Arnoldi steps before the first look at the Ritz values; then 1.5 times more each time.
+const KRYLOV_FIRST: usize = 60;
+
+/// Most Arnoldi steps: beyond, the point is not classified (the basis is `n x 600`).
+const KRYLOV_MAX: usize = 600;
+
+/// Relative residual `|beta y_m| / |theta|` of a converged Ritz pair: its exponent is then
+/// good to about this times `|lambda - sigma|`, far below the flag's `UNSTABLE_ABOVE`.
+const KRYLOV_TOL: f64 = 1e-10;
 
 /// The real `2 x 2` action of multiplying `X = a - i b` by `z`, per coefficient pair.
 fn complex_block(z: c64) -> [[f64; 2]; 2] {
@@ -367,30 +456,58 @@ impl Pencil {
             n_force,
             nq,
             omega_scale: omega.abs().max(f64::MIN_POSITIVE) * set.h_max().max(1) as f64,
+            omega: omega.abs().max(f64::MIN_POSITIVE),
+            spacing: family_spacing(set),
         })
     }
 
-    /// Finite eigenvalues and their eigenvectors, by shift and invert: the eigenvalues
-    /// `theta` of `(A - sigma B)^{-1} B` on the columns where `B` is not zero are
-    /// `1 / (lambda - sigma)`, the infinite ones `theta = 0`.
+    /// Eigenvalues and eigenvectors of the pencil that decide stability, by shift and invert:
+    /// the eigenvalues `theta` of `(A - sigma B)^{-1} B` are `1 / (lambda - sigma)`, the
+    /// infinite ones `theta = 0`.
+    ///
+    /// Up to [`DENSE_EIGEN_UP_TO`] unknowns on `B`'s columns, every finite eigenvalue from one
+    /// dense eigensolve. Above, Arnoldi on the same operator with a shift near the imaginary
+    /// axis, until every eigenvalue within `spacing w` of the shift has converged: that
+    /// covers the representative strip up to `Re lambda = 0.87 spacing w` (multipliers up
+    /// to `exp(0.87 spacing 2 pi)`, over 200), which is where stability is decided and
+    /// folds cross; what lies further right is not searched (docs/stability.md).
     ///
     /// A contact stuck all period holds its DOFs (an index-3 constraint): its infinite
     /// eigenvalues come out as huge finite ones that depend on rounding (1.8e8 on
     /// two-mass-damper), far beyond [`RESOLVED_BAND`], which removes them. A second shift
     /// keeping only what both give removed them too and changed no multiplier on four curves
     /// (483 points) while doubling the cost.
-    fn eigen(&self) -> Result<(Vec<c64>, Mat<c64>), StabilityError> {
+    fn eigen(&self, method: EigenMethod) -> Result<(Vec<c64>, Mat<c64>), StabilityError> {
         let n = self.a.nrows();
         let cols: Vec<usize> = (0..n)
             .filter(|&j| self.b.col(j).iter().any(|&v| v != 0.0))
             .collect();
-        if cols.len() > MAX_EIGEN_SIZE {
+        let dense = match method {
+            EigenMethod::Auto => cols.len() <= DENSE_EIGEN_UP_TO,
+            EigenMethod::Dense => true,
+            EigenMethod::Krylov => false,
+        };
+        if dense && cols.len() > MAX_EIGEN_SIZE {
             return Err(StabilityError::TooLarge { size: cols.len() });
         }
-        // A shift left of the imaginary axis, at an odd fraction of the frequency scale so
-        // that it is no eigenvalue by construction; others where it is singular.
-        for f in [-0.3137, -0.5531, 0.2719, -1.3791] {
-            if let Some(e) = self.eigen_at(f * self.omega_scale, &cols)? {
+        // Dense: a shift left of the imaginary axis, at an odd fraction of the frequency scale
+        // so that it is no eigenvalue by construction; others where it is singular. Krylov: a
+        // shift near the axis, where the eigenvalues that decide stability are.
+        let (shifts, scale) = if dense {
+            ([-0.3137, -0.5531, 0.2719, -1.3791], self.omega_scale)
+        } else {
+            (
+                [0.0613, -0.0847, 0.1371, -0.1913],
+                self.omega * self.spacing as f64,
+            )
+        };
+        for f in shifts {
+            let found = if dense {
+                self.eigen_dense(f * scale, &cols)?
+            } else {
+                self.eigen_krylov(f * scale, cols.len())?
+            };
+            if let Some(e) = found {
                 return Ok(e);
             }
         }
@@ -399,9 +516,10 @@ impl Pencil {
         ))
     }
 
-    /// [`Pencil::eigen`] at one shift; `None` where `A - sigma B` is numerically singular.
+    /// [`Pencil::eigen`] by one dense eigensolve at one shift; `None` where `A - sigma B` is
+    /// numerically singular.
     #[allow(clippy::type_complexity)]
-    fn eigen_at(
+    fn eigen_dense(
         &self,
         sigma: f64,
         cols: &[usize],
@@ -431,6 +549,128 @@ impl Pencil {
         let xc = Mat::from_fn(n, cols.len(), |i, j| c64::new(x[(i, j)], 0.0));
         let w = Mat::from_fn(cols.len(), keep.len(), |i, j| u[(i, keep[j])] / s[keep[j]]);
         Ok(Some((lambdas, &xc * &w)))
+    }
+
+    /// [`Pencil::eigen`] by Arnoldi at one shift: the eigenvalues nearest `sigma`, until all
+    /// within `spacing w` of it have converged (or the Krylov space is the operator's whole
+    /// range, `rank` at most); `None` where `A - sigma B` is numerically singular.
+    #[allow(clippy::type_complexity)]
+    fn eigen_krylov(
+        &self,
+        sigma: f64,
+        rank: usize,
+    ) -> Result<Option<(Vec<c64>, Mat<c64>)>, StabilityError> {
+        let n = self.a.nrows();
+        let shifted = &self.a - sigma * &self.b;
+        let lu = shifted.partial_piv_lu();
+        let b_max = self.b.norm_max().max(f64::MIN_POSITIVE);
+        let a_max = shifted.norm_max();
+        let need = self.omega * self.spacing as f64;
+        let full = rank.min(n);
+        let m_max = full.min(KRYLOV_MAX);
+        let mut v = Mat::<f64>::zeros(n, m_max + 1);
+        let mut h = Mat::<f64>::zeros(m_max + 1, m_max);
+        // A fixed pseudo-random start, mapped once by the operator so that it lies in its
+        // range (no component on the infinite eigenvalues' null space of B).
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let start = Mat::from_fn(n, 1, |_, _| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        });
+        let mut w = lu.solve(&self.b * &start);
+        let mut checkpoint = KRYLOV_FIRST.min(m_max);
+        let mut j = 0;
+        loop {
+            let norm = w.norm_l2();
+            if !norm.is_finite() || a_max * w.norm_max() / b_max >= 1e13 * norm.max(1e-300) {
+                return Ok(None);
+            }
+            let invariant = j > 0 && norm <= 1e-13 * h.col(j - 1).norm_l2().max(f64::MIN_POSITIVE);
+            if j > 0 {
+                h[(j, j - 1)] = norm;
+            }
+            if !invariant {
+                v.col_mut(j).copy_from(w.col(0) / norm);
+            }
+            let m = j;
+            if invariant || m == checkpoint || m == m_max {
+                if let Some(found) = self.ritz(sigma, &v, &h, m, need, invariant || m == full)? {
+                    return Ok(Some(found));
+                }
+                if m == m_max {
+                    return Err(StabilityError::Numerical(format!(
+                        "Arnoldi did not converge in {m} steps"
+                    )));
+                }
+                checkpoint = (checkpoint * 3 / 2).min(m_max);
+            }
+            // Next direction, orthogonalised twice against the basis (classical Gram-Schmidt
+            // repeated: as accurate as modified, in matrix products).
+            w = lu.solve(&self.b * v.col(j).as_mat());
+            for _ in 0..2 {
+                let basis = v.subcols(0, j + 1);
+                let c = basis.transpose() * &w;
+                w -= basis * &c;
+                for i in 0..=j {
+                    h[(i, j)] += c[(i, 0)];
+                }
+            }
+            j += 1;
+        }
+    }
+
+    /// Ritz pairs of the Arnoldi factorisation of `m` steps (basis `v`, Hessenberg `h`):
+    /// `Some` when every Ritz value within `need` of `sigma` (and at least one) has
+    /// converged, all of them when the space is `complete`.
+    #[allow(clippy::type_complexity)]
+    fn ritz(
+        &self,
+        sigma: f64,
+        v: &Mat<f64>,
+        h: &Mat<f64>,
+        m: usize,
+        need: f64,
+        complete: bool,
+    ) -> Result<Option<(Vec<c64>, Mat<c64>)>, StabilityError> {
+        if m == 0 {
+            return Ok(None);
+        }
+        let hm = h.submatrix(0, 0, m, m).to_owned();
+        let fail = |e: faer::linalg::evd::EvdError| StabilityError::Numerical(format!("{e:?}"));
+        let evd = hm.eigen().map_err(fail)?;
+        let (s, u) = (evd.S(), evd.U());
+        let theta_max = (0..m).map(|k| s[k].norm()).fold(0.0, f64::max);
+        let beta = h[(m, m - 1)];
+        let mut order: Vec<usize> = (0..m)
+            .filter(|&k| s[k].norm() > 1e-10 * theta_max)
+            .collect();
+        order.sort_by(|&a, &b| s[b].norm().total_cmp(&s[a].norm()));
+        // The converged prefix, nearest the shift first; it must reach `need`.
+        let mut keep = Vec::new();
+        let mut covered = false;
+        for &k in &order {
+            let y_norm = u.col(k).norm_l2();
+            let residual = beta.abs() * u[(m - 1, k)].norm() / y_norm.max(f64::MIN_POSITIVE);
+            if !complete && residual > KRYLOV_TOL * s[k].norm() {
+                break;
+            }
+            if 1.0 / s[k].norm() > need {
+                covered = true;
+            }
+            keep.push(k);
+        }
+        if !(complete || covered) || keep.is_empty() {
+            return Ok(None);
+        }
+        let lambdas = keep
+            .iter()
+            .map(|&k| c64::new(sigma, 0.0) + s[k].inv())
+            .collect();
+        let vc = Mat::from_fn(v.nrows(), m, |i, j| c64::new(v[(i, j)], 0.0));
+        let y = Mat::from_fn(m, keep.len(), |i, j| u[(i, keep[j])]);
+        Ok(Some((lambdas, &vc * &y)))
     }
 
     /// Centroid of `z` over the complex harmonics `k` (`-h .. h`), weighting the force part
