@@ -1,7 +1,9 @@
 //! `ewr`: periodic forced response of structures with dry friction by the E-WR method.
 //!
-//! This binary is a thin layer: it parses arguments, calls the library crates and turns
+//! The command line is a thin layer: it parses arguments, calls the library crates and turns
 //! their errors into messages and exit codes (0 success, 1 failure while working, 2 bad input).
+//! It is a library so that two programs run the same code: the `ewr` binary, and the `ewr`
+//! command the Python package installs (one build gives a user both; [`run`]).
 
 /// `println!` that never panics: a closed stdout (`ewr ... | head -1`) must not abort a run
 /// whose results are still being computed and written; what cannot be shown is dropped.
@@ -20,10 +22,6 @@ macro_rules! say_err {
     }};
 }
 
-/// mimalloc instead of glibc's malloc: see the reason in Cargo.toml.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod args;
 mod import_cmd;
 mod interrupt;
@@ -38,7 +36,7 @@ mod solve_cmd;
 mod study_cmd;
 
 use clap::{Parser, Subcommand};
-use std::process::ExitCode;
+use std::ffi::OsString;
 
 /// Exact Coulomb friction, periodic responses, many contacts: the E-WR method.
 #[derive(Parser)]
@@ -118,13 +116,30 @@ impl Failure {
     }
 }
 
-fn main() -> ExitCode {
+/// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
+/// and returns the exit code: 0 success, 1 failure while working, 2 bad input.
+///
+/// `relaunch` is how this program starts a copy of itself (the program and the arguments
+/// before the command's own), for the child that reads user files first (`probe`): `None`
+/// for a binary, which restarts its own executable; the Python package's `ewr` passes its
+/// interpreter and `-m ewr`.
+pub fn run(args: Vec<OsString>, relaunch: Option<Vec<OsString>>) -> u8 {
     // Results must not depend on the number of threads (see the function's documentation).
     faer::set_global_parallelism(ewr_hb::deterministic_parallelism());
-    if let Some(code) = probe::child() {
+    if let Some(code) = probe::child(&args) {
         return code;
     }
-    let cli = Cli::parse();
+    if let Some(r) = relaunch {
+        probe::set_relaunch(r);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with exit 0, usage errors to stderr with exit 2.
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
     let result = match cli.command {
         Command::Model(cmd) => model_cmd::run(cmd),
         Command::Solve(a) => solve_cmd::solve(&a),
@@ -137,10 +152,10 @@ fn main() -> ExitCode {
         Command::Study(a) => study_cmd::run(&a),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(f) => {
             say_err!("error: {}", f.message);
-            ExitCode::from(f.code)
+            f.code
         }
     }
 }

@@ -7,10 +7,23 @@
 //! way, safely. The child costs one process start and one extra read of the file.
 
 use crate::Failure;
+use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// How to start this program again when it is not its own executable (the Python package's
+/// `ewr`: the interpreter and `-m ewr`); unset, the current executable.
+static RELAUNCH: OnceLock<Vec<OsString>> = OnceLock::new();
+
+/// Sets how a child of this program is started ([`crate::run`]); the first setting stays.
+pub fn set_relaunch(program_and_args: Vec<OsString>) {
+    if !program_and_args.is_empty() {
+        let _ = RELAUNCH.set(program_and_args);
+    }
+}
 
 /// First argument of the hidden child mode.
 const PROBE: &str = "__probe";
@@ -52,10 +65,18 @@ pub fn readable(kind: Kind, path: &Path) -> Result<(), Failure> {
             path.display()
         )));
     }
-    let Ok(exe) = std::env::current_exe() else {
-        return Ok(());
+    let mut command = match RELAUNCH.get() {
+        Some(r) => {
+            let mut c = Command::new(&r[0]);
+            c.args(&r[1..]);
+            c
+        }
+        None => match std::env::current_exe() {
+            Ok(exe) => Command::new(exe),
+            Err(_) => return Ok(()),
+        },
     };
-    let child = Command::new(exe)
+    let child = command
         .arg(PROBE)
         .arg(kind.name())
         .arg(path)
@@ -103,14 +124,14 @@ pub fn readable(kind: Kind, path: &Path) -> Result<(), Failure> {
 }
 
 /// The child mode: `ewr __probe KIND PATH` reads and exits 0 (whatever the reader said), or
-/// dies if the reader crashes. `None` when this process is not a probe.
-pub fn child() -> Option<ExitCode> {
-    let mut args = std::env::args_os().skip(1);
+/// dies if the reader crashes. `None` when `args` (the program's name first) are no probe's.
+pub fn child(args: &[OsString]) -> Option<u8> {
+    let mut args = args.iter().skip(1);
     if args.next()? != PROBE {
         return None;
     }
     let (Some(kind), Some(path)) = (args.next(), args.next()) else {
-        return Some(ExitCode::from(2));
+        return Some(2);
     };
     let path = Path::new(&path);
     match kind.to_str() {
@@ -118,7 +139,7 @@ pub fn child() -> Option<ExitCode> {
         Some("study") => drop(ewr_study::Study::load(path)),
         Some("study-result") => drop(ewr_study::read_study_file(path)),
         Some("result") => drop(ewr_results::read::read_tree(path)),
-        _ => return Some(ExitCode::from(2)),
+        _ => return Some(2),
     }
-    Some(ExitCode::SUCCESS)
+    Some(0)
 }

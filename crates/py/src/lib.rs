@@ -29,6 +29,18 @@ pyo3::create_exception!(
     "A computation that could not be done (a singular structure, a numerical failure)."
 );
 
+/// Runs the `ewr` command line with `argv` (the program's name first) and returns its exit
+/// code; `relaunch` starts a copy of it (the interpreter and `-m ewr`). Behind the `ewr`
+/// command the package installs, so that one build gives both.
+#[pyfunction]
+fn cli_main(
+    py: Python<'_>,
+    argv: Vec<std::ffi::OsString>,
+    relaunch: Vec<std::ffi::OsString>,
+) -> u8 {
+    py.detach(|| ewr_cli::run(argv, Some(relaunch)))
+}
+
 #[pymodule]
 fn _ewr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -42,5 +54,6 @@ fn _ewr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<study::PyStudyResult>()?;
     m.add_function(wrap_pyfunction!(model::examples, m)?)?;
     m.add_function(wrap_pyfunction!(study::read_result, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     Ok(())
 }

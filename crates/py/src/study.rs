@@ -383,10 +383,13 @@ impl PyStudyResult {
         Ok(d)
     }
 
-    /// The case with the smallest peak (among fully converged cases if any), as in `cases`.
+    /// The case the study is read for, as in `cases`: the smallest peak (among fully
+    /// converged cases if any), or over the engine order the largest (the critical engine
+    /// order), as the CLI's summary and figures mark it.
     #[getter]
     fn optimum<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(best) = ewr_results::study::optimum(&self.results) else {
+        let info = ewr_study::StudyInfo::of(&self.study);
+        let Some((best, _)) = ewr_results::study::highlight(&info, &self.results) else {
             return Ok(None);
         };
         let i = self

@@ -301,3 +301,47 @@ def test_engine_order_overrides_the_sectors_as_the_cli_does():
     assert a.dof_peaks != pytest.approx(b.dof_peaks, rel=1e-3)
     with pytest.raises(ewr.InputError, match="engine_order"):
         ewr.Model.example("oscillator-2d").solve(1.0, engine_order=2)
+
+
+def test_an_engine_order_study_is_read_for_its_largest_peak(tmp_path):
+    # Over the engine order no value is a design choice: the case to read is the critical
+    # engine order, the largest peak, as `ewr study` reports it ("largest peak: case ...").
+    shutil.copy(MODELS / "bladed-disk.h5", tmp_path / "bladed-disk.h5")
+    study = (MODELS / "eo-study.toml").read_text().replace(
+        "[0, 1, 2, 3, 4, 5, 6]", "[1, 2, 4]").replace("step = 0.01", "step = 0.02")
+    (tmp_path / "eo.toml").write_text(study)
+    r = ewr.Study(tmp_path / "eo.toml").run()
+    t = r.table()
+    assert r.optimum["peak_amplitude"] == max(t["peak_amplitude"])
+    assert r.optimum["peak_amplitude"] > min(t["peak_amplitude"])
+    out = run_cli("study", tmp_path / "eo.toml", "-o", tmp_path / "eo.h5", "--no-plot")
+    assert out.returncode == 0, out.stderr
+    assert f"largest peak: case {r.optimum['index']} " in out.stdout, out.stdout
+
+
+def test_the_package_installs_the_ewr_command(tmp_path):
+    # `pip install` puts the command line on PATH beside the module, from the same build.
+    found = shutil.which("ewr")
+    if found is None or Path(found).resolve() == Path(cli_binary() or "").resolve():
+        pytest.skip("the package's ewr command is not on PATH (not installed with pip)")
+    v = subprocess.run([found, "--version"], capture_output=True, text=True)
+    assert v.returncode == 0 and ewr.__version__ in v.stdout, v
+    csv = tmp_path / "frc.csv"
+    out = subprocess.run([found, "frc", MODELS / "two-mass-damper.h5", "--omega-start", "0.5",
+                          "--omega-end", "1.0", "--step", "0.05", "--harmonics", "odd:7",
+                          "--csv", csv], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    cli = run_cli("frc", MODELS / "two-mass-damper.h5", "--omega-start", "0.5", "--omega-end",
+                  "1.0", "--step", "0.05", "--harmonics", "odd:7", "--csv", tmp_path / "b.csv")
+    assert cli.returncode == 0, cli.stderr
+    assert csv.read_text() == (tmp_path / "b.csv").read_text()
+    # Bad input exits 2 with the binary's message; the file probe runs through the package.
+    bad = tmp_path / "bad.h5"
+    bad.write_bytes(b"not an HDF5 file")
+    out = subprocess.run([found, "solve", bad, "--omega", "1"], capture_output=True, text=True)
+    assert out.returncode == 2 and "bad.h5" in out.stderr, out.stderr
+    # `python -m ewr` is the same command.
+    import sys
+    m = subprocess.run([sys.executable, "-m", "ewr", "model", "example", "--list"],
+                       capture_output=True, text=True)
+    assert m.returncode == 0 and "two-mass-damper" in m.stdout, m.stderr

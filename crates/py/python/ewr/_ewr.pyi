@@ -23,6 +23,10 @@ class SolveError(RuntimeError):
 def examples() -> dict[str, str]:
     """The built-in example models: ``{name: one-line summary}``."""
 
+def cli_main(argv: Sequence[str], relaunch: Sequence[str]) -> int:
+    """Run the ``ewr`` command line with ``argv`` (program name first) and return its exit
+    code; ``relaunch`` starts a copy of it. Behind the installed ``ewr`` command."""
+
 class Model:
     """A linear structure with dry-friction contacts under periodic forcing (immutable).
 
@@ -442,7 +446,8 @@ class StudyResult:
     ``iterations``, ``peaks_omega``, ``peaks_amplitude``, ``locus_value``, ``locus_omega``,
     ``locus_amplitude``."""
     optimum: Optional[dict[str, Any]]
-    """The case with the smallest peak (among fully converged cases if any)."""
+    """The case the study is read for: the smallest peak (among fully converged cases if
+    any), or in a study over ``engine_order`` the largest (the critical engine order)."""
     def table(self) -> dict[str, Any]:
         """The summary table (columns as the study's CSV): ``pandas.DataFrame(r.table())``."""
     def __len__(self) -> int: ...
