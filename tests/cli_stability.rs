@@ -108,3 +108,116 @@ fn frc_marks_the_branch_past_the_fold_unstable() {
         .unwrap();
     assert_eq!(crossing.first(), Some(&1));
 }
+
+#[test]
+fn peaks_flags_a_maximum_past_the_fold_that_a_sweep_never_reaches() {
+    // single-contact-3d at its own forcing: the sequential sweep (a stepped sine) turns at the
+    // fold near w = 6.48 with every point stable; the refined maximum `ewr peaks` climbs to
+    // lies higher, on the branch past the fold, where a multiplier is outside the unit circle.
+    let dir = tempfile::tempdir().unwrap();
+    let model = shipped_model("single-contact-3d");
+    let band = [
+        "--omega-start",
+        "5.6",
+        "--omega-end",
+        "8",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "all:15",
+    ];
+    let csv = dir.path().join("frc.csv");
+    let mut args = vec![
+        "frc",
+        s(&model),
+        "--stability",
+        "--no-refine",
+        "--csv",
+        s(&csv),
+    ];
+    args.extend(band);
+    // Past the fold the sweep loses points (exit 1, every point written with its status).
+    let o = ewr(&args);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o).1);
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = table.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|c| *c == name).unwrap();
+    let (mut swept_max, mut classified) = (0.0f64, 0);
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[col("converged")] != "1" {
+            continue;
+        }
+        assert_ne!(
+            f[col("stable")],
+            "0",
+            "the sweep has an unstable point: {line}"
+        );
+        classified += usize::from(f[col("stable")] == "1");
+        swept_max = swept_max.max(f[col("amp_norm")].parse().unwrap());
+    }
+    assert!(classified > 10);
+    let peaks_csv = dir.path().join("peaks.csv");
+    let h5 = dir.path().join("peaks.h5");
+    let mut args = vec![
+        "peaks",
+        s(&model),
+        "--param",
+        "forcing",
+        "--from",
+        "1",
+        "--to",
+        "1",
+        "--count",
+        "1",
+        "--stability",
+        "--csv",
+        s(&peaks_csv),
+        "-o",
+        s(&h5),
+    ];
+    args.extend(band);
+    let o = ewr(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("peak(s) are unstable"), "{out}");
+    let table = std::fs::read_to_string(&peaks_csv).unwrap();
+    let mut lines = table.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let f: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|c| *c == name).unwrap();
+    let amp: f64 = f[col("amplitude")].parse().unwrap();
+    let mu: f64 = f[col("max_multiplier")].parse().unwrap();
+    assert_eq!(f[col("stable")], "0", "{table}");
+    assert!(mu > 1.5, "{table}");
+    assert!(
+        amp > 1.02 * swept_max,
+        "the peak {amp} is no higher than the sweep's {swept_max}"
+    );
+    let file = hdf5::File::open(&h5).unwrap();
+    let stable: Vec<i64> = file.dataset("stable").unwrap().read_raw().unwrap();
+    assert_eq!(stable, vec![0]);
+}
+
+#[test]
+fn a_contact_holding_the_whole_structure_is_stable() {
+    // oscillator-2d with a friction bound far above the forcing: its one mass is held by the
+    // contact all period, no free motion is left (docs/stability.md, section 4).
+    let o = ewr(&[
+        "solve",
+        s(&shipped_model("oscillator-2d")),
+        "--omega",
+        "1.0",
+        "--mu-n",
+        "30",
+        "--harmonics",
+        "odd:31",
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["stability"]["stable"], true, "{out}");
+    assert_eq!(v["stability"]["max_multiplier"], 0.0, "{out}");
+}

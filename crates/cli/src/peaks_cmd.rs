@@ -83,6 +83,11 @@ pub struct PeaksArgs {
     /// Plot the peak amplitude against the parameter, optimum marked (.png or .svg).
     #[arg(long, value_name = "FIG")]
     plot: Option<PathBuf>,
+    /// Floquet multipliers of every peak (Hill's method, docs/stability.md): a peak past a
+    /// fold lies on a branch a sweep jumps off. Columns stable and max_multiplier in the
+    /// table, CSV and HDF5.
+    #[arg(long)]
+    stability: bool,
     /// Print a JSON summary on stdout.
     #[arg(long)]
     json: bool,
@@ -141,6 +146,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         point: base.point.clone(),
         kind: base.kind,
         structural: param.kind.structural(),
+        stability: a.stability,
     };
     let model_at = |v: f64| param.model_at(&base.model, v);
     let bar = crate::progress::bar(values.len() as u64 + 1, "parameter values");
@@ -158,6 +164,15 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     let interrupted = result.interrupted;
     let failure = result.failure.map(|e| format!("{name} = {e}"));
     let optimum = result.optimum;
+    for e in result.points.iter() {
+        if let Some(why) = &e.unclassified {
+            say_err!(
+                "warning: no stability at {} = {}: {why}",
+                param.name,
+                e.value
+            );
+        }
+    }
     let locus = result.points;
     let elapsed = t0.elapsed().as_secs_f64();
     let points: Vec<LocusPoint> = locus.iter().map(LocusPoint::of).collect();
@@ -180,8 +195,9 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         });
         say!("{s:#}");
     } else {
+        let stab_head = if a.stability { "  stable |mu|max" } else { "" };
         say!(
-            "{:>14} {:>14} {:>14} {:>7}  stuck (per contact)",
+            "{:>14} {:>14} {:>14} {:>7}{stab_head}  stuck (per contact)",
             name,
             "w peak",
             "amplitude",
@@ -193,13 +209,26 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
                 .iter()
                 .map(|f| format!("{:.0}%", 100.0 * f))
                 .collect();
+            let stab = match (a.stability, p.stable, p.max_multiplier) {
+                (false, _, _) => String::new(),
+                (true, Some(s), Some(m)) => {
+                    format!("  {:>6} {m:>7.4}", if s { "yes" } else { "NO" })
+                }
+                (true, _, _) => format!("  {:>6} {:>7}", "-", "-"),
+            };
             say!(
-                "{:>14.6e} {:>14.8} {:>14.6e} {:>7}  {}",
+                "{:>14.6e} {:>14.8} {:>14.6e} {:>7}{stab}  {}",
                 p.value,
                 p.omega,
                 p.amplitude,
                 p.evaluations,
                 stick.join(" ")
+            );
+        }
+        let unstable = points.iter().filter(|p| p.stable == Some(false)).count();
+        if unstable > 0 {
+            say!(
+                "note: {unstable} peak(s) are unstable (a multiplier outside the unit circle): past a fold, a sweep jumps off before reaching them"
             );
         }
         if let Some((v, amp, w)) = optimum {

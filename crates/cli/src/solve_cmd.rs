@@ -345,7 +345,11 @@ impl StabilitySummary {
             classified: true,
             stable: Some(s.is_stable()),
             max_multiplier: Some(s.max_multiplier),
-            leading_exponent: Some([s.exponent.re, s.exponent.im]),
+            leading_exponent: s
+                .exponent
+                .re
+                .is_finite()
+                .then_some([s.exponent.re, s.exponent.im]),
             unstable_multipliers: Some(s.unstable),
             reason: None,
         }
@@ -582,6 +586,10 @@ fn print_solution(s: &SolveSummary<'_>) {
     }
     if let Some(st) = &s.stability {
         match (st.stable, st.max_multiplier) {
+            (Some(true), Some(_)) if st.leading_exponent.is_none() => say!(
+                "stability: stable (no Floquet exponent within what the harmonics resolve: the \
+                 contacts hold the structure)"
+            ),
             (Some(stable), Some(m)) => say!(
                 "stability: {} (largest Floquet multiplier |mu| = {m:.6}{})",
                 if stable { "stable" } else { "UNSTABLE" },

@@ -676,7 +676,8 @@ impl PyModel {
         optimum=true, adaptive=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
         law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, csv=None, plot=None))]
+        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, csv=None, plot=None,
+        stability=false))]
     #[allow(clippy::too_many_arguments)]
     fn peaks<'py>(
         &self,
@@ -707,6 +708,7 @@ impl PyModel {
         output: Option<PathBuf>,
         csv: Option<PathBuf>,
         plot: Option<PathBuf>,
+        stability: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let opts = PyOptions {
             harmonics,
@@ -734,6 +736,7 @@ impl PyModel {
             omega_end,
             step,
             adaptive,
+            stability,
         };
         let outputs = Outputs {
             output,

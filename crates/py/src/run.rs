@@ -441,6 +441,7 @@ pub struct PeaksCall {
     pub omega_end: f64,
     pub step: f64,
     pub adaptive: Option<f64>,
+    pub stability: bool,
 }
 
 /// The resonance peak followed over a parameter, and the optimum (`Model.peaks`).
@@ -491,6 +492,7 @@ pub fn peaks<'py>(
         point: r.point.clone(),
         kind: r.kind,
         structural: param.kind.structural(),
+        stability: c.stability,
     };
     let values = ewr_study::track::values(c.start, c.end, c.count);
     let interrupted = AtomicBool::new(false);
@@ -505,6 +507,14 @@ pub fn peaks<'py>(
         )
     });
     let name = &param.name;
+    for e in &locus.points {
+        if let Some(why) = &e.unclassified {
+            warn(
+                py,
+                &format!("stability not classified at {name} = {}: {why}", e.value),
+            )?;
+        }
+    }
     let points: Vec<ewr_results::LocusPoint> = locus
         .points
         .iter()
@@ -560,6 +570,18 @@ pub fn peaks<'py>(
             .collect::<Vec<_>>()
             .into_pyarray(py),
     )?;
+    if c.stability {
+        // 1 stable, 0 unstable, -1 not classified; NaN multipliers where not classified.
+        let codes: Vec<i64> = points
+            .iter()
+            .map(|q| q.stable.map_or(-1, i64::from))
+            .collect();
+        d.set_item("stable", codes.into_pyarray(py))?;
+        d.set_item(
+            "max_multiplier",
+            col(&|e| e.max_multiplier.unwrap_or(f64::NAN)).into_pyarray(py),
+        )?;
+    }
     match locus.optimum {
         Some((v, a, w)) => {
             let o = PyDict::new(py);

@@ -287,6 +287,18 @@ def test_peaks_finds_the_optimum_of_full_curves():
         m.peaks("mu_n", -1.0, 5.0, omega_start=0.2, omega_end=2.6, step=0.02)
 
 
+def test_peaks_with_stability_flags_the_maximum_past_the_fold():
+    # single-contact-3d at its own forcing: the refined maximum lies past the fold (the
+    # command-line test checks it against the sequential sweep); a multiplier outside.
+    m = ewr.Model.example("single-contact-3d")
+    loc = m.peaks("forcing", 1.0, 1.0, count=1, omega_start=5.6, omega_end=8.0, step=0.05,
+                  harmonics="all:15", stability=True)
+    assert list(loc["stable"]) == [0] and loc["max_multiplier"][0] > 1.5
+    # Without the option there are no such entries.
+    assert "stable" not in m.peaks("forcing", 1.0, 1.0, count=1, omega_start=5.6,
+                                   omega_end=8.0, step=0.05, harmonics="all:15")
+
+
 def test_a_failing_callback_raises():
     m = ewr.Model.example("oscillator-2d")
 

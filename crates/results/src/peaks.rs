@@ -18,6 +18,11 @@ pub struct LocusPoint {
     pub evaluations: usize,
     /// Stick fraction of the period per contact at the peak.
     pub stick_fraction: Vec<f64>,
+    /// Whether the peak's solution is stable (`--stability`; `None`: not asked for, or not
+    /// classified).
+    pub stable: Option<bool>,
+    /// Its largest Floquet multiplier modulus, where classified.
+    pub max_multiplier: Option<f64>,
 }
 
 impl LocusPoint {
@@ -29,17 +34,39 @@ impl LocusPoint {
             amplitude: e.peak.amplitude,
             evaluations: e.peak.evaluations,
             stick_fraction: e.peak.solution.stick_fractions(),
+            stable: e.peak.solution.stability.as_ref().map(|st| st.is_stable()),
+            max_multiplier: e
+                .peak
+                .solution
+                .stability
+                .as_ref()
+                .map(|st| st.max_multiplier),
         }
     }
 }
 
-/// Writes the locus as CSV: `NAME,omega,amplitude,evaluations,stick_fraction<c>...`.
+/// Whether any point of the locus was classified: the stability columns are written then.
+fn classified(points: &[LocusPoint]) -> bool {
+    points.iter().any(|q| q.stable.is_some())
+}
+
+/// `1` stable, `0` unstable, `-1` not classified, as in FRC files.
+fn stable_code(q: &LocusPoint) -> i64 {
+    q.stable.map_or(-1, i64::from)
+}
+
+/// Writes the locus as CSV: `NAME,omega,amplitude,evaluations,stick_fraction<c>...`, then
+/// `stable,max_multiplier` where some peak was classified.
 pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result<(), String> {
     let nc = points.first().map_or(0, |p| p.stick_fraction.len());
     atomically(path, |tmp| {
         let mut s = format!("{name},omega,amplitude,evaluations");
         for c in 0..nc {
             s.push_str(&format!(",stick_fraction{c}"));
+        }
+        let stability = classified(points);
+        if stability {
+            s.push_str(",stable,max_multiplier");
         }
         s.push('\n');
         for q in points {
@@ -49,6 +76,13 @@ pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result
             ));
             for f in &q.stick_fraction {
                 s.push_str(&format!(",{f}"));
+            }
+            if stability {
+                s.push_str(&format!(
+                    ",{},{}",
+                    stable_code(q),
+                    q.max_multiplier.unwrap_or(f64::NAN)
+                ));
             }
             s.push('\n');
         }
@@ -93,6 +127,18 @@ pub fn write_peaks_h5(
                 .flat_map(|q| q.stick_fraction.iter().copied())
                 .collect();
             put_2d(f, "stick_fraction", points.len(), nc, &stick)?;
+            if classified(points) {
+                put_1d(
+                    f,
+                    "stable",
+                    &points.iter().map(stable_code).collect::<Vec<_>>(),
+                )?;
+                put_1d(
+                    f,
+                    "max_multiplier",
+                    &col(&|q| q.max_multiplier.unwrap_or(f64::NAN)),
+                )?;
+            }
             let (v, amp, w) = optimum.unwrap_or((f64::NAN, f64::NAN, f64::NAN));
             put_1d(f, "optimum", &[v, amp, w])?;
         }

@@ -108,8 +108,11 @@ pub fn write_solution(
                 // Floquet multipliers by Hill's method (docs/stability.md).
                 put_i64(f, "stable", i64::from(st.is_stable()))?;
                 put_f64(f, "max_multiplier", st.max_multiplier)?;
-                put_f64(f, "leading_exponent_re", st.exponent.re)?;
-                put_f64(f, "leading_exponent_im", st.exponent.im)?;
+                // None where no exponent is resolved (contacts hold every DOF).
+                if st.exponent.re.is_finite() {
+                    put_f64(f, "leading_exponent_re", st.exponent.re)?;
+                    put_f64(f, "leading_exponent_im", st.exponent.im)?;
+                }
                 put_i64(f, "unstable_multipliers", st.unstable as i64)?;
             }
             let h = &s.histories;

@@ -39,9 +39,11 @@ pub const UNSTABLE_ABOVE: f64 = 1e-6;
 /// The Floquet multipliers of a periodic solution, as far as they decide its stability.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stability {
-    /// Largest modulus of a Floquet multiplier `|exp(lambda T)|`.
+    /// Largest modulus of a Floquet multiplier `|exp(lambda T)|`; 0 where no exponent is
+    /// within what the harmonics resolve (contacts stuck all period that hold every DOF).
     pub max_multiplier: f64,
-    /// The Floquet exponent `lambda` (rad/s) of that multiplier, on the representative strip.
+    /// The Floquet exponent `lambda` (rad/s) of that multiplier, on the representative strip
+    /// (real part minus infinity where there is none).
     pub exponent: c64,
     /// Multipliers outside the unit circle (a complex pair counts two).
     pub unstable: usize,
@@ -173,10 +175,15 @@ pub fn floquet_by(
     // (exponent, read from its centred member) per family.
     let mut families: Vec<(c64, bool)> = Vec::new();
     let mut unresolved = 0;
+    // Resolved eigenvalues that stand for no family.
+    let mut unplaced = 0;
     for (k, &l) in lambdas.iter().enumerate() {
         let z: Vec<c64> = vectors.col(k).iter().copied().collect();
         let c = pencil.centroid(&z);
         let Some((l, centred)) = representative(l, c, spacing, omega, set.h_max()) else {
+            if l.norm() <= resolved {
+                unplaced += 1;
+            }
             continue;
         };
         if l.norm() > resolved {
@@ -196,6 +203,19 @@ pub fn floquet_by(
         }
     }
     let mut kept: Vec<c64> = families.into_iter().map(|(l, _)| l).collect();
+    if kept.is_empty() && unplaced == 0 && unresolved > 0 {
+        // Every exponent is beyond what the harmonics resolve (the constraints of contacts
+        // stuck all period that hold every DOF: 1e8 on oscillator-2d): no free motion the
+        // harmonics see, stable as far as they resolve, as the left-out exponents are
+        // everywhere else.
+        return Ok(Stability {
+            max_multiplier: 0.0,
+            exponent: c64::new(f64::NEG_INFINITY, 0.0),
+            unstable: 0,
+            exponents: Vec::new(),
+            unresolved,
+        });
+    }
     if kept.is_empty() {
         return Err(StabilityError::Numerical(
             "no Floquet exponent was found on the representative strip".into(),

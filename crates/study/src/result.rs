@@ -310,6 +310,7 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
         point: f.point.clone(),
         kind: first.kind,
         structural: o.kind.structural(),
+        stability: false,
     };
     let model_at = |v: f64| {
         study

@@ -40,6 +40,9 @@ pub struct TrackSettings {
     /// Whether a value changes the structure or its loads (the receptance is rebuilt); false
     /// for friction bounds and coefficients, which only the contact law sees.
     pub structural: bool,
+    /// Whether each value's peak gets its Floquet multipliers (`ewr_solve::stability`): a
+    /// peak past a fold, on a branch a sweep jumps off, is no physical maximum.
+    pub stability: bool,
 }
 
 /// Everything found at one parameter value: the tracked peaks (`None` where one vanished or
@@ -50,8 +53,11 @@ pub struct Evaluated {
     pub value: f64,
     /// One entry per followed maximum.
     pub tracks: Vec<Option<Peak>>,
-    /// The highest tracked peak.
+    /// The highest tracked peak (its solution's `stability` set when asked for and
+    /// classified).
     pub peak: Peak,
+    /// Why the peak's stability is not known, when it was asked for and could not be had.
+    pub unclassified: Option<String>,
 }
 
 /// The peak locus over the parameter.
@@ -155,25 +161,51 @@ impl Tracker<'_> {
             });
             tracks.push(if duplicate { None } else { found });
         }
-        self.rec = Some(rec);
         let peak = tracks
             .iter()
             .flatten()
             .max_by(|x, y| x.amplitude.total_cmp(&y.amplitude))
-            .cloned()
-            .ok_or_else(|| match left_band {
+            .cloned();
+        let Some(peak) = peak else {
+            self.rec = Some(rec);
+            return Err(match left_band {
                 Some(w) => format!(
                     "the peak left the frequency band {}..{} (it is at w = {w}): widen the band",
                     self.s.omega_start, self.s.omega_end
                 ),
                 None => "every tracked peak was lost".to_string(),
-            })?;
+            });
+        };
+        let mut peak = peak;
+        let unclassified = self
+            .s
+            .stability
+            .then(|| classify(&rec, &params, &self.s.point, &mut peak.solution).err())
+            .flatten();
+        self.rec = Some(rec);
         Ok(Evaluated {
             value: v,
             tracks,
             peak,
+            unclassified,
         })
     }
+}
+
+/// Floquet multipliers of a peak's solution (`sol.stability`), or why they cannot be had.
+fn classify(
+    rec: &Receptance,
+    params: &ContactParams,
+    point: &PointSettings,
+    sol: &mut PointSolution,
+) -> Result<(), String> {
+    if !sol.status.converged() {
+        return Err("not converged".into());
+    }
+    let dynamics = rec.dynamics().map_err(|e| e.to_string())?;
+    let st = ewr_solve::stability(rec, &dynamics, params, point, sol).map_err(|e| e.to_string())?;
+    sol.stability = Some(st);
+    Ok(())
 }
 
 /// Distinct peaks: solutions closer in frequency than 1e-4 relative are one.

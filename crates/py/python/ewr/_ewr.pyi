@@ -246,6 +246,7 @@ class Model:
         output: Union[str, PathLike, None] = None,
         csv: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
+        stability: bool = False,
     ) -> dict[str, Any]:
         """The resonance peak followed as ``param`` goes from ``start`` to ``end`` (``count``
         values), and the value with the smallest peak, as ``ewr peaks``: ``param`` is ``mu_n``,
@@ -257,7 +258,9 @@ class Model:
         ``"optimum": {"value", "amplitude", "omega", "interior"} or None, "solves",
         "error"}``; a peak lost midway warns and returns the locus so far. ``output``,
         ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.
-        ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
+        ``stability=True`` adds ``"stable"`` (1 stable, 0 unstable, -1 not classified) and
+        ``"max_multiplier"`` per peak (``ewr peaks --stability``; a peak past a fold is no
+        physical maximum). ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
     def modes(
         self,
         start: float,
