@@ -607,30 +607,44 @@ impl PyModel {
         )
     }
 
-    /// One periodic solution at `omega` (see `_ewr.pyi`).
-    #[pyo3(signature = (omega, *, harmonics="odd:59".to_string(), mu_n=None, rho=None,
-        law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
-        receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, timeseries=None, plot=None,
+    /// One periodic solution at ``omega``, as ``ewr solve`` (same options, same checks and
+    /// messages). A solution that did not converge is returned with ``converged == False``;
+    /// bad options raise ``InputError``. ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D
+    /// contacts. ``rho`` is a number or ``"auto"`` (``1 / (h w |G_h|)`` at each frequency).
+    /// ``output``, ``timeseries`` and ``plot`` write the files of ``ewr solve -o``,
+    /// ``--timeseries`` and ``--plot`` (.png or .svg). ``estimate`` solves the point again on
+    /// the richer set 2H+1 for ``Solution.error_estimate`` (``ewr solve`` without
+    /// ``--no-estimate``); above 1 % of the amplitude it warns. ``harmonics="auto"`` (or
+    /// ``"auto:0.01"``) chooses the smallest set of ``odd:1, odd:3, odd:7, ...`` within that
+    /// error (docs/accuracy.md). ``amplitude`` is what the DOF amplitudes measure: ``"max"``
+    /// (``max_t ||u(t)||``), ``"dynamic"`` (about the mean), ``"h1"`` (first harmonic) or
+    /// ``"pp"`` (peak to peak), as ``--amplitude``. ``engine_order`` overrides a cyclic
+    /// sector model's engine order, as ``--engine-order``. ``stability`` computes the Floquet
+    /// multipliers (``Solution.stable``, ``max_multiplier``; ``ewr solve`` without
+    /// ``--no-stability``, docs/stability.md).
+    #[pyo3(signature = (omega, *, harmonics="odd:59", mu_n=None, rho=None,
+        law="exact", samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
+        receptance="auto", linear="auto",
+        preconditioner="two-level", amplitude="max", engine_order=None, output=None, timeseries=None, plot=None,
         estimate=true, stability=true))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         &self,
         py: Python<'_>,
         omega: f64,
-        harmonics: String,
+        harmonics: &str,
         mu_n: Option<f64>,
         rho: Option<Rho>,
-        law: String,
+        law: &str,
         samples: Option<usize>,
         tol: Option<f64>,
         max_iter: usize,
         ramp: bool,
         dofs: Option<Vec<Bound<'_, PyAny>>>,
-        receptance: String,
-        linear: String,
-        preconditioner: String,
-        amplitude: String,
+        receptance: &str,
+        linear: &str,
+        preconditioner: &str,
+        amplitude: &str,
         engine_order: Option<i64>,
         output: Option<PathBuf>,
         timeseries: Option<PathBuf>,
@@ -639,15 +653,15 @@ impl PyModel {
         stability: bool,
     ) -> PyResult<PySolution> {
         let opts = PyOptions {
-            harmonics,
+            harmonics: harmonics.into(),
             samples,
             mu_n,
             rho,
-            law,
-            receptance,
-            linear,
-            preconditioner,
-            amplitude,
+            law: law.into(),
+            receptance: receptance.into(),
+            linear: linear.into(),
+            preconditioner: preconditioner.into(),
+            amplitude: amplitude.into(),
             engine_order,
             tol,
             max_iter,
@@ -671,12 +685,24 @@ impl PyModel {
         )
     }
 
-    /// The resonance peak followed over a parameter, and the optimum (see `_ewr.pyi`).
+    /// The resonance peak followed as ``param`` goes from ``start`` to ``end`` (``count``
+    /// values), and the value with the smallest peak, as ``ewr peaks``: ``param`` is ``mu_n``,
+    /// ``forcing``, ``mass:DOF`` (index or label), or for 3-D contacts ``mu`` and
+    /// ``normal-preload``. Coarse sweeps over ``omega_start..omega_end`` (``step``, adaptive if
+    /// given) at both ends find the maxima; each is followed without full curves; golden
+    /// section refines the optimum when ``optimum``. Returns ``{"parameter", "value",
+    /// "omega", "amplitude", "evaluations"`` (arrays over the evaluated values, sorted),
+    /// ``"optimum": {"value", "amplitude", "omega", "interior"} or None, "solves",
+    /// "error"}``; a peak lost midway warns and returns the locus so far. ``output``,
+    /// ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.
+    /// ``stability=True`` adds ``"stable"`` (1 stable, 0 unstable, -1 not classified) and
+    /// ``"max_multiplier"`` per peak (``ewr peaks --stability``; a peak past a fold is no
+    /// physical maximum). ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts.
     #[pyo3(signature = (param, start, end, *, omega_start, omega_end, step, count=11,
-        optimum=true, adaptive=None, harmonics="odd:59".to_string(), mu_n=None, rho=None,
-        law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
-        receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, csv=None, plot=None,
+        optimum=true, adaptive=None, harmonics="odd:59", mu_n=None, rho=None,
+        law="exact", samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
+        receptance="auto", linear="auto",
+        preconditioner="two-level", amplitude="max", engine_order=None, output=None, csv=None, plot=None,
         stability=false))]
     #[allow(clippy::too_many_arguments)]
     fn peaks<'py>(
@@ -691,19 +717,19 @@ impl PyModel {
         count: usize,
         optimum: bool,
         adaptive: Option<f64>,
-        harmonics: String,
+        harmonics: &str,
         mu_n: Option<f64>,
         rho: Option<Rho>,
-        law: String,
+        law: &str,
         samples: Option<usize>,
         tol: Option<f64>,
         max_iter: usize,
         ramp: bool,
         dofs: Option<Vec<Bound<'py, PyAny>>>,
-        receptance: String,
-        linear: String,
-        preconditioner: String,
-        amplitude: String,
+        receptance: &str,
+        linear: &str,
+        preconditioner: &str,
+        amplitude: &str,
         engine_order: Option<i64>,
         output: Option<PathBuf>,
         csv: Option<PathBuf>,
@@ -711,15 +737,15 @@ impl PyModel {
         stability: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let opts = PyOptions {
-            harmonics,
+            harmonics: harmonics.into(),
             samples,
             mu_n,
             rho,
-            law,
-            receptance,
-            linear,
-            preconditioner,
-            amplitude,
+            law: law.into(),
+            receptance: receptance.into(),
+            linear: linear.into(),
+            preconditioner: preconditioner.into(),
+            amplitude: amplitude.into(),
             engine_order,
             tol,
             max_iter,
@@ -747,12 +773,26 @@ impl PyModel {
         crate::run::peaks(py, &self.model, &self.source_path(), &call, &opts, &outputs)
     }
 
-    /// Frequency response curve(s) from `omega_start` to `omega_end` (see `_ewr.pyi`).
-    #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential".to_string(),
-        adaptive=None, refine=true, progress=None, harmonics="odd:59".to_string(), mu_n=None,
-        rho=None, law="exact".to_string(), samples=None, tol=None, max_iter=200, ramp=true,
-        dofs=None, receptance="auto".to_string(), linear="auto".to_string(),
-        preconditioner="two-level".to_string(), amplitude="max".to_string(), engine_order=None, output=None, csv=None, plot=None, hz=false,
+    /// Frequency response curve(s), as ``ewr frc`` (same options). A list of ``mu_n``
+    /// gives one curve per value, computed in parallel over one condensation, returned as a
+    /// list. ``adaptive=1e-2`` lets the step follow the curve (smaller at peaks and folds, up
+    /// to 8 ``step`` where it is straight) so that the polyline through the points is within
+    /// that relative tolerance of the amplitude. ``refine`` refines every local maximum and
+    /// phase resonance (``ewr frc`` without ``--no-refine``). ``progress(points_done, omega,
+    /// amplitude)`` is called after every point. Ctrl-C stops the sweep and returns the points
+    /// computed so far (``Frc.stopped`` says so, with a warning); unconverged points warn.
+    /// ``output``, ``csv`` and ``plot`` write the files of ``ewr frc -o``, ``--csv`` and
+    /// ``--plot``; ``resume=True`` continues an interrupted sweep from its ``output`` file.
+    /// ``estimate=True`` estimates every point's truncation error (``Frc.amplitude_error``,
+    /// one more solve per point, ``ewr frc --estimate``); refined peaks are estimated anyway.
+    /// ``stability=True`` classifies every converged point and peak by its Floquet multipliers
+    /// (``Frc.stable``, ``Frc.max_multiplier``, ``ewr frc --stability``).
+    /// ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts.
+    #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential",
+        adaptive=None, refine=true, progress=None, harmonics="odd:59", mu_n=None,
+        rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
+        dofs=None, receptance="auto", linear="auto",
+        preconditioner="two-level", amplitude="max", engine_order=None, output=None, csv=None, plot=None, hz=false,
         resume=false, estimate=false, stability=false))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
@@ -761,23 +801,23 @@ impl PyModel {
         omega_start: f64,
         omega_end: f64,
         step: f64,
-        continuation: String,
+        continuation: &str,
         adaptive: Option<f64>,
         refine: bool,
         progress: Option<Py<PyAny>>,
-        harmonics: String,
+        harmonics: &str,
         mu_n: Option<MuN>,
         rho: Option<Rho>,
-        law: String,
+        law: &str,
         samples: Option<usize>,
         tol: Option<f64>,
         max_iter: usize,
         ramp: bool,
         dofs: Option<Vec<Bound<'_, PyAny>>>,
-        receptance: String,
-        linear: String,
-        preconditioner: String,
-        amplitude: String,
+        receptance: &str,
+        linear: &str,
+        preconditioner: &str,
+        amplitude: &str,
         engine_order: Option<i64>,
         output: Option<PathBuf>,
         csv: Option<PathBuf>,
@@ -788,15 +828,15 @@ impl PyModel {
         stability: bool,
     ) -> PyResult<Py<PyAny>> {
         let opts = PyOptions {
-            harmonics,
+            harmonics: harmonics.into(),
             samples,
             mu_n: None,
             rho,
-            law,
-            receptance,
-            linear,
-            preconditioner,
-            amplitude,
+            law: law.into(),
+            receptance: receptance.into(),
+            linear: linear.into(),
+            preconditioner: preconditioner.into(),
+            amplitude: amplitude.into(),
             engine_order,
             tol,
             max_iter,
@@ -804,7 +844,7 @@ impl PyModel {
             dofs,
         };
         let sweep = SweepOptions {
-            method: ewr_solve::setup::parse_continuation(&continuation).map_err(option_error)?,
+            method: ewr_solve::setup::parse_continuation(continuation).map_err(option_error)?,
             adaptive,
             refine_peaks: refine,
             phase_resonances: refine,
@@ -831,10 +871,15 @@ impl PyModel {
         crate::run::frc(py, &self.model, &self.source_path(), call, &opts, &outputs)
     }
 
-    /// Nonlinear mode `mode` (from 1, of the structure with every contact stuck) by the
-    /// extended periodic motion concept with the exact friction law, at `points` modal
-    /// amplitudes from `start` to `end` (logarithmic), as `ewr modes` (see `_ewr.pyi`).
-    #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:59".to_string(),
+    /// Nonlinear mode ``mode`` (counted from 1 in the structure with every contact stuck)
+    /// by the extended periodic motion concept with the exact friction law, at ``points``
+    /// modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
+    /// ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
+    /// "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
+    /// fundamental of every DOF, complex, ``(points, n_dofs)``) and ``"synthesis_peak"``
+    /// (``(modal amplitude, omega, |Q1| per DOF)`` of the model's forcing synthesised from
+    /// the mode, or ``None``).
+    #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:59",
         mu_n=None, samples=None, tol=None, max_iter=200))]
     #[allow(clippy::too_many_arguments)]
     fn modes<'py>(
@@ -844,7 +889,7 @@ impl PyModel {
         end: f64,
         mode: usize,
         points: usize,
-        harmonics: String,
+        harmonics: &str,
         mu_n: Option<f64>,
         samples: Option<usize>,
         tol: Option<f64>,
@@ -863,7 +908,7 @@ impl PyModel {
             )));
         }
         let opts = PyOptions {
-            harmonics,
+            harmonics: harmonics.into(),
             samples,
             mu_n,
             rho: None,
@@ -932,10 +977,12 @@ impl PyModel {
         Ok(d)
     }
 
-    /// The time-domain reference at `omega`: implicit time stepping with exact Coulomb
-    /// friction to the periodic steady state (see `_ewr.pyi`).
+    /// The independent time-domain reference, as ``ewr simulate`` (same options, checks and
+    /// files: ``output``, ``timeseries``, ``plot``). ``progress(period, max_periods,
+    /// change)`` is called after every period; a run that does not reach the steady state
+    /// within ``periods`` warns and returns its last period.
     #[pyo3(signature = (omega, *, dt=None, periods=1000, tol=1e-6, mu_n=None, static_factor=1.0,
-        jenkins=None, eta_as_viscous=false, linear_solver="auto".to_string(), dofs=None,
+        jenkins=None, eta_as_viscous=false, linear_solver="auto", dofs=None,
         progress=None, output=None, timeseries=None, plot=None))]
     #[allow(clippy::too_many_arguments)]
     fn simulate(
@@ -949,14 +996,14 @@ impl PyModel {
         static_factor: f64,
         jenkins: Option<f64>,
         eta_as_viscous: bool,
-        linear_solver: String,
+        linear_solver: &str,
         dofs: Option<Vec<Bound<'_, PyAny>>>,
         progress: Option<Py<PyAny>>,
         output: Option<PathBuf>,
         timeseries: Option<PathBuf>,
         plot: Option<PathBuf>,
     ) -> PyResult<PySimulation> {
-        let linear_solver = match linear_solver.as_str() {
+        let linear_solver = match linear_solver {
             "auto" => ewr_simulate::LinearSolver::Auto,
             "dense" => ewr_simulate::LinearSolver::Dense,
             "sparse" => ewr_simulate::LinearSolver::Sparse,

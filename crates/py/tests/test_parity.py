@@ -345,3 +345,19 @@ def test_the_package_installs_the_ewr_command(tmp_path):
     m = subprocess.run([sys.executable, "-m", "ewr", "model", "example", "--list"],
                        capture_output=True, text=True)
     assert m.returncode == 0 and "two-mass-damper" in m.stdout, m.stderr
+
+
+def test_runtime_signatures_and_docstrings_are_the_documented_ones():
+    # help(ewr.Model.frc) in a notebook shows real defaults and the documentation of
+    # _ewr.pyi, not "harmonics=Ellipsis" and "see _ewr.pyi".
+    import ast
+    stub = ast.parse((Path(ewr.__file__).parent / "_ewr.pyi").read_text())
+    model = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Model")
+    documented = {f.name: ast.get_docstring(f) for f in model.body
+                  if isinstance(f, ast.FunctionDef)}
+    for name in ["solve", "frc", "peaks", "modes", "simulate"]:
+        method = getattr(ewr.Model, name)
+        sig = inspect.signature(method)
+        assert all(p.default is not Ellipsis for p in sig.parameters.values()), (name, sig)
+        assert inspect.cleandoc(method.__doc__) == documented[name], name
+    assert inspect.signature(ewr.Model.frc).parameters["harmonics"].default == "odd:59"
