@@ -6,6 +6,18 @@ mod common;
 
 use common::{ewr, s, shipped_model, text};
 
+/// single-contact-3d's band through the fold near w = 6.48, at all:15.
+const FOLD_BAND: [&str; 8] = [
+    "--omega-start",
+    "5.6",
+    "--omega-end",
+    "8",
+    "--step",
+    "0.05",
+    "--harmonics",
+    "all:15",
+];
+
 #[test]
 fn solve_reports_the_multiplier_of_the_damped_linear_oscillator() {
     // oscillator-2d without friction: m = 1, c = 0.01, so both modes decay as exp(-0.005 t).
@@ -50,17 +62,10 @@ fn frc_marks_the_branch_past_the_fold_unstable() {
     let csv = dir.path().join("f.csv");
     let png = dir.path().join("f.svg");
     let h5 = dir.path().join("f.h5");
-    let o = ewr(&[
-        "frc",
-        s(&shipped_model("single-contact-3d")),
-        "--omega-start",
-        "5.6",
-        "--omega-end",
-        "8",
-        "--step",
-        "0.05",
-        "--harmonics",
-        "all:15",
+    let model = shipped_model("single-contact-3d");
+    let mut args = vec!["frc", s(&model)];
+    args.extend(FOLD_BAND);
+    args.extend([
         "--continuation",
         "arclength",
         "--stability",
@@ -72,6 +77,7 @@ fn frc_marks_the_branch_past_the_fold_unstable() {
         s(&h5),
         "--json",
     ]);
+    let o = ewr(&args);
     let (out, err) = text(&o);
     // The curve turns back at the fold and leaves the band at its start: exit 1, all written.
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -116,16 +122,6 @@ fn peaks_flags_a_maximum_past_the_fold_that_a_sweep_never_reaches() {
     // lies higher, on the branch past the fold, where a multiplier is outside the unit circle.
     let dir = tempfile::tempdir().unwrap();
     let model = shipped_model("single-contact-3d");
-    let band = [
-        "--omega-start",
-        "5.6",
-        "--omega-end",
-        "8",
-        "--step",
-        "0.05",
-        "--harmonics",
-        "all:15",
-    ];
     let csv = dir.path().join("frc.csv");
     let mut args = vec![
         "frc",
@@ -135,7 +131,7 @@ fn peaks_flags_a_maximum_past_the_fold_that_a_sweep_never_reaches() {
         "--csv",
         s(&csv),
     ];
-    args.extend(band);
+    args.extend(FOLD_BAND);
     // Past the fold the sweep loses points (exit 1, every point written with its status).
     let o = ewr(&args);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o).1);
@@ -177,7 +173,7 @@ fn peaks_flags_a_maximum_past_the_fold_that_a_sweep_never_reaches() {
         "-o",
         s(&h5),
     ];
-    args.extend(band);
+    args.extend(FOLD_BAND);
     let o = ewr(&args);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");

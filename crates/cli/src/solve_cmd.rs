@@ -785,6 +785,8 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             hz: a.hz,
             units: setups[0].model.units.clone(),
             amplitude: setups[0].point.amplitude,
+            model_title: setups[0].model.title.clone(),
+            three_d: setups[0].model.contacts.has_normal(),
         };
         ewr_results::figures::frc(p, &done, axis).map_err(Failure::work)?;
     }

@@ -711,6 +711,8 @@ impl PyFrc {
             hz,
             units: self.setup.model.units.clone(),
             amplitude: self.setup.point.amplitude,
+            model_title: self.setup.model.title.clone(),
+            three_d: self.setup.model.contacts.has_normal(),
         };
         let curve = self.curve();
         py.detach(|| ewr_results::figures::frc(&path, &[curve], axis))

@@ -358,6 +358,8 @@ pub fn frc(
             hz: call.hz,
             units: setups[0].model.units.clone(),
             amplitude: setups[0].point.amplitude,
+            model_title: setups[0].model.title.clone(),
+            three_d: setups[0].model.contacts.has_normal(),
         };
         ewr_results::figures::frc(p, &curves, axis).map_err(fail)?;
     }

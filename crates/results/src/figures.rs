@@ -114,7 +114,7 @@ fn linear_tick(span: f64) -> impl Fn(&f64) -> String {
 
 /// The corner of the plot where a legend box of `w x h` (fractions of the plot) covers the
 /// fewest data points, given in the plot's fractions (`0..1` left to right, bottom to top).
-fn legend_corner(points: &[(f64, f64)], w: f64, h: f64) -> SeriesLabelPosition {
+fn legend_corner(points: &[(f64, f64)], w: f64, h: f64) -> (SeriesLabelPosition, usize) {
     let corners = [
         (SeriesLabelPosition::UpperRight, 1.0 - w, 1.0 - h),
         (SeriesLabelPosition::UpperLeft, 0.0, 1.0 - h),
@@ -129,8 +129,8 @@ fn legend_corner(points: &[(f64, f64)], w: f64, h: f64) -> SeriesLabelPosition {
     };
     corners
         .into_iter()
-        .min_by_key(|&(_, x0, y0)| covered(x0, y0))
-        .map(|c| c.0)
+        .map(|(c, x0, y0)| (c, covered(x0, y0)))
+        .min_by_key(|&(_, n)| n)
         .expect("four corners")
 }
 
@@ -144,6 +144,11 @@ pub struct FrequencyAxis {
     pub units: Option<String>,
     /// The amplitude measure the curves are in (the y axis names it).
     pub amplitude: ewr_solve::Amplitude,
+    /// The model's title (`/title`), which the figure's title names.
+    pub model_title: Option<String>,
+    /// Whether the model's contacts are 3-D: their friction bound is `mu N(t)`, set by the
+    /// model's `mu` and preload, not one `mu N`.
+    pub three_d: bool,
 }
 
 impl FrequencyAxis {
@@ -248,15 +253,34 @@ pub struct FrcStyle<'a> {
     pub parameter: Option<&'a str>,
 }
 
+/// A model's title short enough for a figure's title line (1000 px at 22 px): its name where
+/// it reads `name: description`, else its first 60 characters cut at a word.
+pub fn short_title(title: &str) -> String {
+    if let Some((name, _)) = title.split_once(": ")
+        && name.chars().count() <= 40
+    {
+        return name.to_string();
+    }
+    if title.chars().count() <= 60 {
+        return title.to_string();
+    }
+    let cut: String = title.chars().take(60).collect();
+    let words = cut.rsplit_once(' ').map_or(cut.as_str(), |(w, _)| w);
+    format!("{}...", words.trim_end_matches([',', ' ', '(']))
+}
+
 /// Frequency response curves: peak total amplitude of the monitored DOFs against `w`.
 pub fn frc(path: &Path, curves: &[Curve], axis: FrequencyAxis) -> Res {
     let lines: Vec<FrcLine> = curves
         .iter()
         .map(|c| FrcLine {
-            label: c
-                .mu_n
-                .map(|m| format!("mu N = {m}"))
-                .unwrap_or_else(|| "model's mu N".into()),
+            label: c.mu_n.map(|m| format!("mu N = {m}")).unwrap_or_else(|| {
+                if axis.three_d {
+                    "model's mu and preload".into()
+                } else {
+                    "model's mu N".into()
+                }
+            }),
             points: c
                 .points
                 .iter()
@@ -282,10 +306,14 @@ pub fn frc(path: &Path, curves: &[Curve], axis: FrequencyAxis) -> Res {
             unstable: unstable_runs(&c.points.iter().map(|p| &p.solution).collect::<Vec<_>>()),
         })
         .collect();
+    let title = match axis.model_title.as_deref().map(short_title) {
+        Some(t) => format!("{t}: frequency response"),
+        None => "Frequency response of the monitored DOFs".to_string(),
+    };
     frc_lines(
         path,
         &FrcStyle {
-            title: "Frequency response (peak of the monitored DOFs)",
+            title: &title,
             axis,
             parameter: Some("mu N"),
         },
@@ -387,6 +415,49 @@ const ORANGE: RGBColor = RGBColor(230, 120, 0);
 /// Most legend entries drawn; more would cover the plot.
 const MAX_LEGEND: usize = 12;
 
+/// Legend label of the dashed unstable stretches.
+const UNSTABLE_LABEL: &str = "unstable (a Floquet multiplier outside the unit circle)";
+
+/// Legend label of the points whose truncation error is above the warning level.
+fn inaccurate_label() -> String {
+    format!(
+        "truncation error > {}% (more harmonics, or --harmonics auto)",
+        100.0 * ewr_solve::estimate::WARN_ABOVE
+    )
+}
+
+/// The FRC legend's size as fractions of the plot (width, height): one row per entry
+/// [`draw_frc`] writes, as wide as its longest label (about 8 px per character of the 15 px
+/// font, plus the sample line, of ~880 px; rows of 22 px of ~540 px).
+fn legend_size(lines: &[FrcLine], by_value: bool) -> (f64, f64) {
+    let mut rows: Vec<usize> = Vec::new();
+    if !by_value {
+        rows.extend(
+            lines
+                .iter()
+                .take(MAX_LEGEND)
+                .map(|c| c.label.chars().count()),
+        );
+        if lines.len() > MAX_LEGEND {
+            rows.push(format!("... {} curves in all", lines.len()).len());
+        }
+    }
+    if lines.iter().any(|c| !c.unstable.is_empty()) {
+        rows.push(UNSTABLE_LABEL.len());
+    }
+    if lines.iter().any(|c| !c.inaccurate.is_empty()) {
+        rows.push(inaccurate_label().len());
+    }
+    if lines.iter().filter(|c| !c.peaks.is_empty()).count() > 1 {
+        rows.push("highest peak of each curve".len());
+    }
+    let widest = rows.iter().copied().max().unwrap_or(0) as f64;
+    (
+        ((widest * 8.0 + 45.0) / 880.0).clamp(0.2, 0.95),
+        (rows.len() as f64 * 22.0 + 12.0) / 540.0,
+    )
+}
+
 fn draw_frc<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     style: &FrcStyle<'_>,
@@ -431,6 +502,40 @@ where
     // Logarithmic amplitude: friction changes peaks by orders of magnitude (paper Fig. 5).
     let peak_amps = lines.iter().flat_map(|c| c.peaks.iter().map(|p| p.1));
     let (a0, a1) = log_bounds(pts.clone().map(|p| p.1).chain(peak_amps));
+    // The legend goes in the corner where it hides the fewest points, a peak counting as
+    // four (what the figure is read for); where every corner hides some, the amplitude axis
+    // grows upwards until the legend sits above the data (blade-ccx's refined peak was
+    // under it).
+    let (w_frac, h_frac) = legend_size(lines, by_value);
+    let data: Vec<(f64, f64)> = pts
+        .clone()
+        .map(|p| (axis.x(p.0), p.1))
+        .chain(
+            lines
+                .iter()
+                .flat_map(|c| c.peaks.iter().flat_map(|&(w, a)| [(axis.x(w), a); 4])),
+        )
+        .filter(|p| p.1 > 0.0)
+        .collect();
+    let fractions = |a1: f64| -> Vec<(f64, f64)> {
+        let (la0, la1) = (a0.ln(), a1.ln());
+        data.iter()
+            .map(|p| {
+                (
+                    (p.0 - w0) / (w1 - w0),
+                    (p.1.max(a0).ln() - la0) / (la1 - la0),
+                )
+            })
+            .collect()
+    };
+    let (mut corner, hidden) = legend_corner(&fractions(a1), w_frac, h_frac);
+    let a1 = if hidden > 0 && h_frac < 0.6 {
+        let raised = (a0.ln() + (a1.ln() - a0.ln()) / (1.0 - h_frac)).exp();
+        corner = legend_corner(&fractions(raised), w_frac, h_frac).0;
+        raised
+    } else {
+        a1
+    };
     let mut chart = ChartBuilder::on(&main)
         .margin(15)
         .x_label_area_size(45)
@@ -504,10 +609,11 @@ where
     }
     if lines.iter().any(|c| !c.unstable.is_empty()) {
         entries += 1;
+        let text = UNSTABLE_LABEL;
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
             .map_err(e("legend"))?
-            .label("unstable (a Floquet multiplier outside the unit circle)")
+            .label(text)
             .legend(|(x, y)| {
                 EmptyElement::at((x, y))
                     + PathElement::new(vec![(0, 0), (6, 0)], BLACK.stroke_width(2))
@@ -516,13 +622,11 @@ where
     }
     if lines.iter().any(|c| !c.inaccurate.is_empty()) {
         entries += 1;
+        let text = inaccurate_label();
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
             .map_err(e("legend"))?
-            .label(format!(
-                "truncation error > {}% (more harmonics, or --harmonics auto)",
-                100.0 * ewr_solve::estimate::WARN_ABOVE
-            ))
+            .label(text)
             .legend(|(x, y)| TriangleMarker::new((x + 10, y), 6, ORANGE.stroke_width(2)));
     }
     let backbone: Vec<(f64, f64)> = lines
@@ -544,21 +648,9 @@ where
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.6)));
     }
     if entries > 0 {
-        // The legend goes where it hides the fewest points.
-        let (la0, la1) = (a0.ln(), a1.ln());
-        let frac: Vec<(f64, f64)> = pts
-            .filter(|p| p.1 > 0.0)
-            .map(|p| {
-                (
-                    (axis.x(p.0) - w0) / (w1 - w0),
-                    (p.1.max(a0).ln() - la0) / (la1 - la0),
-                )
-            })
-            .collect();
-        let h = (entries as f64 * 22.0 + 12.0) / 540.0;
         chart
             .configure_series_labels()
-            .position(legend_corner(&frac, 0.3, h))
+            .position(corner)
             .border_style(BLACK)
             .background_style(WHITE.mix(0.85))
             .label_font(("sans-serif", 15))
@@ -876,7 +968,7 @@ where
         }
         if dim > 1 {
             ch.configure_series_labels()
-                .position(legend_corner(&frac, 0.35, 0.2))
+                .position(legend_corner(&frac, 0.35, 0.2).0)
                 .border_style(BLACK)
                 .background_style(WHITE.mix(0.8))
                 .label_font(("sans-serif", 13))
@@ -1112,11 +1204,7 @@ where
             0
         };
         ch.configure_series_labels()
-            .position(legend_corner(
-                &frac,
-                0.5,
-                (entries as f64 * 20.0 + 12.0) / 480.0,
-            ))
+            .position(legend_corner(&frac, 0.5, (entries as f64 * 20.0 + 12.0) / 480.0).0)
             .border_style(BLACK)
             .background_style(WHITE.mix(0.8))
             .label_font(("sans-serif", 13))
@@ -1398,6 +1486,21 @@ mod tests {
     use super::*;
     use plotters::drawing::DrawingAreaErrorKind;
     use plotters_backend::DrawingErrorKind;
+
+    #[test]
+    fn model_titles_shorten_to_a_title_line() {
+        let t = "single-contact-3d: one mass on a 3-D friction contact to ground (2 tangential \
+                 directions + unilateral normal)";
+        assert_eq!(short_title(t), "single-contact-3d");
+        let t = "Pretwisted cantilever blade (CalculiX, 10 x 2 x 1 C3D20) with two tip-shroud \
+                 friction contacts";
+        let s = short_title(t);
+        assert!(
+            s.starts_with("Pretwisted cantilever blade") && s.ends_with("...") && s.len() <= 63,
+            "{s}"
+        );
+        assert_eq!(short_title("my damper"), "my damper");
+    }
 
     #[test]
     fn tick_labels_are_short_plain_numbers() {
