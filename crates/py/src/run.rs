@@ -576,7 +576,7 @@ pub fn peaks<'py>(
         // 1 stable, 0 unstable, -1 not classified; NaN multipliers where not classified.
         let codes: Vec<i64> = points
             .iter()
-            .map(|q| q.stable.map_or(-1, i64::from))
+            .map(ewr_results::LocusPoint::stable_code)
             .collect();
         d.set_item("stable", codes.into_pyarray(py))?;
         d.set_item(

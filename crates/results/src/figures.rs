@@ -415,6 +415,14 @@ const ORANGE: RGBColor = RGBColor(230, 120, 0);
 /// Most legend entries drawn; more would cover the plot.
 const MAX_LEGEND: usize = 12;
 
+/// Legend label of the dashed line through the curves' highest peaks.
+const BACKBONE_LABEL: &str = "highest peak of each curve";
+
+/// Legend label standing for the curves beyond [`MAX_LEGEND`].
+fn more_curves_label(n: usize) -> String {
+    format!("... {n} curves in all")
+}
+
 /// Legend label of the dashed unstable stretches.
 const UNSTABLE_LABEL: &str = "unstable (a Floquet multiplier outside the unit circle)";
 
@@ -439,7 +447,7 @@ fn legend_size(lines: &[FrcLine], by_value: bool) -> (f64, f64) {
                 .map(|c| c.label.chars().count()),
         );
         if lines.len() > MAX_LEGEND {
-            rows.push(format!("... {} curves in all", lines.len()).len());
+            rows.push(more_curves_label(lines.len()).len());
         }
     }
     if lines.iter().any(|c| !c.unstable.is_empty()) {
@@ -449,7 +457,7 @@ fn legend_size(lines: &[FrcLine], by_value: bool) -> (f64, f64) {
         rows.push(inaccurate_label().len());
     }
     if lines.iter().filter(|c| !c.peaks.is_empty()).count() > 1 {
-        rows.push("highest peak of each curve".len());
+        rows.push(BACKBONE_LABEL.len());
     }
     let widest = rows.iter().copied().max().unwrap_or(0) as f64;
     (
@@ -578,7 +586,7 @@ where
         } else if !by_value && i == MAX_LEGEND {
             entries += 1;
             series
-                .label(format!("... {} curves in all", lines.len()))
+                .label(more_curves_label(lines.len()))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], WHITE));
         }
         let bad = c
@@ -644,7 +652,7 @@ where
                 BLACK.mix(0.6).stroke_width(1),
             ))
             .map_err(e("backbone"))?
-            .label("highest peak of each curve")
+            .label(BACKBONE_LABEL)
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.6)));
     }
     if entries > 0 {

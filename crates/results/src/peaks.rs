@@ -50,9 +50,11 @@ fn classified(points: &[LocusPoint]) -> bool {
     points.iter().any(|q| q.stable.is_some())
 }
 
-/// `1` stable, `0` unstable, `-1` not classified, as in FRC files.
-fn stable_code(q: &LocusPoint) -> i64 {
-    q.stable.map_or(-1, i64::from)
+impl LocusPoint {
+    /// `1` stable, `0` unstable, `-1` not classified, as in FRC files.
+    pub fn stable_code(&self) -> i64 {
+        self.stable.map_or(-1, i64::from)
+    }
 }
 
 /// Writes the locus as CSV: `NAME,omega,amplitude,evaluations,stick_fraction<c>...`, then
@@ -80,7 +82,7 @@ pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result
             if stability {
                 s.push_str(&format!(
                     ",{},{}",
-                    stable_code(q),
+                    q.stable_code(),
                     q.max_multiplier.unwrap_or(f64::NAN)
                 ));
             }
@@ -131,7 +133,10 @@ pub fn write_peaks_h5(
                 put_1d(
                     f,
                     "stable",
-                    &points.iter().map(stable_code).collect::<Vec<_>>(),
+                    &points
+                        .iter()
+                        .map(LocusPoint::stable_code)
+                        .collect::<Vec<_>>(),
                 )?;
                 put_1d(
                     f,

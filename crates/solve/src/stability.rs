@@ -175,7 +175,7 @@ pub fn floquet_by(
         // members near the axis more than H / 2 spacings off-centre: two-mass-damper stuck at
         // w = 0.2, all:9). The whole spectrum has their centred members.
         (Err(StabilityError::Numerical(_)), EigenMethod::Auto)
-            if pencil.eigen_size() > DENSE_EIGEN_UP_TO && pencil.eigen_size() <= MAX_EIGEN_SIZE =>
+            if (DENSE_EIGEN_UP_TO + 1..=MAX_EIGEN_SIZE).contains(&pencil.b_cols.len()) =>
         {
             select(&pencil, pencil.eigen(EigenMethod::Dense)?, set, omega)
         }
@@ -294,6 +294,8 @@ fn family_spacing(set: &HarmonicSet) -> usize {
 struct Pencil {
     a: Mat<f64>,
     b: Mat<f64>,
+    /// The columns where `B` is not zero (the eigenproblem's size is their count).
+    b_cols: Vec<usize>,
     /// Coefficients per signal.
     nco: usize,
     /// Per coefficient: its harmonic, and whether it is a sine.
@@ -488,9 +490,14 @@ impl Pencil {
                 }
             }
         }
+        // The finite eigenvalues live on the columns where B is not zero.
+        let b_cols = (0..n)
+            .filter(|&j| b.col(j).iter().any(|&v| v != 0.0))
+            .collect();
         Ok(Pencil {
             a,
             b,
+            b_cols,
             nco,
             coeffs,
             n_force,
@@ -499,18 +506,6 @@ impl Pencil {
             omega: omega.abs().max(f64::MIN_POSITIVE),
             spacing: family_spacing(set),
         })
-    }
-
-    /// The columns where `B` is not zero: the finite eigenvalues live on them.
-    fn b_columns(&self) -> Vec<usize> {
-        (0..self.a.nrows())
-            .filter(|&j| self.b.col(j).iter().any(|&v| v != 0.0))
-            .collect()
-    }
-
-    /// Size of the eigenproblem: [`Pencil::b_columns`] counted.
-    fn eigen_size(&self) -> usize {
-        self.b_columns().len()
     }
 
     /// Eigenvalues and eigenvectors of the pencil that decide stability, by shift and invert:
@@ -530,7 +525,7 @@ impl Pencil {
     /// keeping only what both give removed them too and changed no multiplier on four curves
     /// (483 points) while doubling the cost.
     fn eigen(&self, method: EigenMethod) -> Result<(Vec<c64>, Mat<c64>), StabilityError> {
-        let cols = self.b_columns();
+        let cols = &self.b_cols;
         let dense = match method {
             EigenMethod::Auto => cols.len() <= DENSE_EIGEN_UP_TO,
             EigenMethod::Dense => true,
@@ -552,7 +547,7 @@ impl Pencil {
         };
         for f in shifts {
             let found = if dense {
-                self.eigen_dense(f * scale, &cols)?
+                self.eigen_dense(f * scale, cols)?
             } else {
                 self.eigen_krylov(f * scale, cols.len())?
             };
