@@ -14,8 +14,13 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 const SOLVER: [&str; 4] = ["--harmonics", "odd:15", "--dofs", "u11,u12"];
 
-/// The highest refined peak of each `frc` curve, one curve per `mu_n`.
+/// The highest refined peak's amplitude of each `frc` curve, one curve per `mu_n`.
 fn brute_force(mu: &[f64]) -> Vec<f64> {
+    highest_peaks(mu).into_iter().map(|p| p.1).collect()
+}
+
+/// The highest refined peak `(omega, amplitude)` of each `frc` curve, one curve per `mu_n`.
+fn highest_peaks(mu: &[f64]) -> Vec<(f64, f64)> {
     let model = shipped_model("two-mass-damper");
     let list: Vec<String> = mu.iter().map(|m| m.to_string()).collect();
     let list = list.join(",");
@@ -43,8 +48,13 @@ fn brute_force(mu: &[f64]) -> Vec<f64> {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|p| p["amplitude"].as_f64().unwrap())
-                .fold(0.0, f64::max)
+                .map(|p| {
+                    (
+                        p["omega"].as_f64().unwrap(),
+                        p["amplitude"].as_f64().unwrap(),
+                    )
+                })
+                .fold((f64::NAN, 0.0), |a, b| if b.1 > a.1 { b } else { a })
         })
         .collect()
 }
@@ -142,6 +152,71 @@ fn tracked_peaks_and_optimum_match_full_curves() {
         "grid best at {} (peak {best}), optimum at {opt}",
         grid[best_k]
     );
+}
+
+#[test]
+fn the_highest_peak_changes_resonance_where_full_curves_say() {
+    // As the damper sticks, the highest peak moves from the slipping system's resonance
+    // (0.618) to the stuck one's (1.6): the locus says between which values, and full curves
+    // at those two values have their highest peaks on different resonances, where the locus
+    // puts them. The figure marks it.
+    let model = shipped_model("two-mass-damper");
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("locus.svg");
+    let mut args = vec![
+        "peaks",
+        model.to_str().unwrap(),
+        "--param",
+        "mu_n",
+        "--from",
+        "1",
+        "--to",
+        "20",
+        "--count",
+        "5",
+        "--no-optimum",
+        "--omega-start",
+        "0.2",
+        "--omega-end",
+        "2.6",
+        "--step",
+        "0.02",
+        "--json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ];
+    args.extend(SOLVER);
+    let v = json(&args);
+    let locus = v["locus"].as_array().unwrap();
+    let get = |k: usize, f: &str| locus[k][f].as_f64().unwrap();
+    let switched: Vec<usize> = (0..locus.len())
+        .filter(|&k| locus[k]["switched"].as_bool().unwrap())
+        .collect();
+    assert_eq!(switched.len(), 1, "{locus:#?}");
+    let k = switched[0];
+    let full = highest_peaks(&[get(k - 1, "value"), get(k, "value")]);
+    for (j, (w, a)) in [k - 1, k].into_iter().zip(&full) {
+        assert!(
+            (get(j, "omega") - w).abs() < 5e-3 && (get(j, "amplitude") / a - 1.0).abs() < 1e-3,
+            "locus peak {} at w = {}, full curve's highest {a} at {w}",
+            get(j, "amplitude"),
+            get(j, "omega")
+        );
+    }
+    assert!(
+        full[0].0 < 0.7 && full[1].0 > 1.5,
+        "no change of resonance between {:?} and {:?}",
+        full[0],
+        full[1]
+    );
+    // Elsewhere the peak frequency moves little.
+    for w in locus.windows(2) {
+        let dw = (w[1]["omega"].as_f64().unwrap() - w[0]["omega"].as_f64().unwrap()).abs();
+        assert_eq!(dw > 0.5, w[1]["switched"].as_bool().unwrap(), "{w:#?}");
+    }
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("two-mass-damper: resonance peak against mu_n"));
+    assert!(svg.contains("highest peak changes resonance"));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::paths::named;
 use crate::solve_cmd::{Common, setup};
 use clap::Args;
 use ewr_results::LocusPoint;
-use ewr_solve::SweepOptions;
+use ewr_solve::{Setup, SweepOptions};
 use ewr_study::track::{PeakParam, TrackSettings};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -175,13 +175,13 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     }
     let locus = result.points;
     let elapsed = t0.elapsed().as_secs_f64();
-    let points: Vec<LocusPoint> = locus.iter().map(LocusPoint::of).collect();
+    let points = ewr_results::locus_points(&locus);
     let status = match (&failure, interrupted) {
         (_, true) => "interrupted".to_string(),
         (Some(e), false) => format!("stopped: the peak was lost at {e}"),
         (None, false) => "complete".to_string(),
     };
-    write_outputs(a, &name, &points, optimum, &status)?;
+    write_outputs(a, &base, &name, &points, optimum, &status)?;
     if a.json {
         let s = serde_json::json!({
             "parameter": name,
@@ -216,13 +216,28 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
                 }
                 (true, _, _) => format!("  {:>6} {:>7}", "-", "-"),
             };
+            let switch = if p.switched {
+                "  <- another resonance"
+            } else {
+                ""
+            };
             say!(
-                "{:>14.6e} {:>14.8} {:>14.6e} {:>7}{stab}  {}",
+                "{:>14.6e} {:>14.8} {:>14.6e} {:>7}{stab}  {}{switch}",
                 p.value,
                 p.omega,
                 p.amplitude,
                 p.evaluations,
                 stick.join(" ")
+            );
+        }
+        for w in points.windows(2).filter(|w| w[1].switched) {
+            say!(
+                "note: between {name} = {:.6e} and {:.6e} the highest peak changes resonance \
+                 (w = {:.6} -> {:.6})",
+                w[0].value,
+                w[1].value,
+                w[0].omega,
+                w[1].omega
             );
         }
         let unstable = points.iter().filter(|p| p.stable == Some(false)).count();
@@ -263,6 +278,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
 
 fn write_outputs(
     a: &PeaksArgs,
+    base: &Setup,
     name: &str,
     points: &[LocusPoint],
     optimum: Option<(f64, f64, f64)>,
@@ -276,22 +292,9 @@ fn write_outputs(
             .map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        let panel = ewr_results::figures::DesignPanel {
-            parameter: name.to_string(),
-            series: vec![(
-                "peak amplitude".to_string(),
-                points.iter().map(|q| (q.value, q.amplitude)).collect(),
-            )],
-            optimum: optimum.map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
-            mark: "optimum",
-            amplitude: a.common.amplitude.parse().unwrap_or_default(),
-        };
-        ewr_results::figures::design(
-            p,
-            "ewr peaks: resonance peak against the parameter",
-            &[panel],
-        )
-        .map_err(Failure::work)?;
+        let axis =
+            ewr_results::figures::FrequencyAxis::of_model(&base.model, base.point.amplitude, false);
+        ewr_results::plot_peaks(p, name, points, optimum, axis).map_err(Failure::work)?;
     }
     Ok(())
 }

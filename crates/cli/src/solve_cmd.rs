@@ -452,7 +452,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         ewr_results::write_solution(p, &a.common.model, &setup, &sol).map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        ewr_results::figures::period(p, &PeriodFigure::of_solution(&sol, &params))
+        ewr_results::figures::period(p, &PeriodFigure::of_solution(&sol, &params, &setup.model))
             .map_err(Failure::work)?;
     }
     let summary = SolveSummary {
@@ -781,13 +781,11 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         ewr_results::write_frc(p, &a.common.model, &setups[0], &done).map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {
-        let axis = ewr_results::figures::FrequencyAxis {
-            hz: a.hz,
-            units: setups[0].model.units.clone(),
-            amplitude: setups[0].point.amplitude,
-            model_title: setups[0].model.title.clone(),
-            three_d: setups[0].model.contacts.has_normal(),
-        };
+        let axis = ewr_results::figures::FrequencyAxis::of_model(
+            &setups[0].model,
+            setups[0].point.amplitude,
+            a.hz,
+        );
         ewr_results::figures::frc(p, &done, axis).map_err(Failure::work)?;
     }
     drop(out_span);

@@ -691,7 +691,9 @@ impl PyModel {
     /// ``normal-preload``. Coarse sweeps over ``omega_start..omega_end`` (``step``, adaptive if
     /// given) at both ends find the maxima; each is followed without full curves; golden
     /// section refines the optimum when ``optimum``. Returns ``{"parameter", "value",
-    /// "omega", "amplitude", "evaluations"`` (arrays over the evaluated values, sorted),
+    /// "omega", "amplitude", "evaluations", "switched"`` (arrays over the evaluated values,
+    /// sorted; ``switched`` true where the highest peak is another resonance's than at the
+    /// previous value),
     /// ``"optimum": {"value", "amplitude", "omega", "interior"} or None, "solves",
     /// "error"}``; a peak lost midway warns and returns the locus so far. ``output``,
     /// ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.

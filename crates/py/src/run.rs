@@ -173,7 +173,7 @@ pub fn solve(
         ewr_results::write_solution(p, source, &setup, &sol).map_err(fail)?;
     }
     if let Some(p) = &outputs.plot {
-        let fig = ewr_results::figures::PeriodFigure::of_solution(&sol, &params);
+        let fig = ewr_results::figures::PeriodFigure::of_solution(&sol, &params, &setup.model);
         ewr_results::figures::period(p, &fig).map_err(fail)?;
     }
     Ok(PySolution::new(sol, &setup.model))
@@ -354,13 +354,11 @@ pub fn frc(
         ewr_results::write_frc(p, source, &setups[0], &curves).map_err(fail)?;
     }
     if let Some(p) = &outputs.plot {
-        let axis = ewr_results::figures::FrequencyAxis {
-            hz: call.hz,
-            units: setups[0].model.units.clone(),
-            amplitude: setups[0].point.amplitude,
-            model_title: setups[0].model.title.clone(),
-            three_d: setups[0].model.contacts.has_normal(),
-        };
+        let axis = ewr_results::figures::FrequencyAxis::of_model(
+            &setups[0].model,
+            setups[0].point.amplitude,
+            call.hz,
+        );
         ewr_results::figures::frc(p, &curves, axis).map_err(fail)?;
     }
     if let Some(e) = observer
@@ -517,11 +515,7 @@ pub fn peaks<'py>(
             )?;
         }
     }
-    let points: Vec<ewr_results::LocusPoint> = locus
-        .points
-        .iter()
-        .map(ewr_results::LocusPoint::of)
-        .collect();
+    let points = ewr_results::locus_points(&locus.points);
     let fail = |e: String| SolveError::new_err(e);
     if let Some(p) = &outputs.csv {
         ewr_results::write_peaks_csv(p, name, &points).map_err(fail)?;
@@ -536,24 +530,9 @@ pub fn peaks<'py>(
             .map_err(fail)?;
     }
     if let Some(p) = &outputs.plot {
-        let panel = ewr_results::figures::DesignPanel {
-            parameter: name.to_string(),
-            series: vec![(
-                "peak amplitude".to_string(),
-                points.iter().map(|q| (q.value, q.amplitude)).collect(),
-            )],
-            optimum: locus
-                .optimum
-                .map_or((f64::NAN, f64::NAN), |(v, amp, _)| (v, amp)),
-            mark: "optimum",
-            amplitude: opts.amplitude.parse().unwrap_or_default(),
-        };
-        ewr_results::figures::design(
-            p,
-            "ewr peaks: resonance peak against the parameter",
-            &[panel],
-        )
-        .map_err(fail)?;
+        let axis =
+            ewr_results::figures::FrequencyAxis::of_model(&r.model, r.point.amplitude, false);
+        ewr_results::plot_peaks(p, name, &points, locus.optimum, axis).map_err(fail)?;
     }
     let d = PyDict::new(py);
     let col = |f: &dyn Fn(&ewr_results::LocusPoint) -> f64| -> Vec<f64> {
@@ -569,6 +548,14 @@ pub fn peaks<'py>(
         points
             .iter()
             .map(|e| e.evaluations as u64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "switched",
+        points
+            .iter()
+            .map(|e| e.switched)
             .collect::<Vec<_>>()
             .into_pyarray(py),
     )?;

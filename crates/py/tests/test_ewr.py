@@ -279,6 +279,14 @@ def test_peaks_finds_the_optimum_of_full_curves():
     assert abs(grid[best] - opt["value"]) <= 0.021
     assert opt["amplitude"] <= min(brute) * (1 + 1e-6)
     assert opt["amplitude"] >= min(brute) * (1 - 1e-2)
+    # The change of resonance is flagged once, with its jump in frequency, and the optimum is
+    # where the two peaks are equal: next to it.
+    sw = loc["switched"]
+    assert sw.dtype == bool and sw.sum() == 1
+    k = int(np.flatnonzero(sw)[0])
+    assert loc["omega"][k - 1] < 1.0 < 1.5 < loc["omega"][k] or \
+        loc["omega"][k] < 1.0 < 1.5 < loc["omega"][k - 1]
+    assert loc["value"][k - 1] <= opt["value"] <= loc["value"][k]
     with pytest.raises(ewr.InputError, match="3-D"):
         m.peaks("mu", 0.1, 0.5, omega_start=0.2, omega_end=2.6, step=0.02)
     with pytest.raises(ewr.InputError):

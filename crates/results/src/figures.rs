@@ -152,6 +152,17 @@ pub struct FrequencyAxis {
 }
 
 impl FrequencyAxis {
+    /// The axes of a figure of `model`'s responses in the measure `amplitude`.
+    pub fn of_model(model: &ewr_model::Model, amplitude: ewr_solve::Amplitude, hz: bool) -> Self {
+        FrequencyAxis {
+            hz,
+            units: model.units.clone(),
+            amplitude,
+            model_title: model.title.clone(),
+            three_d: model.contacts.has_normal(),
+        }
+    }
+
     /// Whether the model's units put time in seconds (SI, or an explicit `s`).
     fn seconds(&self) -> bool {
         self.units.as_deref().is_some_and(|u| {
@@ -192,6 +203,7 @@ impl FrequencyAxis {
 
 /// One frequency response curve to draw: legend label and `(w, amplitude, converged)` per
 /// point, in the order computed.
+#[derive(Clone, Debug)]
 pub struct FrcLine {
     /// Legend label.
     pub label: String,
@@ -369,7 +381,15 @@ fn log_ticks(a0: f64, a1: f64) -> Vec<f64> {
     if ticks.len() >= 3 {
         return ticks;
     }
-    // Less than a decade: a round step giving 4 to 10 ticks.
+    round_ticks(a0, a1)
+}
+
+/// Evenly spaced round values from `a0` to `a1` (a step of 1, 2, 2.5 or 5 times a power of
+/// ten giving 4 to 10 of them).
+fn round_ticks(a0: f64, a1: f64) -> Vec<f64> {
+    if !(a1 > a0 && a0.is_finite() && a1.is_finite()) {
+        return vec![a0, a1];
+    }
     let raw = (a1 - a0) / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 2.5, 5.0, 10.0]
@@ -565,18 +585,11 @@ where
     let mut entries = 0;
     for (i, c) in lines.iter().enumerate() {
         let color = color_of(i);
-        let mut ok: Vec<(f64, f64)> = c
-            .points
-            .iter()
-            .filter(|p| p.2)
-            .map(|p| (axis.x(p.0), p.1.max(a0)))
-            .collect();
-        // Sequential curves are in w order already; arclength ones in curve order: keep it.
-        if c.points.windows(2).all(|w| w[0].0 <= w[1].0) {
-            ok.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
         let series = chart
-            .draw_series(LineSeries::new(ok, color.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                drawn_line(c, axis, a0),
+                color.stroke_width(2),
+            ))
             .map_err(e("curve"))?;
         if !by_value && i < MAX_LEGEND {
             entries += 1;
@@ -589,31 +602,7 @@ where
                 .label(more_curves_label(lines.len()))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], WHITE));
         }
-        let bad = c
-            .points
-            .iter()
-            .filter(|p| !p.2)
-            .map(|p| Cross::new((axis.x(p.0), p.1.max(a0)), 5, RED));
-        chart.draw_series(bad).map_err(e("failed points"))?;
-        let marks = c
-            .peaks
-            .iter()
-            .map(|&(w, a)| Circle::new((axis.x(w), a), 5, color.stroke_width(2)));
-        chart.draw_series(marks).map_err(e("peaks"))?;
-        let rough = c
-            .inaccurate
-            .iter()
-            .map(|&(w, a)| TriangleMarker::new((axis.x(w), a.max(a0)), 6, ORANGE.stroke_width(2)));
-        chart.draw_series(rough).map_err(e("inaccurate points"))?;
-        for run in &c.unstable {
-            let pts: Vec<(f64, f64)> = run.iter().map(|&(w, a)| (axis.x(w), a.max(a0))).collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), WHITE.stroke_width(3)))
-                .map_err(e("unstable"))?;
-            chart
-                .draw_series(DashedLineSeries::new(pts, 5, 4, color.stroke_width(2)))
-                .map_err(e("unstable"))?;
-        }
+        draw_marks(&mut chart, c, color, axis, a0)?;
     }
     if lines.iter().any(|c| !c.unstable.is_empty()) {
         entries += 1;
@@ -637,11 +626,7 @@ where
             .label(text)
             .legend(|(x, y)| TriangleMarker::new((x + 10, y), 6, ORANGE.stroke_width(2)));
     }
-    let backbone: Vec<(f64, f64)> = lines
-        .iter()
-        .filter_map(|c| c.peaks.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1)))
-        .map(|(w, a)| (axis.x(w), a))
-        .collect();
+    let backbone = peak_backbone(lines, axis);
     if backbone.len() > 1 {
         entries += 1;
         chart
@@ -671,6 +656,182 @@ where
     Ok(())
 }
 
+/// A curve's marks over its line: failed points (red crosses), refined peaks (circles),
+/// points above the truncation-error warning level (orange triangles) and unstable stretches
+/// (dashed); amplitudes below the axis's bottom `a0` sit on it.
+fn draw_marks<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    c: &FrcLine,
+    color: RGBColor,
+    axis: &FrequencyAxis,
+    a0: f64,
+) -> Res
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let bad = c
+        .points
+        .iter()
+        .filter(|p| !p.2)
+        .map(|p| Cross::new((axis.x(p.0), p.1.max(a0)), 5, RED));
+    chart.draw_series(bad).map_err(e("failed points"))?;
+    let marks = c
+        .peaks
+        .iter()
+        .map(|&(w, a)| Circle::new((axis.x(w), a), 5, color.stroke_width(2)));
+    chart.draw_series(marks).map_err(e("peaks"))?;
+    let rough = c
+        .inaccurate
+        .iter()
+        .map(|&(w, a)| TriangleMarker::new((axis.x(w), a.max(a0)), 6, ORANGE.stroke_width(2)));
+    chart.draw_series(rough).map_err(e("inaccurate points"))?;
+    for run in &c.unstable {
+        let pts: Vec<(f64, f64)> = run.iter().map(|&(w, a)| (axis.x(w), a.max(a0))).collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), WHITE.stroke_width(3)))
+            .map_err(e("unstable"))?;
+        chart
+            .draw_series(DashedLineSeries::new(pts, 5, 4, color.stroke_width(2)))
+            .map_err(e("unstable"))?;
+    }
+    Ok(())
+}
+
+/// A curve's converged points as drawn: `(x, amplitude)` on the axis (amplitudes below its
+/// bottom `a0` on it), in `w` order for a sequential sweep, in curve order for arclength.
+fn drawn_line(c: &FrcLine, axis: &FrequencyAxis, a0: f64) -> Vec<(f64, f64)> {
+    let mut ok: Vec<(f64, f64)> = c
+        .points
+        .iter()
+        .filter(|p| p.2)
+        .map(|p| (axis.x(p.0), p.1.max(a0)))
+        .collect();
+    if c.points.windows(2).all(|w| w[0].0 <= w[1].0) {
+        ok.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    ok
+}
+
+/// The dashed line through the highest peak of each curve (the peaks' backbone), in the
+/// axis's x.
+fn peak_backbone(lines: &[FrcLine], axis: &FrequencyAxis) -> Vec<(f64, f64)> {
+    lines
+        .iter()
+        .filter_map(|c| c.peaks.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1)))
+        .map(|(w, a)| (axis.x(w), a))
+        .collect()
+}
+
+/// One panel of [`frc_grid`]: the curves that share the values of every parameter but the
+/// colour's.
+pub struct FrcPanel {
+    /// What the curves share (`mass = 0.5`).
+    pub caption: String,
+    /// The curves, coloured by [`FrcLine::value`] on the figure's one colour bar.
+    pub lines: Vec<FrcLine>,
+}
+
+/// Most panels [`frc_grid`] draws (4 rows of 3); a study with more combinations of its other
+/// parameters is drawn overlaid.
+pub const MAX_PANELS: usize = 12;
+
+/// Frequency response curves as small multiples: one panel per combination of the other
+/// parameters, on shared axes, every curve coloured by its value on one colour bar. Thirty
+/// curves of a two-parameter study overlaid and coloured by one parameter hide the other.
+pub fn frc_grid(path: &Path, style: &FrcStyle<'_>, panels: &[FrcPanel]) -> Res {
+    let cols = panels.len().clamp(1, 3);
+    let rows = panels.len().div_ceil(cols).max(1) as u32;
+    let extra = if style.axis.units.is_some() { 30 } else { 0 };
+    render!(path, (1150, 60 + extra + 380 * rows), |root| {
+        draw_frc_grid(root, style, panels)
+    })
+}
+
+fn draw_frc_grid<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    style: &FrcStyle<'_>,
+    panels: &[FrcPanel],
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(e("fill"))?;
+    let axis = &style.axis;
+    let mut root = root
+        .titled(style.title, ("sans-serif", 22))
+        .map_err(e("title"))?;
+    if let Some(u) = &axis.units {
+        root = root
+            .titled(&format!("units: {u}"), ("sans-serif", 14))
+            .map_err(e("title"))?;
+    }
+    let all = || panels.iter().flat_map(|p| &p.lines);
+    let (v0, v1) = all()
+        .filter_map(|c| c.value)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let color_of = |c: &FrcLine| match c.value {
+        Some(v) if v1 > v0 => scale_color((v - v0) / (v1 - v0)),
+        _ => scale_color(0.5),
+    };
+    // Shared axes: the panels are compared with each other.
+    let pts = || all().flat_map(|c| &c.points);
+    let (w0, w1) = bounds(pts().map(|p| axis.x(p.0)));
+    let peak_amps = all().flat_map(|c| c.peaks.iter().map(|p| p.1));
+    let (a0, a1) = log_bounds(pts().map(|p| p.1).chain(peak_amps));
+    let (main, bar) = root.split_horizontally(1040);
+    let cols = panels.len().clamp(1, 3);
+    let rows = panels.len().div_ceil(cols).max(1);
+    let areas = main.split_evenly((rows, cols));
+    for (panel, area) in panels.iter().zip(&areas) {
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.caption, ("sans-serif", 16))
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                w0..w1,
+                (a0..a1).log_scale().with_key_points(log_ticks(a0, a1)),
+            )
+            .map_err(e("axes"))?;
+        chart
+            .configure_mesh()
+            .x_labels(5)
+            .x_desc(axis.label())
+            .y_desc(axis.amplitude_label(axis.amplitude.formula()))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .label_style(("sans-serif", 13))
+            .draw()
+            .map_err(e("mesh"))?;
+        for c in &panel.lines {
+            let color = color_of(c);
+            chart
+                .draw_series(LineSeries::new(
+                    drawn_line(c, axis, a0),
+                    color.stroke_width(2),
+                ))
+                .map_err(e("curve"))?;
+            draw_marks(&mut chart, c, color, axis, a0)?;
+        }
+        let backbone = peak_backbone(&panel.lines, axis);
+        if backbone.len() > 1 {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    backbone,
+                    6,
+                    4,
+                    BLACK.mix(0.6).stroke_width(1),
+                ))
+                .map_err(e("backbone"))?;
+        }
+    }
+    colour_bar(&bar, style.parameter.unwrap_or("value"), v0, v1)
+}
+
 /// A vertical colour bar of [`scale_color`] from `v0` (bottom) to `v1`, titled `name`.
 fn colour_bar<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -682,18 +843,58 @@ where
     DB::ErrorType: 'static,
 {
     let v1 = if v1 > v0 { v1 } else { v0 + 1.0 };
+    draw_colour_bar(area, name, v0, v1, round_ticks(v0, v1), &tick)
+}
+
+/// [`colour_bar`] of a quantity drawn by its `log10` (`l0..l1`), labelled in the quantity
+/// itself (1, 2, 5 per decade), not in its logarithm.
+fn log_colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    name: &str,
+    l0: f64,
+    l1: f64,
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    let l1 = if l1 > l0 { l1 } else { l0 + 1.0 };
+    let ticks = log_ticks(10f64.powf(l0), 10f64.powf(l1))
+        .into_iter()
+        .map(f64::log10)
+        .collect();
+    draw_colour_bar(area, name, l0, l1, ticks, &|l: &f64| tick(&10f64.powf(*l)))
+}
+
+fn draw_colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    name: &str,
+    v0: f64,
+    v1: f64,
+    ticks: Vec<f64>,
+    label: &dyn Fn(&f64) -> String,
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
     let mut cb = ChartBuilder::on(area)
         .margin(15)
         .margin_left(5)
         .x_label_area_size(45)
         .y_label_area_size(55)
         .caption(name, ("sans-serif", 14))
-        .build_cartesian_2d(0.0..1.0, v0..v1)
+        .build_cartesian_2d(
+            0.0..1.0,
+            TickedAxis {
+                lo: v0,
+                hi: v1,
+                ticks,
+            },
+        )
         .map_err(e("colour bar"))?;
     cb.configure_mesh()
         .disable_mesh()
         .disable_x_axis()
-        .y_label_formatter(&tick)
+        .y_label_formatter(label)
         .label_style(("sans-serif", 12))
         .draw()
         .map_err(e("colour bar"))?;
@@ -746,7 +947,11 @@ pub struct NormalPanel {
 
 impl PeriodFigure {
     /// Contact 0 of a periodic solution.
-    pub fn of_solution(s: &ewr_solve::PointSolution, params: &ewr_contact::ContactParams) -> Self {
+    pub fn of_solution(
+        s: &ewr_solve::PointSolution,
+        params: &ewr_contact::ContactParams,
+        model: &ewr_model::Model,
+    ) -> Self {
         let h = &s.histories;
         let nt = h.n_samples;
         let period = std::f64::consts::TAU / s.omega;
@@ -757,7 +962,8 @@ impl PeriodFigure {
         };
         PeriodFigure {
             title: format!(
-                "ewr solve: w = {}, {}, contact 0 of {} ({}; residual {:.1e})",
+                "{}: ewr solve at w = {}, {}, contact 0 of {} ({}; residual {:.1e})",
+                short_title(model.title.as_deref().unwrap_or("model")),
                 s.omega,
                 s.set,
                 params.len(),
@@ -799,8 +1005,8 @@ impl PeriodFigure {
         let first = sim.contact_summaries().into_iter().next();
         PeriodFigure {
             title: format!(
-                "ewr simulate: {}, w = {}, dt = {:.3e}, contact 0 of {}{}",
-                model.title.as_deref().unwrap_or("model"),
+                "{}: ewr simulate at w = {}, dt = {:.3e}, contact 0 of {}{}",
+                short_title(model.title.as_deref().unwrap_or("model")),
                 sim.omega,
                 sim.dt,
                 sim.n_contacts,
@@ -1222,6 +1428,274 @@ where
     Ok(())
 }
 
+/// A linear axis whose labelled ticks are given: plotters' `WithKeyPoints` over a plain f64
+/// range has no value formatter, so a mesh cannot be drawn on it.
+#[derive(Clone)]
+struct TickedAxis {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl plotters::coord::ranged1d::Ranged for TickedAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let t = (v - self.lo) / (self.hi - self.lo);
+        limit.0 + (t * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// The figure of a peak locus: what [`peak_locus`] draws.
+pub struct PeakLocusFigure<'a> {
+    /// Figure title.
+    pub title: String,
+    /// The parameter's name (x axis).
+    pub parameter: &'a str,
+    /// The locus, sorted by value.
+    pub points: &'a [crate::LocusPoint],
+    /// The smallest peak `(value, amplitude)`, marked.
+    pub optimum: Option<(f64, f64)>,
+    /// How frequencies and amplitudes read.
+    pub axis: FrequencyAxis,
+}
+
+/// Legend label of the vertical lines where the highest peak changes resonance.
+const SWITCH_LABEL: &str = "highest peak changes resonance";
+
+/// Legend label of unstable peaks.
+const UNSTABLE_PEAK_LABEL: &str = "unstable peak (past a fold: a sweep jumps off first)";
+
+/// The peak locus: the highest peak's amplitude (top, logarithmic) and frequency (bottom)
+/// against the parameter, on one x axis; where the highest peak changes from one resonance to
+/// another the frequency line breaks and a dashed line crosses both panels. A parameter
+/// spanning more than a factor 30 (friction loads from 1 to 100) is drawn on a log axis.
+pub fn peak_locus(path: &Path, fig: &PeakLocusFigure<'_>) -> Res {
+    let extra = if fig.axis.units.is_some() { 30 } else { 0 };
+    render!(path, (1000, 820 + extra), |root| draw_peak_locus(root, fig))
+}
+
+fn draw_peak_locus<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    fig: &PeakLocusFigure<'_>,
+) -> Res
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(e("fill"))?;
+    let axis = &fig.axis;
+    let mut root = root
+        .titled(&fig.title, ("sans-serif", 22))
+        .map_err(e("title"))?;
+    if let Some(u) = &axis.units {
+        root = root
+            .titled(&format!("units: {u}"), ("sans-serif", 14))
+            .map_err(e("title"))?;
+    }
+    let pts = fig.points;
+    let (v0, v1) = pts
+        .iter()
+        .map(|p| p.value)
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let log_x = v0 > 0.0 && v1 / v0 > 30.0;
+    let fx = |v: f64| if log_x { v.log10() } else { v };
+    let (x0, x1) = if log_x {
+        let (a, b) = log_bounds([v0, v1].into_iter());
+        (a.log10(), b.log10())
+    } else {
+        bounds(pts.iter().map(|p| p.value))
+    };
+    let x_ticks: Vec<f64> = if log_x {
+        log_ticks(10f64.powf(x0), 10f64.powf(x1))
+            .into_iter()
+            .map(f64::log10)
+            .collect()
+    } else {
+        round_ticks(x0, x1)
+    };
+    let x_axis = TickedAxis {
+        lo: x0,
+        hi: x1,
+        ticks: x_ticks,
+    };
+    let x_label = move |x: &f64| {
+        if log_x {
+            tick(&10f64.powf(*x))
+        } else {
+            linear_tick(x1 - x0)(x)
+        }
+    };
+    let amps = pts.iter().map(|p| p.amplitude);
+    let (a0, a1) = log_bounds(amps.chain(fig.optimum.map(|o| o.1)));
+    let (w0, w1) = bounds(pts.iter().map(|p| axis.x(p.omega)));
+    let height = root.dim_in_pixel().1;
+    let (top, bottom) = root.split_vertically(height * 56 / 100);
+    // Where the highest peak changes resonance: between the two values.
+    let switches: Vec<f64> = pts
+        .windows(2)
+        .filter(|w| w[1].switched)
+        .map(|w| 0.5 * (fx(w[0].value) + fx(w[1].value)))
+        .collect();
+    let blue = COLORS[0];
+    let grey = BLACK.mix(0.55);
+
+    let mut ch = ChartBuilder::on(&top)
+        .margin(12)
+        .x_label_area_size(30)
+        .y_label_area_size(85)
+        .build_cartesian_2d(
+            x_axis.clone(),
+            (a0..a1).log_scale().with_key_points(log_ticks(a0, a1)),
+        )
+        .map_err(e("axes"))?;
+    ch.configure_mesh()
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&tick)
+        .y_desc(axis.amplitude_label(&format!("peak {}", axis.amplitude.formula())))
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(e("mesh"))?;
+    let mut entries = 1;
+    for (k, &x) in switches.iter().enumerate() {
+        let s = ch
+            .draw_series(DashedLineSeries::new(
+                [(x, a0), (x, a1)],
+                6,
+                4,
+                grey.stroke_width(2),
+            ))
+            .map_err(e("switch"))?;
+        if k == 0 {
+            entries += 1;
+            s.label(SWITCH_LABEL).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2))
+            });
+        }
+    }
+    let line: Vec<(f64, f64)> = pts.iter().map(|p| (fx(p.value), p.amplitude)).collect();
+    ch.draw_series(LineSeries::new(line.clone(), blue.stroke_width(2)))
+        .map_err(e("curve"))?
+        .label(format!("highest peak {}", axis.amplitude.formula()))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2)));
+    ch.draw_series(line.iter().map(|&p| Circle::new(p, 3, blue.filled())))
+        .map_err(e("points"))?;
+    let unstable: Vec<(f64, f64)> = pts
+        .iter()
+        .filter(|p| p.stable == Some(false))
+        .map(|p| (fx(p.value), p.amplitude))
+        .collect();
+    if !unstable.is_empty() {
+        entries += 1;
+        ch.draw_series(
+            unstable
+                .iter()
+                .map(|&p| Circle::new(p, 7, ORANGE.stroke_width(2))),
+        )
+        .map_err(e("unstable"))?
+        .label(UNSTABLE_PEAK_LABEL)
+        .legend(|(x, y)| Circle::new((x + 10, y), 6, ORANGE.stroke_width(2)));
+    }
+    if let Some((ov, oa)) = fig.optimum.filter(|o| o.0.is_finite() && o.1 > 0.0) {
+        entries += 1;
+        ch.draw_series([Circle::new((fx(ov), oa), 9, RED.stroke_width(3))])
+            .map_err(e("optimum"))?
+            .label(format!(
+                "optimum: {} = {}, peak {}",
+                fig.parameter,
+                tick(&ov),
+                tick(&oa)
+            ))
+            .legend(|(x, y)| Circle::new((x + 10, y), 6, RED.stroke_width(3)));
+    }
+    let (la0, la1) = (a0.ln(), a1.ln());
+    let frac: Vec<(f64, f64)> = line
+        .windows(2)
+        .flat_map(|w| {
+            let (a, b) = (w[0], w[1]);
+            (0..=20).map(move |k| {
+                let t = k as f64 / 20.0;
+                (
+                    (a.0 + t * (b.0 - a.0) - x0) / (x1 - x0),
+                    ((a.1.ln() + t * (b.1.ln() - a.1.ln())) - la0) / (la1 - la0),
+                )
+            })
+        })
+        .collect();
+    ch.configure_series_labels()
+        .position(legend_corner(&frac, 0.5, (entries as f64 * 21.0 + 12.0) / 400.0).0)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.85))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(e("legend"))?;
+
+    let mut ch = ChartBuilder::on(&bottom)
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(85)
+        .build_cartesian_2d(x_axis, w0..w1)
+        .map_err(e("axes"))?;
+    ch.configure_mesh()
+        .y_labels(8)
+        .light_line_style(WHITE)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&linear_tick(w1 - w0))
+        .x_desc(if log_x {
+            format!("{} (log scale)", fig.parameter)
+        } else {
+            fig.parameter.to_string()
+        })
+        .y_desc(format!("peak at {}", axis.label()))
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(e("mesh"))?;
+    for &x in &switches {
+        ch.draw_series(DashedLineSeries::new(
+            [(x, w0), (x, w1)],
+            6,
+            4,
+            grey.stroke_width(2),
+        ))
+        .map_err(e("switch"))?;
+    }
+    // One line per stretch on one resonance: a switch is a jump, not a slope.
+    let mut run: Vec<(f64, f64)> = Vec::new();
+    for p in pts {
+        if p.switched && !run.is_empty() {
+            ch.draw_series(LineSeries::new(
+                std::mem::take(&mut run),
+                blue.stroke_width(2),
+            ))
+            .map_err(e("frequency"))?;
+        }
+        run.push((fx(p.value), axis.x(p.omega)));
+    }
+    ch.draw_series(LineSeries::new(run, blue.stroke_width(2)))
+        .map_err(e("frequency"))?;
+    ch.draw_series(
+        pts.iter()
+            .map(|p| Circle::new((fx(p.value), axis.x(p.omega)), 3, blue.filled())),
+    )
+    .map_err(e("points"))?;
+    Ok(())
+}
+
 /// A two-parameter grid of peak amplitudes.
 pub struct HeatMap {
     /// Name and values of the x parameter (columns).
@@ -1331,8 +1805,8 @@ where
         RED.stroke_width(4),
     )])
     .map_err(e("optimum"))?;
-    // Colour bar: log10 of the peak.
-    colour_bar(&bar, "log10 peak", l0, l1)?;
+    // The colour is the peak's log10; the bar reads in the peak itself.
+    log_colour_bar(&bar, "peak", l0, l1)?;
     Ok(())
 }
 

@@ -3,6 +3,8 @@
 //! result in Python), and the figures ewr draws. Writers go through a temporary file renamed
 //! when complete, so an existing result is only ever replaced by a whole one.
 
+#[cfg(test)]
+mod figure_ticks;
 pub mod figures;
 pub mod frc;
 pub mod lock;
@@ -17,7 +19,7 @@ use ewr_solve::Setup;
 use std::path::Path;
 
 pub use frc::{FrcCsv, read_stored_curves, write_frc};
-pub use peaks::{LocusPoint, write_peaks_csv, write_peaks_h5};
+pub use peaks::{LocusPoint, locus_points, plot_peaks, write_peaks_csv, write_peaks_h5};
 pub use solution::{state_code, write_solution, write_timeseries};
 
 /// Creates the folder a result file goes into, so that `-o out/run.h5` just works.

@@ -23,12 +23,30 @@ pub struct LocusPoint {
     pub stable: Option<bool>,
     /// Its largest Floquet multiplier modulus, where classified.
     pub max_multiplier: Option<f64>,
+    /// Whether the highest peak is another resonance's than at the previous value
+    /// (`ewr_study::track::resonance_switches`).
+    pub switched: bool,
+}
+
+/// The locus points of a tracked locus (sorted by value), resonance switches marked.
+pub fn locus_points(points: &[ewr_study::track::Evaluated]) -> Vec<LocusPoint> {
+    let switched = ewr_study::track::resonance_switches(points);
+    points
+        .iter()
+        .zip(switched)
+        .map(|(e, s)| LocusPoint {
+            switched: s,
+            ..LocusPoint::of(e)
+        })
+        .collect()
 }
 
 impl LocusPoint {
-    /// The locus point of a tracked peak.
-    pub fn of(e: &ewr_study::track::Evaluated) -> Self {
+    /// The locus point of a tracked peak (not marked as a switch: [`locus_points`] sees its
+    /// neighbours).
+    fn of(e: &ewr_study::track::Evaluated) -> Self {
         LocusPoint {
+            switched: false,
             value: e.value,
             omega: e.peak.omega,
             amplitude: e.peak.amplitude,
@@ -57,12 +75,12 @@ impl LocusPoint {
     }
 }
 
-/// Writes the locus as CSV: `NAME,omega,amplitude,evaluations,stick_fraction<c>...`, then
-/// `stable,max_multiplier` where some peak was classified.
+/// Writes the locus as CSV: `NAME,omega,amplitude,evaluations,switched,stick_fraction<c>...`,
+/// then `stable,max_multiplier` where some peak was classified.
 pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result<(), String> {
     let nc = points.first().map_or(0, |p| p.stick_fraction.len());
     atomically(path, |tmp| {
-        let mut s = format!("{name},omega,amplitude,evaluations");
+        let mut s = format!("{name},omega,amplitude,evaluations,switched");
         for c in 0..nc {
             s.push_str(&format!(",stick_fraction{c}"));
         }
@@ -73,8 +91,12 @@ pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result
         s.push('\n');
         for q in points {
             s.push_str(&format!(
-                "{},{},{},{}",
-                q.value, q.omega, q.amplitude, q.evaluations
+                "{},{},{},{},{}",
+                q.value,
+                q.omega,
+                q.amplitude,
+                q.evaluations,
+                u8::from(q.switched)
             ));
             for f in &q.stick_fraction {
                 s.push_str(&format!(",{f}"));
@@ -124,6 +146,14 @@ pub fn write_peaks_h5(
                     .map(|q| q.evaluations as i64)
                     .collect::<Vec<_>>(),
             )?;
+            put_1d(
+                f,
+                "switched",
+                &points
+                    .iter()
+                    .map(|q| i64::from(q.switched))
+                    .collect::<Vec<_>>(),
+            )?;
             let stick: Vec<f64> = points
                 .iter()
                 .flat_map(|q| q.stick_fraction.iter().copied())
@@ -151,4 +181,30 @@ pub fn write_peaks_h5(
         // error instead of a truncated file renamed into place.
         crate::finish_h5(file)
     })
+}
+
+/// The figure of a peak locus (`ewr peaks --plot`, Python's `peaks(plot=)`): the highest
+/// peak's amplitude and frequency against the parameter, resonance switches and the optimum
+/// marked.
+pub fn plot_peaks(
+    path: &Path,
+    name: &str,
+    points: &[LocusPoint],
+    optimum: Option<(f64, f64, f64)>,
+    axis: crate::figures::FrequencyAxis,
+) -> Result<(), String> {
+    let title = match axis.model_title.as_deref().map(crate::figures::short_title) {
+        Some(t) => format!("{t}: resonance peak against {name}"),
+        None => format!("Resonance peak against {name}"),
+    };
+    crate::figures::peak_locus(
+        path,
+        &crate::figures::PeakLocusFigure {
+            title,
+            parameter: name,
+            points,
+            optimum: optimum.map(|(v, amp, _)| (v, amp)),
+            axis,
+        },
+    )
 }

@@ -198,7 +198,11 @@ pub fn write_study_outputs(
             },
             parameter: colour_by.map(|p| info.parameters[p].name()),
         };
-        figures::frc_lines(&p, &style, &lines)?;
+        let cases = results.iter().filter(|r| !r.omega.is_empty());
+        match colour_by.and_then(|c| small_multiples(info, c, cases.zip(lines.clone()))) {
+            Some(panels) => figures::frc_grid(&p, &style, &panels)?,
+            None => figures::frc_lines(&p, &style, &lines)?,
+        }
         written.push(p);
     }
     let mut panels = Vec::new();
@@ -221,6 +225,39 @@ pub fn write_study_outputs(
         written.push(p);
     }
     Ok(written)
+}
+
+/// The study's curves grouped by the values of every parameter but the colour's (`colour`),
+/// one panel per group in the order first met, where there are 2 to
+/// [`figures::MAX_PANELS`] groups; `None` for one group (nothing to separate) or more.
+fn small_multiples<'a>(
+    info: &StudyInfo,
+    colour: usize,
+    cases: impl Iterator<Item = (&'a CaseResult, FrcLine)>,
+) -> Option<Vec<figures::FrcPanel>> {
+    let mut panels: Vec<figures::FrcPanel> = Vec::new();
+    for (r, line) in cases {
+        let caption = info
+            .parameters
+            .iter()
+            .zip(&r.values)
+            .enumerate()
+            .filter(|(q, _)| *q != colour)
+            .map(|(_, (k, v))| format!("{} = {v}", k.name()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match panels.iter_mut().find(|p| p.caption == caption) {
+            Some(p) => p.lines.push(line),
+            None => panels.push(figures::FrcPanel {
+                caption,
+                lines: vec![line],
+            }),
+        }
+        if panels.len() > figures::MAX_PANELS {
+            return None;
+        }
+    }
+    (panels.len() > 1).then_some(panels)
 }
 
 /// The case with the smallest resonance peak inside the band, among fully converged cases if

@@ -397,6 +397,27 @@ pub fn track(
     locus
 }
 
+/// For each point of a locus sorted by value, whether its highest peak is another local
+/// maximum than the previous value's: the tracked peak nearest in frequency to the previous
+/// highest is not the highest here. As a damper sticks, the highest peak changes from the
+/// slipping system's resonance to the stuck system's; the optimum is usually where it does.
+/// A switch onto a maximum that was not followed (it appeared between two values) is not seen.
+pub fn resonance_switches(points: &[Evaluated]) -> Vec<bool> {
+    let mut out = vec![false; points.len()];
+    for (i, pair) in points.windows(2).enumerate() {
+        let (prev, cur) = (&pair[0], &pair[1]);
+        let w = prev.peak.omega;
+        let nearest = cur
+            .tracks
+            .iter()
+            .flatten()
+            .min_by(|a, b| (a.omega - w).abs().total_cmp(&(b.omega - w).abs()));
+        out[i + 1] =
+            nearest.is_some_and(|q| (q.omega - cur.peak.omega).abs() > 1e-4 * cur.peak.omega.abs());
+    }
+    out
+}
+
 pub use crate::param::values;
 
 /// Most parameter values a locus tracks: each is a few periodic solutions at least, and a
