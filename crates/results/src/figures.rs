@@ -420,13 +420,18 @@ fn log_bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
     }
 }
 
-const COLORS: [RGBColor; 6] = [
+/// Distinct line colours (matplotlib's ten), enough for a 10-entry legend without a repeat.
+const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(255, 127, 14),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
 
 /// Marks of points whose truncation error exceeds the warning level.
@@ -522,7 +527,9 @@ where
     let color_of = |i: usize| -> RGBColor {
         match lines[i].value {
             Some(v) if by_value => scale_color(if v1 > v0 { (v - v0) / (v1 - v0) } else { 0.5 }),
-            _ => COLORS[i % COLORS.len()],
+            // More curves than colours (up to the legend's 12): a scale, no two alike.
+            _ if lines.len() > COLORS.len() => scale_color(i as f64 / (lines.len() - 1) as f64),
+            _ => COLORS[i],
         }
     };
     let pts = lines.iter().flat_map(|c| &c.points);
