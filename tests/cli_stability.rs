@@ -217,3 +217,60 @@ fn a_contact_holding_the_whole_structure_is_stable() {
     assert_eq!(v["stability"]["stable"], true, "{out}");
     assert_eq!(v["stability"]["max_multiplier"], 0.0, "{out}");
 }
+
+#[test]
+fn a_study_classifies_its_points_and_the_fold_is_where_they_turn_unstable() {
+    // `solver.stability = true`: the study's arclength curve through single-contact-3d's fold
+    // is classified point by point; stable up to the turning point in frequency, unstable
+    // on the branch past it (a multiplier crosses +1 at a fold), as `ewr frc --stability`.
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("fold.toml");
+    let model = shipped_model("single-contact-3d");
+    std::fs::write(
+        &study,
+        format!(
+            "title = \"fold\"\nmodel = {:?}\n[frequency]\nstart = 5.6\nend = 8\nstep = 0.05\n\
+             continuation = \"arclength\"\n[solver]\nharmonics = \"all:15\"\nstability = true\n\
+             [grid]\nforcing_scale = [1.0]\n",
+            s(&model)
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("fold.h5");
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", text(&o).1);
+    let f = hdf5::File::open(&out).unwrap();
+    let g = f.group("cases/case_00000").unwrap();
+    let omega: Vec<f64> = g.dataset("omega").unwrap().read_raw().unwrap();
+    let stable: Vec<i64> = g.dataset("stable").unwrap().read_raw().unwrap();
+    let mult: Vec<f64> = g.dataset("max_multiplier").unwrap().read_raw().unwrap();
+    assert_eq!((stable.len(), mult.len()), (omega.len(), omega.len()));
+    assert_eq!(stable[0], 1);
+    let turn = (1..omega.len())
+        .find(|&i| omega[i] < omega[i - 1])
+        .expect("the curve turns back at the fold");
+    let first_unstable = stable
+        .iter()
+        .position(|&c| c == 0)
+        .expect("unstable points");
+    assert!(
+        (omega[turn - 1] - omega[first_unstable]).abs() < 0.05,
+        "fold at w = {}, first unstable point at w = {}",
+        omega[turn - 1],
+        omega[first_unstable]
+    );
+    for i in 0..omega.len() {
+        assert_eq!(
+            stable[i] == 0,
+            mult[i] > 1.0,
+            "point {i}: {} {}",
+            stable[i],
+            mult[i]
+        );
+    }
+    let csv = std::fs::read_to_string(dir.path().join("fold.csv")).unwrap();
+    assert!(
+        csv.lines().next().unwrap().ends_with(",peak_stable"),
+        "{csv}"
+    );
+}

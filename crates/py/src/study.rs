@@ -293,7 +293,8 @@ impl PyStudyResult {
     /// `peak_omega`, `peak_amplitude`, `optimum_value`, and the curve (`omega`, `amplitude`,
     /// `converged`, `iterations`), the refined peaks (`peaks_omega`, `peaks_amplitude`) and
     /// the locus of `[optimize]` studies (`locus_value`, `locus_omega`, `locus_amplitude`) as
-    /// numpy arrays.
+    /// numpy arrays; with `solver.stability`, `stable` and `max_multiplier` per point,
+    /// `peak_stable` and `locus_stable` (1 stable, 0 unstable, -1 not classified).
     #[getter]
     fn cases<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.results
@@ -325,6 +326,12 @@ impl PyStudyResult {
                     "locus_amplitude",
                     r.locus_amplitude.clone().into_pyarray(py),
                 )?;
+                if self.study.solver.stability {
+                    d.set_item("stable", r.stable.clone().into_pyarray(py))?;
+                    d.set_item("max_multiplier", r.max_multiplier.clone().into_pyarray(py))?;
+                    d.set_item("peak_stable", r.peak_stable)?;
+                    d.set_item("locus_stable", r.locus_stable.clone().into_pyarray(py))?;
+                }
                 Ok(d)
             })
             .collect()

@@ -209,6 +209,17 @@ def test_study_from_a_file_equals_the_command(tmp_path):
                    "solver": {"harmonics": "odd:15", "dofs": ["u11", "u12"]},
                    "grid": {"mu_n": [2, 8]}}).run()
     assert np.array_equal(d.table()["peak_amplitude"], t["peak_amplitude"])
+    assert "stable" not in d.cases[0]
+    # With stability: every converged point of a sequential sweep is classified, and a
+    # sweep's points are stable (it jumps off a branch where it turns unstable).
+    st = ewr.Study({"model": "tmd.h5",
+                    "frequency": {"start": 0.3, "end": 1.2, "step": 0.02},
+                    "solver": {"harmonics": "odd:15", "dofs": ["u11", "u12"],
+                               "stability": True},
+                    "grid": {"mu_n": [8]}}).run()
+    c = st.cases[0]
+    assert c["stable"].shape == c["omega"].shape and (c["stable"] == 1).all()
+    assert (c["max_multiplier"] < 1).all() and c["peak_stable"] == 1
     with pytest.raises(ewr.InputError, match="frequency"):
         ewr.Study({"model": "tmd.h5", "frequency": {"start": -1.0, "end": 1.2, "step": 0.02}})
 

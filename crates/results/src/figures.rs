@@ -227,19 +227,43 @@ pub struct FrcLine {
 
 /// The unstable stretches of a curve's points, for [`FrcLine::unstable`].
 pub fn unstable_runs(points: &[&ewr_solve::PointSolution]) -> Vec<Vec<(f64, f64)>> {
-    let unstable = |s: &ewr_solve::PointSolution| {
-        s.status.converged() && s.stability.as_ref().is_some_and(|st| !st.is_stable())
-    };
-    let at = |s: &ewr_solve::PointSolution| (s.omega, s.dofs.norm_peak);
+    let marks: Vec<PointMark> = points
+        .iter()
+        .map(|s| PointMark {
+            omega: s.omega,
+            amplitude: s.dofs.norm_peak,
+            converged: s.status.converged(),
+            unstable: s.stability.as_ref().is_some_and(|st| !st.is_stable()),
+        })
+        .collect();
+    unstable_stretches(&marks)
+}
+
+/// What [`unstable_stretches`] needs of a point of a curve.
+pub struct PointMark {
+    /// Frequency.
+    pub omega: f64,
+    /// Amplitude.
+    pub amplitude: f64,
+    /// Whether it converged.
+    pub converged: bool,
+    /// Whether it was classified unstable.
+    pub unstable: bool,
+}
+
+/// Stretches `(w, amplitude)` of consecutive converged unstable points, each with its
+/// converged neighbours (so that the dashed stretch joins the line), in curve order.
+pub fn unstable_stretches(points: &[PointMark]) -> Vec<Vec<(f64, f64)>> {
+    let unstable = |p: &PointMark| p.converged && p.unstable;
     let mut runs = Vec::new();
     let mut i = 0;
     while i < points.len() {
-        if !unstable(points[i]) {
+        if !unstable(&points[i]) {
             i += 1;
             continue;
         }
         let start = i;
-        while i < points.len() && unstable(points[i]) {
+        while i < points.len() && unstable(&points[i]) {
             i += 1;
         }
         let lo = start.saturating_sub(1);
@@ -247,8 +271,8 @@ pub fn unstable_runs(points: &[&ewr_solve::PointSolution]) -> Vec<Vec<(f64, f64)
         runs.push(
             points[lo..=hi]
                 .iter()
-                .filter(|s| s.status.converged())
-                .map(|s| at(s))
+                .filter(|p| p.converged)
+                .map(|p| (p.omega, p.amplitude))
                 .collect(),
         );
     }

@@ -184,7 +184,16 @@ pub fn write_study_outputs(
                 .collect(),
             value: colour_by.map(|p| r.values[p].num()),
             inaccurate: Vec::new(),
-            unstable: Vec::new(),
+            unstable: figures::unstable_stretches(
+                &(0..r.omega.len())
+                    .map(|i| figures::PointMark {
+                        omega: r.omega[i],
+                        amplitude: r.amp_norm[i],
+                        converged: r.converged[i],
+                        unstable: r.stable.get(i) == Some(&0),
+                    })
+                    .collect::<Vec<_>>(),
+            ),
         })
         .collect();
     if !lines.is_empty() {

@@ -95,6 +95,22 @@ pub struct CaseResult {
     pub peaks_omega: Vec<f64>,
     /// ... and amplitude.
     pub peaks_amplitude: Vec<f64>,
+    /// `solver.stability`: per point 1 stable, 0 unstable, -1 not classified (empty
+    /// otherwise), ...
+    pub stable: Vec<i64>,
+    /// ... the largest Floquet multiplier modulus per point (NaN where not classified), ...
+    pub max_multiplier: Vec<f64>,
+    /// ... the same code for the case's peak (-1 where not classified or not asked), ...
+    pub peak_stable: i64,
+    /// ... and for `[optimize]` per locus value.
+    pub locus_stable: Vec<i64>,
+}
+
+/// 1 stable, 0 unstable, -1 not classified: the code of a solution's stability in files.
+pub fn stable_code(s: &ewr_solve::PointSolution) -> i64 {
+    s.stability
+        .as_ref()
+        .map_or(-1, |st| i64::from(st.is_stable()))
 }
 
 impl CaseResult {
@@ -125,6 +141,10 @@ impl CaseResult {
             locus_evaluations: Vec::new(),
             peaks_omega: Vec::new(),
             peaks_amplitude: Vec::new(),
+            stable: Vec::new(),
+            max_multiplier: Vec::new(),
+            peak_stable: -1,
+            locus_stable: Vec::new(),
         }
     }
 
@@ -162,6 +182,14 @@ impl CaseResult {
             r.amp_w
                 .extend(s.contacts.iter().map(|c| c.displacement_amplitude));
             r.dof_peak.extend(s.dofs.peak.iter().copied());
+            if study.solver.stability {
+                r.stable.push(stable_code(s));
+                r.max_multiplier.push(
+                    s.stability
+                        .as_ref()
+                        .map_or(f64::NAN, |st| st.max_multiplier),
+                );
+            }
         }
         let best = (0..r.omega.len())
             .filter(|&i| r.converged[i] && r.amp_norm[i].is_finite())
@@ -175,6 +203,7 @@ impl CaseResult {
             Some(i) => {
                 r.peak_omega = r.omega[i];
                 r.peak_amplitude = r.amp_norm[i];
+                r.peak_stable = r.stable.get(i).copied().unwrap_or(-1);
                 if bad > 0 {
                     r.status = CaseStatus::Unconverged;
                     r.reason = format!("{bad} of {} points did not converge", r.omega.len());
@@ -227,6 +256,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             keep_histories: false,
             estimate_points: false,
             estimate_peaks: false,
+            stability: study.solver.stability,
             ..SweepOptions::new(f.omega_start, f.omega_end, f.step)
         };
         let run = Setup {
@@ -260,6 +290,9 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             {
                 r.peak_omega = top.omega;
                 r.peak_amplitude = top.amplitude;
+                if study.solver.stability {
+                    r.peak_stable = stable_code(&top.solution);
+                }
             }
         }
         // A largest amplitude at the band's edge is no resonance peak: say so, and for an
@@ -310,7 +343,7 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
         point: f.point.clone(),
         kind: first.kind,
         structural: o.kind.structural(),
-        stability: false,
+        stability: study.solver.stability,
     };
     let model_at = |v: f64| {
         study
@@ -326,6 +359,9 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
         r.locus_omega.push(e.peak.omega);
         r.locus_amplitude.push(e.peak.amplitude);
         r.locus_evaluations.push(e.peak.evaluations as i64);
+        if study.solver.stability {
+            r.locus_stable.push(stable_code(&e.peak.solution));
+        }
     }
     let name = o.kind.name();
     match (locus.optimum, &locus.failure) {
@@ -338,6 +374,13 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
             r.optimum_value = v;
             r.peak_amplitude = amp;
             r.peak_omega = w;
+            if let Some(e) = locus.points.iter().find(|e| e.value == v) {
+                r.peak_stable = if study.solver.stability {
+                    stable_code(&e.peak.solution)
+                } else {
+                    -1
+                };
+            }
             match failure {
                 Some(e) => {
                     r.status = CaseStatus::Unconverged;

@@ -72,6 +72,7 @@ struct RawSolver {
     preconditioner: Option<Spanned<String>>,
     dofs: Option<Spanned<toml::Value>>,
     amplitude: Option<Spanned<String>>,
+    stability: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -157,6 +158,9 @@ pub struct Solver {
     pub monitor: Vec<usize>,
     /// Amplitude measure of curves, peaks and optima (`solver.amplitude`).
     pub amplitude: ewr_solve::Amplitude,
+    /// Floquet multipliers of every converged point, refined peak and locus peak
+    /// (`solver.stability`, docs/stability.md).
+    pub stability: bool,
 }
 
 /// One swept parameter: what it is and what it acts on.
@@ -719,6 +723,7 @@ impl Study {
             preconditioner,
             monitor,
             amplitude,
+            stability: s.stability.unwrap_or(false),
         };
 
         // Targets.
@@ -1002,6 +1007,7 @@ impl Study {
             format!("{solver:?}")
                 .replace(", auto: None", "")
                 .replace(", amplitude: Max", "")
+                .replace(", stability: false", "")
                 .as_bytes(),
         );
         // Cases of 3-D contacts computed before stuck contacts were held along a sweep

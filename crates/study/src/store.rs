@@ -42,6 +42,8 @@ pub struct StudyInfo {
     pub peaks: bool,
     /// The amplitude measure of the curves, peaks and optima (`solver.amplitude`).
     pub amplitude: ewr_solve::Amplitude,
+    /// Whether cases carry the stability of their points and peaks (`solver.stability`).
+    pub stability: bool,
 }
 
 impl StudyInfo {
@@ -59,6 +61,7 @@ impl StudyInfo {
             optimize: study.optimize.as_ref().map(|o| o.kind),
             peaks: study.optimize.is_none() && study.objective == Objective::Peak,
             amplitude: study.solver.amplitude,
+            stability: study.solver.stability,
         }
     }
 }
@@ -98,6 +101,14 @@ fn write_case(g: &hdf5::Group, info: &StudyInfo, r: &CaseResult) -> Result<(), S
         put_1d(g, "peaks_omega", &r.peaks_omega)?;
         put_1d(g, "peaks_amplitude", &r.peaks_amplitude)?;
     }
+    if info.stability {
+        put_i64(g, "peak_stable", r.peak_stable)?;
+        put_1d(g, "stable", &r.stable)?;
+        put_1d(g, "max_multiplier", &r.max_multiplier)?;
+        if info.optimize.is_some() {
+            put_1d(g, "locus_stable", &r.locus_stable)?;
+        }
+    }
     Ok(())
 }
 
@@ -106,6 +117,7 @@ fn read_case(
     parameters: &[ParamKind],
     optimized: bool,
     peaks: bool,
+    stability: bool,
 ) -> Result<CaseResult, String> {
     let status_s = get_str(g, "status")?;
     let status =
@@ -157,6 +169,14 @@ fn read_case(
         locus_evaluations: locus(g, "locus_evaluations", optimized)?,
         peaks_omega: locus(g, "peaks_omega", peaks)?,
         peaks_amplitude: locus(g, "peaks_amplitude", peaks)?,
+        stable: locus(g, "stable", stability)?,
+        max_multiplier: locus(g, "max_multiplier", stability)?,
+        peak_stable: if stability {
+            get_i64(g, "peak_stable")?
+        } else {
+            -1
+        },
+        locus_stable: locus(g, "locus_stable", stability && optimized)?,
     })
 }
 
@@ -200,7 +220,14 @@ pub fn read_case_file(
         return Err(at("not a study case file".into()));
     }
     let hash = get_str(&f, "study_hash").map_err(at)?;
-    let case = read_case(&f, &info.parameters, info.optimize.is_some(), info.peaks).map_err(at);
+    let case = read_case(
+        &f,
+        &info.parameters,
+        info.optimize.is_some(),
+        info.peaks,
+        info.stability,
+    )
+    .map_err(at);
     Ok((hash, case))
 }
 
@@ -231,6 +258,10 @@ fn summary(g: &hdf5::Group, info: &StudyInfo, results: &[CaseResult]) -> Result<
     put_1d(g, "peak_omega", &v)?;
     let v: Vec<f64> = results.iter().map(|r| r.peak_amplitude).collect();
     put_1d(g, "peak_amplitude", &v)?;
+    if info.stability {
+        let v: Vec<i64> = results.iter().map(|r| r.peak_stable).collect();
+        put_1d(g, "peak_stable", &v)?;
+    }
     let v: Vec<i64> = results.iter().map(|r| r.omega.len() as i64).collect();
     put_1d(g, "n_points", &v)?;
     let v: Vec<i64> = results.iter().map(|r| r.n_unconverged() as i64).collect();
@@ -283,6 +314,9 @@ pub fn write_study_file(
         let dofs: Vec<i64> = info.monitored_dofs.iter().map(|&d| d as i64).collect();
         put_1d(&f, "monitored_dofs", &dofs)?;
         put_str(&f, "amplitude", info.amplitude.name())?;
+        if info.stability {
+            put_i64(&f, "stability", 1)?;
+        }
         summary(&group(&f, "summary")?, info, results)?;
         let cases = group(&f, "cases")?;
         for r in results {
@@ -331,8 +365,11 @@ pub fn read_study_file(path: &Path) -> Result<StudyFile, String> {
             Ok(_) => get_str(&f, "amplitude")?.parse()?,
             Err(_) => ewr_solve::Amplitude::Max,
         };
+        // Files written before the option existed, or without it, carry no stability.
+        let stability = f.attr("stability").is_ok() && get_i64(&f, "stability")? == 1;
         let info = StudyInfo {
             amplitude,
+            stability,
             optimize,
             peaks,
             title: get_str(&f, "title")?,
@@ -360,8 +397,14 @@ pub fn read_study_file(path: &Path) -> Result<StudyFile, String> {
         for name in cases.member_names().map_err(h5)? {
             let g = cases.group(&name).map_err(h5)?;
             results.push(
-                read_case(&g, &info.parameters, info.optimize.is_some(), info.peaks)
-                    .map_err(|e| format!("{name}: {e}"))?,
+                read_case(
+                    &g,
+                    &info.parameters,
+                    info.optimize.is_some(),
+                    info.peaks,
+                    info.stability,
+                )
+                .map_err(|e| format!("{name}: {e}"))?,
             );
         }
         results.sort_by_key(|r| r.index);
@@ -443,7 +486,8 @@ fn csv_field(s: &str) -> String {
 /// Writes the summary table (one row per case) as CSV, atomically: columns `case`, the
 /// swept parameters, `status`, `peak_omega`, `peak_amplitude`, `points`, `unconverged`,
 /// `iterations`, `reason`; for an `[optimize]` study `optimum_<parameter>` after `status`
-/// and `values`, `solves` in place of the curve's counts.
+/// and `values`, `solves` in place of the curve's counts; with `solver.stability` a last
+/// column `peak_stable` (1, 0, -1 not classified).
 pub fn write_summary_csv(
     path: &Path,
     info: &StudyInfo,
@@ -471,6 +515,9 @@ pub fn write_summary_csv(
             ],
         };
         cols.extend(tail.iter().map(|s| s.to_string()));
+        if info.stability {
+            cols.push("peak_stable".into());
+        }
         let mut text = cols.join(",") + "\n";
         for r in results {
             let mut row = vec![r.index.to_string()];
@@ -490,6 +537,9 @@ pub fn write_summary_csv(
                 row.push(r.total_iterations().to_string());
             }
             row.push(csv_field(&r.reason));
+            if info.stability {
+                row.push(r.peak_stable.to_string());
+            }
             text += &(row.join(",") + "\n");
         }
         out.write_all(text.as_bytes())

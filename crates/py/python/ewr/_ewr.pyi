@@ -449,7 +449,9 @@ class StudyResult:
     """Per case: ``index``, ``key``, parameter values, ``status``, ``reason``, ``peak_omega``,
     ``peak_amplitude``, ``optimum_value`` and arrays ``omega``, ``amplitude``, ``converged``,
     ``iterations``, ``peaks_omega``, ``peaks_amplitude``, ``locus_value``, ``locus_omega``,
-    ``locus_amplitude``."""
+    ``locus_amplitude``; with ``solver.stability = true`` also ``stable`` and
+    ``max_multiplier`` per point, ``peak_stable`` and ``locus_stable`` (1 stable, 0 unstable,
+    -1 not classified)."""
     optimum: Optional[dict[str, Any]]
     """The case the study is read for: the smallest peak (among fully converged cases if
     any), or in a study over ``engine_order`` the largest (the critical engine order)."""
