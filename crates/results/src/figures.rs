@@ -112,6 +112,28 @@ fn linear_tick(span: f64) -> impl Fn(&f64) -> String {
     }
 }
 
+/// A polyline on a chart with linear x over `x0..x1` and logarithmic y over `a0..a1`, as
+/// points in the plot's fractions for [`legend_corner`]: 21 per segment, since the lines
+/// between a few points are hidden by a legend too. Segments through `y <= 0` are skipped.
+fn line_fractions(
+    line: &[(f64, f64)],
+    (x0, x1): (f64, f64),
+    (a0, a1): (f64, f64),
+) -> Vec<(f64, f64)> {
+    let (la0, la1) = (a0.ln(), a1.ln());
+    let norm = |p: &(f64, f64)| ((p.0 - x0) / (x1 - x0), (p.1.ln() - la0) / (la1 - la0));
+    line.windows(2)
+        .filter(|w| w[0].1 > 0.0 && w[1].1 > 0.0)
+        .flat_map(|w| {
+            let (a, b) = (norm(&w[0]), norm(&w[1]));
+            (0..=20).map(move |k| {
+                let t = k as f64 / 20.0;
+                (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1))
+            })
+        })
+        .collect()
+}
+
 /// The corner of the plot where a legend box of `w x h` (fractions of the plot) covers the
 /// fewest data points, given in the plot's fractions (`0..1` left to right, bottom to top).
 fn legend_corner(points: &[(f64, f64)], w: f64, h: f64) -> (SeriesLabelPosition, usize) {
@@ -363,12 +385,35 @@ pub fn frc_lines(path: &Path, style: &FrcStyle<'_>, lines: &[FrcLine]) -> Res {
     render!(path, (1000, 650), |root| draw_frc(root, style, lines))
 }
 
-fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = v
-        .filter(|x| x.is_finite())
+/// Smallest and largest finite value; `(inf, -inf)` when there is none.
+fn extent(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    v.filter(|x| x.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(x), b.max(x))
-        });
+        })
+}
+
+/// The figure's title line, and under it the model's unit statement where it has one; the
+/// area below both.
+fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    units: Option<&str>,
+) -> Result<DrawingArea<DB, Shift>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let area = root.titled(title, ("sans-serif", 22)).map_err(e("title"))?;
+    match units {
+        Some(u) => area
+            .titled(&format!("units: {u}"), ("sans-serif", 14))
+            .map_err(e("title")),
+        None => Ok(area),
+    }
+}
+
+fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = extent(v);
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
@@ -525,24 +570,11 @@ where
 {
     root.fill(&WHITE).map_err(e("fill"))?;
     let axis = &style.axis;
-    let root = match &axis.units {
-        Some(u) => root
-            .titled(style.title, ("sans-serif", 22))
-            .map_err(e("title"))?
-            .titled(&format!("units: {u}"), ("sans-serif", 14))
-            .map_err(e("title"))?,
-        None => root
-            .titled(style.title, ("sans-serif", 22))
-            .map_err(e("title"))?,
-    };
+    let root = titled(root, style.title, axis.units.as_deref())?;
     // Many curves with values: a colour scale by value and a colour bar, not a legend.
     let values: Vec<f64> = lines.iter().filter_map(|c| c.value).collect();
     let by_value = lines.len() > MAX_LEGEND && values.len() == lines.len();
-    let (v0, v1) = values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-            (a.min(v), b.max(v))
-        });
+    let (v0, v1) = extent(values.iter().copied());
     let (main, bar) = if by_value {
         root.split_horizontally(880)
     } else {
@@ -790,20 +822,9 @@ where
 {
     root.fill(&WHITE).map_err(e("fill"))?;
     let axis = &style.axis;
-    let mut root = root
-        .titled(style.title, ("sans-serif", 22))
-        .map_err(e("title"))?;
-    if let Some(u) = &axis.units {
-        root = root
-            .titled(&format!("units: {u}"), ("sans-serif", 14))
-            .map_err(e("title"))?;
-    }
+    let root = titled(root, style.title, axis.units.as_deref())?;
     let all = || panels.iter().flat_map(|p| &p.lines);
-    let (v0, v1) = all()
-        .filter_map(|c| c.value)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
+    let (v0, v1) = extent(all().filter_map(|c| c.value));
     let color_of = |c: &FrcLine| match c.value {
         Some(v) if v1 > v0 => scale_color((v - v0) / (v1 - v0)),
         _ => scale_color(0.5),
@@ -1427,21 +1448,10 @@ where
                 tick(&oy)
             ))
             .legend(|(x, y)| Circle::new((x + 10, y), 6, RED.stroke_width(3)));
-        let (la0, la1) = (a0.ln(), a1.ln());
-        // The lines between the few points matter too: sample each segment.
-        let norm = |p: &(f64, f64)| ((p.0 - x0) / (x1 - x0), (p.1.ln() - la0) / (la1 - la0));
         let frac: Vec<(f64, f64)> = panel
             .series
             .iter()
-            .flat_map(|s| s.1.windows(2))
-            .filter(|w| w[0].1 > 0.0 && w[1].1 > 0.0)
-            .flat_map(|w| {
-                let (a, b) = (norm(&w[0]), norm(&w[1]));
-                (0..=20).map(move |k| {
-                    let t = k as f64 / 20.0;
-                    (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1))
-                })
-            })
+            .flat_map(|s| line_fractions(&s.1, (x0, x1), (a0, a1)))
             .collect();
         let entries = 1 + if panel.series.len() > 1 && !many && !strip {
             panel.series.len()
@@ -1528,22 +1538,9 @@ where
 {
     root.fill(&WHITE).map_err(e("fill"))?;
     let axis = &fig.axis;
-    let mut root = root
-        .titled(&fig.title, ("sans-serif", 22))
-        .map_err(e("title"))?;
-    if let Some(u) = &axis.units {
-        root = root
-            .titled(&format!("units: {u}"), ("sans-serif", 14))
-            .map_err(e("title"))?;
-    }
+    let root = titled(root, &fig.title, axis.units.as_deref())?;
     let pts = fig.points;
-    let (v0, v1) = pts
-        .iter()
-        .map(|p| p.value)
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
+    let (v0, v1) = extent(pts.iter().map(|p| p.value));
     let log_x = v0 > 0.0 && v1 / v0 > 30.0;
     let fx = |v: f64| if log_x { v.log10() } else { v };
     let (x0, x1) = if log_x {
@@ -1654,20 +1651,7 @@ where
             ))
             .legend(|(x, y)| Circle::new((x + 10, y), 6, RED.stroke_width(3)));
     }
-    let (la0, la1) = (a0.ln(), a1.ln());
-    let frac: Vec<(f64, f64)> = line
-        .windows(2)
-        .flat_map(|w| {
-            let (a, b) = (w[0], w[1]);
-            (0..=20).map(move |k| {
-                let t = k as f64 / 20.0;
-                (
-                    (a.0 + t * (b.0 - a.0) - x0) / (x1 - x0),
-                    ((a.1.ln() + t * (b.1.ln() - a.1.ln())) - la0) / (la1 - la0),
-                )
-            })
-        })
-        .collect();
+    let frac = line_fractions(&line, (x0, x1), (a0, a1));
     ch.configure_series_labels()
         .position(legend_corner(&frac, 0.5, (entries as f64 * 21.0 + 12.0) / 400.0).0)
         .border_style(BLACK)

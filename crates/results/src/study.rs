@@ -236,6 +236,17 @@ pub fn write_study_outputs(
     Ok(written)
 }
 
+/// A case's values of every parameter but the `except`-th, as `name{eq}value`.
+fn other_values(info: &StudyInfo, r: &CaseResult, except: usize, eq: &str) -> Vec<String> {
+    info.parameters
+        .iter()
+        .zip(&r.values)
+        .enumerate()
+        .filter(|(q, _)| *q != except)
+        .map(|(_, (k, v))| format!("{}{eq}{v}", k.name()))
+        .collect()
+}
+
 /// The study's curves grouped by the values of every parameter but the colour's (`colour`),
 /// one panel per group in the order first met, where there are 2 to
 /// [`figures::MAX_PANELS`] groups; `None` for one group (nothing to separate) or more.
@@ -246,15 +257,7 @@ fn small_multiples<'a>(
 ) -> Option<Vec<figures::FrcPanel>> {
     let mut panels: Vec<figures::FrcPanel> = Vec::new();
     for (r, line) in cases {
-        let caption = info
-            .parameters
-            .iter()
-            .zip(&r.values)
-            .enumerate()
-            .filter(|(q, _)| *q != colour)
-            .map(|(_, (k, v))| format!("{} = {v}", k.name()))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let caption = other_values(info, r, colour, " = ").join(", ");
         match panels.iter_mut().find(|p| p.caption == caption) {
             Some(p) => p.lines.push(line),
             None => panels.push(figures::FrcPanel {
@@ -320,14 +323,7 @@ fn design_panels(info: &StudyInfo, results: &[CaseResult]) -> Vec<DesignPanel> {
         // One series per combination of the other parameters.
         let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
         for r in results.iter().filter(|r| r.peak_amplitude.is_finite()) {
-            let others: Vec<String> = info
-                .parameters
-                .iter()
-                .zip(&r.values)
-                .enumerate()
-                .filter(|(q, _)| *q != p)
-                .map(|(_, (k, v))| format!("{}={v}", k.name()))
-                .collect();
+            let others = other_values(info, r, p, "=");
             let label = if others.is_empty() {
                 "peak".to_string()
             } else {
