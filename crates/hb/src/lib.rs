@@ -4,6 +4,7 @@
 pub mod fourier;
 pub mod galerkin;
 pub mod modes;
+pub mod profile;
 pub mod receptance;
 
 pub use fourier::{

@@ -44,12 +44,14 @@
 //! harmonic is computed independently) and returns a [`ReceptanceAt`], whose queries are cheap
 //! and may be called any number of times.
 
+mod cholesky;
 mod cyclic_modal;
 mod direct;
 mod dynamics;
 mod lanczos;
 mod modal;
 mod nd_modes;
+mod tree_solve;
 
 fn par() -> faer::Par {
     crate::deterministic_parallelism()

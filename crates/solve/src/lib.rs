@@ -14,7 +14,9 @@ pub mod peaks;
 pub mod periodic;
 pub mod point;
 pub mod post;
-pub mod profile;
+/// Where a run's time goes (`--profile`): kept in `ewr_hb` so that the receptance setup can
+/// time its own parts.
+pub use ewr_hb::profile;
 pub mod quadrature;
 pub mod ramp;
 pub mod scaled;

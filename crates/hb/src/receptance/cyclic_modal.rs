@@ -19,7 +19,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Accum, Mat, c64};
@@ -119,7 +118,10 @@ impl CyclicModalBackend {
         let k2 = embed(&reduce_triplets(s, &s.k, c), nr);
         let m2 = embed(&reduce_triplets(s, &s.mass, c), nr);
         let c2 = embed(&reduce_triplets(s, &s.c, c), nr);
-        let llt = factor(&k2).map_err(|_| {
+        let factor_span = crate::profile::span(crate::profile::Phase::Factor);
+        let llt = factor(&k2);
+        drop(factor_span);
+        let llt = llt.map_err(|_| {
             ReceptanceError::Factorization(format!(
                 "the sector's stiffness on nodal diameter {nd} is not positive definite: the \
                  cyclic modal receptance needs a clamped or grounded sector (use --receptance \
@@ -135,14 +137,17 @@ impl CyclicModalBackend {
             })
             .count();
         // Each complex mode appears twice in the embedding.
+        let _lanczos_span = crate::profile::span(crate::profile::Phase::Lanczos);
         let lm = lowest_modes(
             &|x| llt.solve_in_place(x),
+            llt.entries(),
             m2.as_ref(),
             rank_bound,
             2 * self.modes,
             0.0,
             LANCZOS_TOL,
         )?;
+        drop(_lanczos_span);
         // Complex modes, M_k-orthonormal, repeats dropped.
         let mut phi_cols: Vec<Vec<c64>> = Vec::new();
         let mut mphi_cols: Vec<Vec<c64>> = Vec::new();

@@ -41,42 +41,86 @@ fn m_mul(mass: SparseColMatRef<'_, usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> 
     z
 }
 
-/// `M`-orthogonalises `x` (`n x 1`) against the columns of `q` (twice: "twice is enough")
-/// and returns its `M`-norm afterwards.
+/// `M`-orthogonalises `x` (`n x 1`) against the columns of `q`, given `mq = M q`, and
+/// returns `M x` with the `M`-norm of `x` afterwards.
+///
+/// Classical Gram-Schmidt, repeated once where a pass removed most of `x` (its `M`-norm fell
+/// below `1/sqrt 2` of what it was: the DGKS criterion, after which a second pass is enough).
+/// With the three-term recurrence subtracted first, one pass usually suffices. Each pass
+/// reads the basis twice (`(M q)^T x`, then `q c`), which at a few hundred vectors costs more
+/// than a factor solve; keeping `M q` saves a mass product per pass.
 fn orthogonalise(
     mass: SparseColMatRef<'_, usize, f64>,
     q: MatRef<'_, f64>,
+    mq: MatRef<'_, f64>,
     x: &mut Mat<f64>,
-) -> f64 {
+) -> (Mat<f64>, f64) {
     let par = super::par();
+    let m_norm = |x: &Mat<f64>| {
+        let z = m_mul(mass, x.as_ref());
+        let d: f64 = (0..x.nrows()).map(|i| x[(i, 0)] * z[(i, 0)]).sum();
+        (z, d.max(0.0).sqrt())
+    };
+    let (mut mx, mut norm) = m_norm(x);
     for _ in 0..2 {
         if q.ncols() == 0 {
             break;
         }
-        let z = m_mul(mass, x.as_ref());
         let mut c = Mat::zeros(q.ncols(), 1);
         faer::linalg::matmul::matmul(
             c.as_mut(),
             Accum::Replace,
-            q.transpose(),
-            z.as_ref(),
+            mq.transpose(),
+            x.as_ref(),
             1.0,
             par,
         );
         faer::linalg::matmul::matmul(x.as_mut(), Accum::Add, q, c.as_ref(), -1.0, par);
+        let before = norm;
+        (mx, norm) = m_norm(x);
+        if norm >= std::f64::consts::FRAC_1_SQRT_2 * before {
+            break;
+        }
     }
-    let z = m_mul(mass, x.as_ref());
-    let d: f64 = (0..x.nrows()).map(|i| x[(i, 0)] * z[(i, 0)]).sum();
-    d.max(0.0).sqrt()
+    (mx, norm)
+}
+
+/// Lanczos vectors `Q` and their mass products `M Q`, stored column after column.
+struct Basis {
+    n: usize,
+    q: Vec<f64>,
+    mq: Vec<f64>,
+}
+
+impl Basis {
+    fn len(&self) -> usize {
+        self.q.len() / self.n
+    }
+
+    fn q(&self) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.q, self.n, self.len())
+    }
+
+    fn mq(&self) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.mq, self.n, self.len())
+    }
+
+    /// Appends `x / b` (and `M x / b`).
+    fn push(&mut self, x: &Mat<f64>, mx: &Mat<f64>, b: f64) {
+        self.q.extend((0..self.n).map(|i| x[(i, 0)] / b));
+        self.mq.extend((0..self.n).map(|i| mx[(i, 0)] / b));
+    }
 }
 
 /// Lowest `nev` modes of `(K, M)` given `solve`, which overwrites its argument with
-/// `(K - sigma M)^{-1}` times it (a positive definite factorisation).
+/// `(K - sigma M)^{-1}` times it (a positive definite factorisation with `factor_len`
+/// entries, which sets how often convergence is checked).
 ///
 /// `rank_bound` bounds the number of finite eigenvalues (the DOFs with mass); if the Krylov
 /// space is exhausted before `nev` modes, all finite modes are returned.
 pub(crate) fn lowest_modes(
     solve: &dyn Fn(MatMut<'_, f64>),
+    factor_len: usize,
     mass: SparseColMatRef<'_, usize, f64>,
     rank_bound: usize,
     nev: usize,
@@ -94,43 +138,54 @@ pub(crate) fn lowest_modes(
     // Maximum Krylov dimension: generous for a shift-invert at the bottom of the spectrum
     // (about 1.5 nev + 20 usually suffice), bounded by the number of finite eigenvalues.
     let p_max = rank_bound.min(3 * nev + 100);
-    let step = (nev / 4).max(10);
+    // Convergence is checked every `step` vectors: a check (the eigenpairs of a tridiagonal
+    // of order p <= p_max, about 10 p^3 flops) costs little beside a vector (a factor solve,
+    // about 4 flops per factor entry, and the reorthogonalisation, 4 n p) on large models,
+    // so these check often and stop within a few vectors of convergence; small ones check
+    // every nev / 4 vectors.
+    let check_cost = 10.0 * (p_max as f64).powi(3);
+    let vector_cost = 4.0 * (factor_len as f64 + (n * p_max) as f64);
+    let step = ((check_cost / vector_cost).ceil() as usize).clamp(1, (nev / 4).max(10));
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    // Columns of Q stored contiguously (column-major) so that Q is a faer view.
-    let mut q: Vec<f64> = Vec::with_capacity(n * p_max.min(2 * nev + 40));
+    let reserve = n * p_max.min(2 * nev + 40);
+    let mut basis = Basis {
+        n,
+        q: Vec::with_capacity(reserve),
+        mq: Vec::with_capacity(reserve),
+    };
     let mut alpha: Vec<f64> = Vec::new();
     let mut beta: Vec<f64> = Vec::new();
 
-    // A start (or restart) vector in the range of Op, M-orthonormal to Q; None if the Krylov
-    // space already spans the whole range (all finite modes found).
-    let new_start = |rng: &mut Rng, q: &[f64]| -> Option<Mat<f64>> {
+    // A start (or restart) vector in the range of Op, M-orthogonal to the basis, with its
+    // mass product and M-norm; None if the Krylov space already spans the whole range (all
+    // finite modes found).
+    let new_start = |rng: &mut Rng, basis: &Basis| -> Option<(Mat<f64>, Mat<f64>, f64)> {
+        let none = MatRef::from_column_major_slice(&[], n, 0);
         for _ in 0..3 {
             let v = Mat::from_fn(n, 1, |_, _| rng.next());
             let mut x = m_mul(mass, v.as_ref());
             solve(x.as_mut());
-            let before = orthogonalise(mass, MatRef::from_column_major_slice(&[], n, 0), &mut x);
+            let (_, before) = orthogonalise(mass, none, none, &mut x);
             if before == 0.0 || !before.is_finite() {
                 continue;
             }
-            let j = q.len() / n;
-            let after = orthogonalise(mass, MatRef::from_column_major_slice(q, n, j), &mut x);
+            let (mx, after) = orthogonalise(mass, basis.q(), basis.mq(), &mut x);
             if after > 1e-8 * before {
-                return Some(Mat::from_fn(n, 1, |i, _| x[(i, 0)] / after));
+                return Some((x, mx, after));
             }
         }
         None
     };
 
-    let Some(q0) = new_start(&mut rng, &q) else {
+    let Some((x0, mx0, b0)) = new_start(&mut rng, &basis) else {
         return Err(ReceptanceError::Lanczos(
             "M (K - sigma M)^-1 M is zero: the model has no mass".into(),
         ));
     };
-    q.extend((0..n).map(|i| q0[(i, 0)]));
+    basis.push(&x0, &mx0, b0);
     loop {
-        let j = q.len() / n;
-        let qj = MatRef::from_column_major_slice(&q[(j - 1) * n..], n, 1);
-        let z = m_mul(mass, qj);
+        let j = basis.len();
+        let z = basis.mq().col(j - 1).as_mat().to_owned();
         let mut x = z.clone();
         solve(x.as_mut());
         let a: f64 = (0..n).map(|i| z[(i, 0)] * x[(i, 0)]).sum();
@@ -140,8 +195,18 @@ pub(crate) fn lowest_modes(
             ));
         }
         alpha.push(a);
-        // Full reorthogonalisation also removes the alpha q_j and beta q_{j-1} components.
-        let b = orthogonalise(mass, MatRef::from_column_major_slice(&q, n, j), &mut x);
+        // The three-term recurrence, then full reorthogonalisation against every vector.
+        let q = basis.q();
+        for i in 0..n {
+            x[(i, 0)] -= a * q[(i, j - 1)];
+        }
+        if j >= 2 {
+            let b_prev = beta[j - 2];
+            for i in 0..n {
+                x[(i, 0)] -= b_prev * q[(i, j - 2)];
+            }
+        }
+        let (mx, b) = orthogonalise(mass, basis.q(), basis.mq(), &mut x);
         let theta_max = alpha.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let breakdown = b <= 1e-12 * theta_max;
         let check = breakdown || j >= p_max || (j >= nev && (j - nev).is_multiple_of(step));
@@ -155,12 +220,12 @@ pub(crate) fn lowest_modes(
                         <= tol * theta[i].abs() + 1e3 * f64::EPSILON * theta_max
                 });
             if converged {
-                return Ok(ritz(&q, n, j, &theta, &y, k, sigma));
+                return Ok(ritz(basis.q(), &theta, &y, k, sigma));
             }
             if j >= p_max {
                 if j == rank_bound {
                     // The space spans every finite mode: the Ritz pairs are exact.
-                    return Ok(ritz(&q, n, j, &theta, &y, k, sigma));
+                    return Ok(ritz(basis.q(), &theta, &y, k, sigma));
                 }
                 return Err(ReceptanceError::Lanczos(format!(
                     "{nev} modes not converged with {j} Lanczos vectors"
@@ -169,20 +234,20 @@ pub(crate) fn lowest_modes(
         }
         if breakdown {
             // Invariant subspace found: restart with a fresh vector orthogonal to it.
-            match new_start(&mut rng, &q) {
-                Some(v) => {
+            match new_start(&mut rng, &basis) {
+                Some((v, mv, bv)) => {
                     beta.push(0.0);
-                    q.extend((0..n).map(|i| v[(i, 0)]));
+                    basis.push(&v, &mv, bv);
                 }
                 None => {
                     let (theta, y) = tridiagonal_eigen(&alpha, &beta)?;
                     let k = nev.min(j);
-                    return Ok(ritz(&q, n, j, &theta, &y, k, sigma));
+                    return Ok(ritz(basis.q(), &theta, &y, k, sigma));
                 }
             }
         } else {
             beta.push(b);
-            q.extend((0..n).map(|i| x[(i, 0)] / b));
+            basis.push(&x, &mx, b);
         }
     }
 }
@@ -212,17 +277,8 @@ fn tridiagonal_eigen(alpha: &[f64], beta: &[f64]) -> Result<(Vec<f64>, Mat<f64>)
 }
 
 /// The `k` leading Ritz pairs as modes, `lambda` ascending.
-fn ritz(
-    q: &[f64],
-    n: usize,
-    j: usize,
-    theta: &[f64],
-    y: &Mat<f64>,
-    k: usize,
-    sigma: f64,
-) -> LanczosModes {
-    let qm = MatRef::from_column_major_slice(&q[..n * j], n, j);
-    let mut phi = Mat::zeros(n, k);
+fn ritz(qm: MatRef<'_, f64>, theta: &[f64], y: &Mat<f64>, k: usize, sigma: f64) -> LanczosModes {
+    let mut phi = Mat::zeros(qm.nrows(), k);
     faer::linalg::matmul::matmul(
         phi.as_mut(),
         Accum::Replace,

@@ -43,13 +43,12 @@ use ewr_model::linalg_error::Sentence;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use faer::linalg::solvers::Solve;
 use faer::prelude::ReborrowMut;
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
-use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
-use faer::{Accum, Mat, MatMut, MatRef, Side, c64};
+use faer::{Accum, Mat, MatMut, MatRef, c64};
 
+use super::cholesky::{Cholesky, CholeskyPattern};
 use super::lanczos::{LanczosModes, lowest_modes};
 use super::{ReceptanceError, Structure};
 
@@ -85,7 +84,7 @@ pub struct Modes {
 
 /// Applies the static residual operator `sum_{omitted} phi phi^T / lambda + S`.
 struct StaticResidual {
-    llt: Llt<usize, f64>,
+    llt: Cholesky,
     /// Shift of `llt` (0: `llt` factors `K` itself and one term is exact).
     sigma: f64,
     /// Coefficient of `phi_r phi_r^T` to subtract for each retained mode.
@@ -137,13 +136,14 @@ impl StaticResidual {
 struct Shifted {
     sym: SymbolicSparseColMat<usize>,
     argsort: Argsort<usize>,
-    sym_llt: SymbolicLlt<usize>,
+    sym_llt: CholeskyPattern,
     /// `(value, is_mass)` per triplet, in the argsort's order.
     src: Vec<(f64, bool)>,
 }
 
 impl Shifted {
     fn new(s: &Structure) -> Result<Self, ReceptanceError> {
+        let _t = crate::profile::span(crate::profile::Phase::Factor);
         let mut pairs = Vec::new();
         let mut src = Vec::new();
         for (a, is_mass) in [(&s.k, false), (&s.mass, true)] {
@@ -160,9 +160,7 @@ impl Shifted {
             SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs).map_err(|e| {
                 ReceptanceError::BadInput(format!("sparsity pattern: {}", e.sentence()))
             })?;
-        let sym_llt = SymbolicLlt::try_new(sym.as_ref(), Side::Lower).map_err(|e| {
-            ReceptanceError::Factorization(format!("symbolic Cholesky: {}", e.sentence()))
-        })?;
+        let sym_llt = CholeskyPattern::new(sym.as_ref())?;
         Ok(Shifted {
             sym,
             argsort,
@@ -172,7 +170,8 @@ impl Shifted {
     }
 
     /// Cholesky factor of `K - sigma M`, or `None` if it is not positive definite.
-    fn factor(&self, sigma: f64) -> Result<Option<Llt<usize, f64>>, ReceptanceError> {
+    fn factor(&self, sigma: f64) -> Result<Option<Cholesky>, ReceptanceError> {
+        let _t = crate::profile::span(crate::profile::Phase::Factor);
         let vals: Vec<f64> = self
             .src
             .iter()
@@ -180,11 +179,7 @@ impl Shifted {
             .collect();
         let a = SparseColMat::new_from_argsort(self.sym.clone(), &self.argsort, &vals)
             .map_err(|e| ReceptanceError::Factorization(e.sentence()))?;
-        match Llt::try_new_with_symbolic(self.sym_llt.clone(), a.as_ref(), Side::Lower) {
-            Ok(llt) => Ok(Some(llt)),
-            Err(faer::sparse::linalg::LltError::Numeric(_)) => Ok(None),
-            Err(e) => Err(ReceptanceError::Factorization(e.sentence())),
-        }
+        self.sym_llt.factor(a.as_ref())
     }
 }
 
@@ -233,9 +228,11 @@ impl ModalBackend {
             1.0
         };
         let shifted = Shifted::new(s)?;
-        let lanczos = |llt: &Llt<usize, f64>, sigma: f64| {
+        let lanczos = |llt: &Cholesky, sigma: f64| {
+            let _t = crate::profile::span(crate::profile::Phase::Lanczos);
             lowest_modes(
                 &|x: MatMut<'_, f64>| llt.solve_in_place(x),
+                llt.entries(),
                 s.mass.as_ref(),
                 rank_bound,
                 nev,
@@ -334,6 +331,7 @@ impl ModalBackend {
         let w_phi = real_mul(&s.w, phi.as_ref());
 
         // Residual flexibility at the contacts, a chunk of W^T columns at a time.
+        let residual_span = crate::profile::span(crate::profile::Phase::ResidualFlexibility);
         let m = s.m;
         let mut residual = Mat::zeros(m, m);
         let mut c0 = 0;
@@ -375,6 +373,7 @@ impl ModalBackend {
                 ),
             );
         }
+        drop(residual_span);
         let scale = lambda.iter().fold(lam_scale, |a, &l| a.max(l));
         let to_c =
             |a: &Mat<f64>| Mat::from_fn(a.nrows(), a.ncols(), |i, j| c64::new(a[(i, j)], 0.0));

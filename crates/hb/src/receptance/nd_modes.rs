@@ -5,12 +5,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use ewr_model::linalg_error::Sentence;
-use faer::linalg::solvers::Solve;
+use super::cholesky::{Cholesky, CholeskyPattern};
 use faer::sparse::SparseColMat;
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
-use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
-use faer::{Accum, Mat, Side, c64};
+use faer::{Accum, Mat, c64};
 
 use super::ReceptanceError;
 
@@ -47,7 +45,7 @@ pub(crate) struct NdSolve {
 
 impl NdModes {
     /// `K_k^{-1} b` for complex `b` (`nr x cols`), through a Cholesky factor of `E(K_k)`.
-    fn static_solve(llt: &Llt<usize, f64>, b: &Mat<c64>) -> Mat<c64> {
+    fn static_solve(llt: &Cholesky, b: &Mat<c64>) -> Mat<c64> {
         let nr = b.nrows();
         let mut x = Mat::from_fn(2 * nr, b.ncols(), |i, j| {
             if i < nr {
@@ -62,7 +60,7 @@ impl NdModes {
 
     /// `S_k b = (K_k^{-1} - Phi Lambda^{-1} Phi^H) b`: the static response of the omitted
     /// modes, with the factor `llt`, or a fresh one when `None`.
-    pub(super) fn residual_solve(&self, llt: Option<&Llt<usize, f64>>, b: &Mat<c64>) -> Mat<c64> {
+    pub(super) fn residual_solve(&self, llt: Option<&Cholesky>, b: &Mat<c64>) -> Mat<c64> {
         let mut x = match llt {
             Some(l) => Self::static_solve(l, b),
             None => Self::static_solve(
@@ -99,7 +97,7 @@ impl NdModes {
     }
 
     /// `W_k S_k f` for a reduced load `f`.
-    pub(super) fn forced_static_of(&self, llt: Option<&Llt<usize, f64>>, f: &Mat<c64>) -> Vec<c64> {
+    pub(super) fn forced_static_of(&self, llt: Option<&Cholesky>, f: &Mat<c64>) -> Vec<c64> {
         let wx = self.wk_times(&self.residual_solve(llt, f));
         (0..wx.nrows()).map(|i| wx[(i, 0)]).collect()
     }
@@ -171,7 +169,7 @@ impl NdModes {
 
     pub(super) fn fill_columns(
         &self,
-        llt: Option<&Llt<usize, f64>>,
+        llt: Option<&Cholesky>,
         missing: &[usize],
         cache: &mut HashMap<usize, Arc<Vec<c64>>>,
     ) {
@@ -187,10 +185,8 @@ impl NdModes {
 }
 
 /// Cholesky factor of `E(K_k)`, `None` when it is not positive definite.
-pub(super) fn factor(k2: &SparseColMat<usize, f64>) -> Result<Llt<usize, f64>, ReceptanceError> {
-    let sym = SymbolicLlt::try_new(k2.symbolic(), Side::Lower).map_err(|e| {
-        ReceptanceError::Factorization(format!("symbolic Cholesky: {}", e.sentence()))
-    })?;
-    Llt::try_new_with_symbolic(sym, k2.as_ref(), Side::Lower)
-        .map_err(|e| ReceptanceError::Factorization(e.sentence()))
+pub(super) fn factor(k2: &SparseColMat<usize, f64>) -> Result<Cholesky, ReceptanceError> {
+    CholeskyPattern::new(k2.symbolic())?
+        .factor(k2.as_ref())?
+        .ok_or_else(|| ReceptanceError::Factorization("not positive definite".into()))
 }

@@ -4,6 +4,7 @@
 //! several curves in parallel the phases overlap and the sums exceed the run's wall time.
 //! Off unless [`enable`]d: a disabled span costs one relaxed atomic load.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -15,6 +16,12 @@ pub enum Phase {
     Read,
     /// Building the receptance: sparse factorisation or modal extraction (once).
     Setup,
+    /// Part of [`Phase::Setup`]: sparse Cholesky factorisations (symbolic and numeric).
+    Factor,
+    /// Part of [`Phase::Setup`]: the shift-invert Lanczos iterations of the modal extraction.
+    Lanczos,
+    /// Part of [`Phase::Setup`]: the static residual flexibility at the contacts and forces.
+    ResidualFlexibility,
     /// Condensing the structure at one frequency (`Z_h^{-1}` on the contact rows).
     Condense,
     /// The E-WR residual alone (trial points of the trust region).
@@ -31,9 +38,12 @@ pub enum Phase {
     Output,
 }
 
-const PHASES: [Phase; 9] = [
+const PHASES: [Phase; 12] = [
     Phase::Read,
     Phase::Setup,
+    Phase::Factor,
+    Phase::Lanczos,
+    Phase::ResidualFlexibility,
     Phase::Condense,
     Phase::Residual,
     Phase::Jacobian,
@@ -49,6 +59,9 @@ impl Phase {
         match self {
             Phase::Read => "read model",
             Phase::Setup => "receptance setup",
+            Phase::Factor => "  factorisation",
+            Phase::Lanczos => "  Lanczos",
+            Phase::ResidualFlexibility => "  residual flexibility",
             Phase::Condense => "condensation",
             Phase::Residual => "residual",
             Phase::Jacobian => "jacobian + LU",
@@ -68,9 +81,24 @@ impl Phase {
 }
 
 static ON: AtomicBool = AtomicBool::new(false);
-static WALL_NS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
-static CPU_NS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
-static CALLS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
+static WALL_NS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.len()];
+static CPU_NS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.len()];
+static CALLS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.len()];
+
+static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Records a line about a choice the run made (e.g. the fill-reducing ordering), printed
+/// under the table; nothing when not enabled.
+pub fn note(line: impl FnOnce() -> String) {
+    if ON.load(Ordering::Relaxed) {
+        NOTES.lock().unwrap_or_else(|e| e.into_inner()).push(line());
+    }
+}
+
+/// The lines recorded by [`note`], in order.
+pub fn notes() -> Vec<String> {
+    NOTES.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
 
 /// Starts recording (for the rest of the process).
 pub fn enable() {
@@ -131,7 +159,8 @@ pub struct PhaseTime {
     pub cpu_s: f64,
 }
 
-/// The phases that ran, in pipeline order.
+/// The phases that ran, in pipeline order; a name indented by two spaces is a part of the
+/// phase above it (its time is included there).
 pub fn report() -> Vec<PhaseTime> {
     PHASES
         .iter()
@@ -175,6 +204,10 @@ pub fn table(total_wall_s: f64) -> String {
         total_wall_s,
         rayon::current_num_threads()
     ));
+    for line in notes() {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
 }
 
