@@ -59,9 +59,9 @@ impl Phase {
         match self {
             Phase::Read => "read model",
             Phase::Setup => "receptance setup",
-            Phase::Factor => "  factorisation",
-            Phase::Lanczos => "  Lanczos",
-            Phase::ResidualFlexibility => "  residual flexibility",
+            Phase::Factor => "factorisation",
+            Phase::Lanczos => "Lanczos",
+            Phase::ResidualFlexibility => "residual flexibility",
             Phase::Condense => "condensation",
             Phase::Residual => "residual",
             Phase::Jacobian => "jacobian + LU",
@@ -69,6 +69,14 @@ impl Phase {
             Phase::Krylov => "GMRES products",
             Phase::Post => "post-processing",
             Phase::Output => "output",
+        }
+    }
+
+    /// The phase this one is a part of (its time is included there).
+    pub fn part_of(self) -> Option<Phase> {
+        match self {
+            Phase::Factor | Phase::Lanczos | Phase::ResidualFlexibility => Some(Phase::Setup),
+            _ => None,
         }
     }
 
@@ -157,10 +165,12 @@ pub struct PhaseTime {
     pub wall_s: f64,
     /// Process CPU time during its calls, s.
     pub cpu_s: f64,
+    /// The phase it is a part of, if any (its time is included there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part_of: Option<&'static str>,
 }
 
-/// The phases that ran, in pipeline order; a name indented by two spaces is a part of the
-/// phase above it (its time is included there).
+/// The phases that ran, in pipeline order; a part of a phase follows it.
 pub fn report() -> Vec<PhaseTime> {
     PHASES
         .iter()
@@ -171,6 +181,7 @@ pub fn report() -> Vec<PhaseTime> {
             calls: CALLS[i].load(Ordering::Relaxed),
             wall_s: WALL_NS[i].load(Ordering::Relaxed) as f64 * 1e-9,
             cpu_s: CPU_NS[i].load(Ordering::Relaxed) as f64 * 1e-9,
+            part_of: p.part_of().map(Phase::name),
         })
         .collect()
 }
@@ -185,7 +196,12 @@ pub fn table(total_wall_s: f64) -> String {
     for p in report() {
         out.push_str(&format!(
             "{:<22} {:>9} {:>10.3} {:>6.1}% {:>10.3} {:>8.2}\n",
-            p.phase,
+            // Parts are indented under the phase they belong to.
+            if p.part_of.is_some() {
+                format!("  {}", p.phase)
+            } else {
+                p.phase.to_string()
+            },
             p.calls,
             p.wall_s,
             100.0 * p.wall_s / total_wall_s.max(1e-12),
@@ -227,5 +243,13 @@ mod tests {
         assert_eq!(out.calls, 3);
         assert!(out.wall_s >= 0.006, "{out:?}");
         assert!(table(1.0).contains("output"));
+        // A part of the setup is reported as such and indented in the table.
+        drop(span(Phase::Lanczos));
+        let r = report();
+        let l = r.iter().find(|p| p.phase == "Lanczos").unwrap();
+        assert_eq!(l.part_of, Some("receptance setup"));
+        assert!(table(1.0).contains("\n  Lanczos"));
+        note(|| "a choice".into());
+        assert!(table(1.0).ends_with("a choice\n"));
     }
 }
