@@ -136,7 +136,7 @@ impl StaticResidual {
 struct Shifted {
     sym: SymbolicSparseColMat<usize>,
     argsort: Argsort<usize>,
-    sym_llt: CholeskyPattern,
+    pattern: CholeskyPattern,
     /// `(value, is_mass)` per triplet, in the argsort's order.
     src: Vec<(f64, bool)>,
 }
@@ -160,11 +160,11 @@ impl Shifted {
             SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs).map_err(|e| {
                 ReceptanceError::BadInput(format!("sparsity pattern: {}", e.sentence()))
             })?;
-        let sym_llt = CholeskyPattern::new(sym.as_ref())?;
+        let pattern = CholeskyPattern::new(sym.as_ref())?;
         Ok(Shifted {
             sym,
             argsort,
-            sym_llt,
+            pattern,
             src,
         })
     }
@@ -179,7 +179,7 @@ impl Shifted {
             .collect();
         let a = SparseColMat::new_from_argsort(self.sym.clone(), &self.argsort, &vals)
             .map_err(|e| ReceptanceError::Factorization(e.sentence()))?;
-        self.sym_llt.factor(a.as_ref())
+        self.pattern.factor(a.as_ref())
     }
 }
 

@@ -195,10 +195,14 @@ impl SolvePlan {
         for &s in &self.top {
             let sn = l.supernode(s);
             let (diag, below) = sn.val().split_at_row(sn.val().ncols());
-            let mut xs = x.rb_mut().subrows_mut(sn.start(), diag.nrows());
-            solve_lower_triangular_in_place(diag, xs.rb_mut(), par);
             let mut t = tmp.as_mut().subrows_mut(0, below.nrows());
-            matmul(t.rb_mut(), Accum::Replace, below, xs.rb(), 1.0, par);
+            forward_block(
+                diag,
+                below,
+                x.rb_mut().subrows_mut(sn.start(), diag.nrows()),
+                t.rb_mut(),
+                par,
+            );
             for j in 0..k {
                 for (idx, &r) in sn.pattern().iter().enumerate() {
                     x[(r, j)] -= t[(idx, j)];
@@ -215,16 +219,13 @@ impl SolvePlan {
                     t[(idx, j)] = x[(r, j)];
                 }
             }
-            let mut xs = x.rb_mut().subrows_mut(sn.start(), diag.nrows());
-            matmul(
-                xs.rb_mut(),
-                Accum::Add,
-                below.transpose(),
+            backward_block(
+                diag,
+                below,
+                x.rb_mut().subrows_mut(sn.start(), diag.nrows()),
                 t.rb(),
-                -1.0,
                 par,
             );
-            solve_upper_triangular_in_place(diag.transpose(), xs.rb_mut(), par);
         }
         let parts: Vec<Mat<f64>> = {
             let xr = x.rb();
@@ -241,6 +242,31 @@ impl SolvePlan {
             }
         }
     }
+}
+
+/// One supernode of `L y = x`: `xs` (its own unknowns) solved by the diagonal block, and
+/// `t = below xs`, the update its pattern rows subtract.
+fn forward_block(
+    diag: MatRef<'_, f64>,
+    below: MatRef<'_, f64>,
+    mut xs: MatMut<'_, f64>,
+    t: MatMut<'_, f64>,
+    par: Par,
+) {
+    solve_lower_triangular_in_place(diag, xs.rb_mut(), par);
+    matmul(t, Accum::Replace, below, xs.rb(), 1.0, par);
+}
+
+/// One supernode of `L^T x = y`, given `t`, the final values of its pattern rows.
+fn backward_block(
+    diag: MatRef<'_, f64>,
+    below: MatRef<'_, f64>,
+    mut xs: MatMut<'_, f64>,
+    t: MatRef<'_, f64>,
+    par: Par,
+) {
+    matmul(xs.rb_mut(), Accum::Add, below.transpose(), t, -1.0, par);
+    solve_upper_triangular_in_place(diag.transpose(), xs, par);
 }
 
 impl Bin {
@@ -263,10 +289,14 @@ impl Bin {
         for (b, &s) in self.supernodes.iter().enumerate() {
             let sn = l.supernode(s);
             let (diag, below) = sn.val().split_at_row(sn.val().ncols());
-            let mut xs = local.as_mut().subrows_mut(self.offset[b], diag.nrows());
-            solve_lower_triangular_in_place(diag, xs.rb_mut(), Par::Seq);
             let mut t = tmp.as_mut().subrows_mut(0, below.nrows());
-            matmul(t.rb_mut(), Accum::Replace, below, xs.rb(), 1.0, Par::Seq);
+            forward_block(
+                diag,
+                below,
+                local.as_mut().subrows_mut(self.offset[b], diag.nrows()),
+                t.rb_mut(),
+                Par::Seq,
+            );
             let dest = &self.dest[self.dest_ptr[b]..self.dest_ptr[b + 1]];
             for j in 0..k {
                 for (idx, &d) in dest.iter().enumerate() {
@@ -302,16 +332,13 @@ impl Bin {
                     };
                 }
             }
-            let mut xs = local.as_mut().subrows_mut(self.offset[b], diag.nrows());
-            matmul(
-                xs.rb_mut(),
-                Accum::Add,
-                below.transpose(),
+            backward_block(
+                diag,
+                below,
+                local.as_mut().subrows_mut(self.offset[b], diag.nrows()),
                 t.rb(),
-                -1.0,
                 Par::Seq,
             );
-            solve_upper_triangular_in_place(diag.transpose(), xs.rb_mut(), Par::Seq);
         }
         local
     }
