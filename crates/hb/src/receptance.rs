@@ -32,8 +32,11 @@
 //!   the per-frequency cost no longer depends on `n`; approximate in the dynamic contribution
 //!   of the omitted modes and in non-proportional damping, exact in statics.
 //!
-//! [`ReceptanceKind::Auto`] picks dense for `n <= 500`, sparse for `n <= 20_000`, modal
-//! (100 modes, or one per modal damping ratio) above; explicit kinds override it.
+//! [`ReceptanceKind::Auto`] picks dense for `n <= 500`; from 2000 DOFs, modal (100 modes, or
+//! one per modal damping ratio) where the damping is proportional and the model is not a
+//! cyclic sector, with every harmonic above a quarter of the highest retained mode condensed
+//! exactly by the sparse backend instead; sparse otherwise up to `n <= 20_000`, modal above.
+//! Explicit kinds override it.
 //!
 //! # Calling pattern
 //!
@@ -77,13 +80,30 @@ pub const AUTO_SPARSE_MAX_DOFS: usize = 20_000;
 /// Modes kept by [`ReceptanceKind::Auto`] when it chooses the modal backend and the model has
 /// no modal damping ratios (otherwise one mode per ratio).
 pub const AUTO_MODAL_MODES: usize = 100;
+/// From this many DOFs [`ReceptanceKind::Auto`] extracts modes once instead of factorising
+/// every harmonic at every frequency (models with proportional damping, not cyclic sectors).
+/// Measured (docs/performance.md, "A CalculiX area contact, and the automatic receptance"):
+/// the extraction costs what 3-13 sparse harmonic condensations cost from 2000 to 15 000
+/// DOFs, so a sweep, or one solve on a set of 8 harmonics or more, is cheaper with it (a
+/// 7488-DOF sweep: 420 s and 1.3 GB sparse, 147 s and 0.23 GB modal); below 2000 DOFs a
+/// condensation is too cheap to matter.
+pub const AUTO_MODAL_MIN_DOFS: usize = 2000;
+/// A modal backend chosen by [`ReceptanceKind::Auto`] condenses harmonic `h` at `w` from its
+/// modes only while `h w` is at most this fraction of the highest retained mode's frequency;
+/// above, the omitted modes' dynamic contribution is no longer small next to their static
+/// one (their error grows as `(h w / omega_k)^2`), and the harmonic is condensed exactly by
+/// the sparse backend.
+pub const AUTO_MODAL_COVERAGE: f64 = 0.25;
 
 /// Which backend computes the receptance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReceptanceKind {
-    /// Choose by size: dense for `n <= AUTO_DENSE_MAX_DOFS`, sparse up to
-    /// `AUTO_SPARSE_MAX_DOFS`, modal above. A model with modal damping ratios always goes
-    /// modal (with one mode per ratio), since only the modal backend can represent them.
+    /// Choose by size and cost: dense for `n <= AUTO_DENSE_MAX_DOFS`; from
+    /// `AUTO_MODAL_MIN_DOFS`, modal with exact (sparse) condensation of the harmonics the
+    /// modes do not cover ([`AUTO_MODAL_COVERAGE`]) where the damping is proportional and the
+    /// model is not a cyclic sector; otherwise sparse up to `AUTO_SPARSE_MAX_DOFS`, modal
+    /// above. A model with modal damping ratios always goes modal (with one mode per ratio),
+    /// since only the modal backend can represent them.
     Auto,
     /// Complex dense LU of `Z_h`.
     Dense,
@@ -177,6 +197,9 @@ pub(crate) struct Structure {
     pub eta: f64,
     pub rayleigh_beta: f64,
     pub modal_zeta: Option<Vec<f64>>,
+    /// Whether the model has an explicit damping matrix (not proportional in general: the
+    /// modal backend keeps only its diagonal in the modal basis).
+    pub explicit_c: bool,
     /// Complex forcing amplitudes per harmonic: `(dof, cos - i sin)`, summed.
     pub forcing: BTreeMap<usize, Vec<(usize, c64)>>,
     /// Series compliance `1/k` per contact row, added to the diagonal of every `G_h`
@@ -260,6 +283,7 @@ impl Structure {
             eta: d.hysteretic_eta.unwrap_or(0.0),
             rayleigh_beta: d.rayleigh.map_or(0.0, |r| r.1),
             modal_zeta: d.modal_zeta.clone(),
+            explicit_c: model.damping_matrix.is_some(),
             forcing,
             compliance: model.contacts.compliance().unwrap_or_default(),
             cyclic: match &model.cyclic {
@@ -404,6 +428,14 @@ impl Structure {
 pub struct Receptance {
     s: Structure,
     backend: Backend,
+    /// Where [`ReceptanceKind::Auto`] chose the modal backend: the highest `h w` its modes
+    /// condense, and the sparse backend for the harmonics above (built on first need).
+    exact_above: Option<ExactAbove>,
+}
+
+struct ExactAbove {
+    limit: f64,
+    sparse: std::sync::OnceLock<Result<direct::SparseBackend, ReceptanceError>>,
 }
 
 enum Backend {
@@ -422,6 +454,33 @@ impl Receptance {
     pub fn new(model: &Model, kind: ReceptanceKind) -> Result<Self, ReceptanceError> {
         let s = Structure::new(model)?;
         let zeta = s.modal_zeta.as_ref().map(Vec::len);
+        if kind == ReceptanceKind::Auto
+            && zeta.is_none_or(|nz| nz == 0)
+            && s.n >= AUTO_MODAL_MIN_DOFS
+            && s.cyclic.is_none()
+            && !s.explicit_c
+        {
+            // Up to AUTO_SPARSE_MAX_DOFS, a structure the modal backend cannot take (K - sigma
+            // M not positive definite, no finite modes) goes sparse, as it did before.
+            let modal = modal::ModalBackend::new(&s, AUTO_MODAL_MODES);
+            if modal.is_ok() || s.n > AUTO_SPARSE_MAX_DOFS {
+                let b = modal?;
+                let limit = AUTO_MODAL_COVERAGE * b.modes.omega.last().copied().unwrap_or(0.0);
+                return Ok(Receptance {
+                    s,
+                    backend: Backend::Modal(Box::new(b)),
+                    exact_above: Some(ExactAbove {
+                        limit,
+                        sparse: std::sync::OnceLock::new(),
+                    }),
+                });
+            }
+            return Ok(Receptance {
+                backend: Backend::Sparse(direct::SparseBackend::new(&s)?),
+                s,
+                exact_above: None,
+            });
+        }
         let kind = match kind {
             ReceptanceKind::Auto => match zeta {
                 Some(nz) if nz > 0 => ReceptanceKind::Modal { modes: nz },
@@ -448,7 +507,17 @@ impl Receptance {
             }
             ReceptanceKind::Auto => unreachable!("Auto was resolved above"),
         };
-        Ok(Receptance { s, backend })
+        Ok(Receptance {
+            s,
+            backend,
+            exact_above: None,
+        })
+    }
+
+    /// The highest harmonic frequency `h w` the modes condense where [`ReceptanceKind::Auto`]
+    /// chose the modal backend (harmonics above are condensed exactly); `None` otherwise.
+    pub fn modal_coverage(&self) -> Option<f64> {
+        self.exact_above.as_ref().map(|e| e.limit)
     }
 
     /// The backend in use (never `Auto`; for modal, the number of modes actually retained).
@@ -534,10 +603,23 @@ impl Receptance {
                         .map(|d| HarmonicData::Direct(Box::new(d)))
                 })
                 .collect(),
-            // Per harmonic this is O(modes) work: no point in threads.
+            // Per harmonic this is O(modes) work: no point in threads. Harmonics above an
+            // automatic choice's coverage are condensed exactly instead.
             Backend::Modal(b) => hs
                 .iter()
-                .map(|&h| b.harmonic(&self.s, w, h).map(HarmonicData::Modal))
+                .map(|&h| match &self.exact_above {
+                    Some(e) if h as f64 * w.abs() > e.limit => {
+                        let sparse = e
+                            .sparse
+                            .get_or_init(|| direct::SparseBackend::new(&self.s))
+                            .as_ref()
+                            .map_err(Clone::clone)?;
+                        sparse
+                            .harmonic(&self.s, w, h)
+                            .map(|d| HarmonicData::Direct(Box::new(d)))
+                    }
+                    _ => b.harmonic(&self.s, w, h).map(HarmonicData::Modal),
+                })
                 .collect(),
         };
         Ok(ReceptanceAt {

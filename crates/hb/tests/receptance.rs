@@ -300,6 +300,52 @@ fn lattice(nx: usize, ny: usize, nc: usize, clamped: bool) -> Model {
 }
 
 #[test]
+fn auto_extracts_modes_from_2000_dofs_and_condenses_uncovered_harmonics_exactly() {
+    // 2 * 40 * 30 = 2400 DOFs, Rayleigh damping: Auto extracts 100 modes once. At a
+    // frequency the modes cover, G_h is the modal sum with residual flexibility (close to the
+    // sparse LU's); a harmonic above a quarter of the 100th mode goes through the sparse LU
+    // and equals it to rounding.
+    let model = lattice(40, 30, 4, true);
+    let auto = Receptance::new(&model, ReceptanceKind::Auto).unwrap();
+    assert_eq!(auto.kind(), ReceptanceKind::Modal { modes: 100 });
+    let limit = auto.modal_coverage().unwrap();
+    let top = *auto.modes().unwrap().omega.last().unwrap();
+    assert!((limit - 0.25 * top).abs() <= 1e-12 * top, "{limit} {top}");
+    let sparse = Receptance::new(&model, ReceptanceKind::Sparse).unwrap();
+    let w1 = auto.modes().unwrap().omega[0];
+    // h = 1 just above the first mode (covered, 1e-4 here); the first harmonic above the
+    // limit (not covered: the modal sum is 1e-2 off there).
+    let w = 1.1 * w1;
+    let h_far = (limit / w).floor() as usize + 1;
+    let hs = [0, 1, h_far];
+    let (a, s) = (
+        auto.prepare(w, &hs).unwrap(),
+        sparse.prepare(w, &hs).unwrap(),
+    );
+    for h in [0, 1] {
+        let e = rel(
+            a.contact_receptance(h).unwrap(),
+            s.contact_receptance(h).unwrap(),
+        );
+        assert!(e < 1e-3, "h = {h}: modal against sparse {e}");
+    }
+    let e = rel(
+        a.contact_receptance(h_far).unwrap(),
+        s.contact_receptance(h_far).unwrap(),
+    );
+    assert!(e < 1e-10, "h = {h_far} above the coverage: {e}");
+    // An explicit modal:100 has no such fallback: its G_h there is the modal sum.
+    let explicit = Receptance::new(&model, ReceptanceKind::Modal { modes: 100 }).unwrap();
+    assert!(explicit.modal_coverage().is_none());
+    let m = explicit.prepare(w, &hs).unwrap();
+    let e_modal = rel(
+        m.contact_receptance(h_far).unwrap(),
+        s.contact_receptance(h_far).unwrap(),
+    );
+    assert!(e_modal > 1e-3, "modal sum at h = {h_far}: {e_modal}");
+}
+
+#[test]
 fn dense_equals_sparse_on_a_generated_lattice() {
     // 2 * 30 * 30 = 1800 DOFs: a dense complex LU takes about a second here.
     let model = lattice(30, 30, 4, true);
