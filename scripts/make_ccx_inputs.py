@@ -83,21 +83,28 @@ class Box:
                 f.write(f"{e}, " + ", ".join(map(str, c[:15])) + ",\n")
                 f.write(", ".join(map(str, c[15:])) + "\n")
             root = sorted(n for (i, _, _), n in self.ids.items() if i == 0)
-            f.write("*NSET, NSET=ROOT\n")
-            for a in range(0, len(root), 12):
-                f.write(", ".join(map(str, root[a : a + 12])) + "\n")
-            f.write("*BOUNDARY\nROOT, 1, 3\n")
-            f.write("*MATERIAL, NAME=STEEL\n*ELASTIC\n2.1E11, 0.3\n*DENSITY\n7850.\n")
-            f.write("*SOLID SECTION, ELSET=EALL, MATERIAL=STEEL\n")
+            write_clamp_and_steel(f, root)
 
 
-def write_jobs(folder, name, modes):
+def write_clamp_and_steel(f, root):
+    """The node set ROOT (clamped in x, y, z) and steel on every element of EALL."""
+    f.write("*NSET, NSET=ROOT\n")
+    for a in range(0, len(root), 12):
+        f.write(", ".join(map(str, root[a : a + 12])) + "\n")
+    f.write("*BOUNDARY\nROOT, 1, 3\n")
+    f.write("*MATERIAL, NAME=STEEL\n*ELASTIC\n2.1E11, 0.3\n*DENSITY\n7850.\n")
+    f.write("*SOLID SECTION, ELSET=EALL, MATERIAL=STEEL\n")
+
+
+def write_jobs(folder, name, modes, header=HEADER):
+    """NAME.inp (the matrix export) and NAME-freq.inp (`modes` eigenfrequencies), both
+    including NAME-model.inp."""
     with open(os.path.join(folder, f"{name}.inp"), "w") as f:
-        f.write(HEADER + "** Writes the stiffness and mass matrices (.sti, .mas) and the DOF map (.dof).\n")
+        f.write(header + "** Writes the stiffness and mass matrices (.sti, .mas) and the DOF map (.dof).\n")
         f.write(f"*INCLUDE, INPUT={name}-model.inp\n")
         f.write("*STEP\n*FREQUENCY, SOLVER=MATRIXSTORAGE\n1\n*END STEP\n")
     with open(os.path.join(folder, f"{name}-freq.inp"), "w") as f:
-        f.write(HEADER + "** CalculiX's own eigenfrequencies (table in the .dat file).\n")
+        f.write(header + "** CalculiX's own eigenfrequencies (table in the .dat file).\n")
         f.write(f"*INCLUDE, INPUT={name}-model.inp\n")
         f.write(f"*STEP\n*FREQUENCY\n{modes}\n*END STEP\n")
 
