@@ -4,17 +4,17 @@
 //! test keeps the contact where it is: its mean slip position (the tangential law variable at
 //! `h = 0`: the slider of a Jenkins element, the contact point itself for a rigid law) stays
 //! what it was at the last solution (a sweep's previous point, a start). [`HeldSlip`] adds that
-//! condition to the `h = 0` friction rows of each contact stuck all period, with a weight
-//! that fades to zero as the contact approaches slip, so the residual stays continuous and the
-//! law alone decides wherever the contact slips at some instant.
+//! condition to the `h = 0` friction rows of the contacts the solver holds; which ones is
+//! decided outside Newton (an active set, `ewr_solve`'s point solver), so the equations Newton
+//! solves are the law's plus a linear term.
 
 use faer::{Mat, MatMut, c64};
 
-/// The hold has its full weight while a contact sticks all period (stick margin
-/// `1 - |z| / b`, the least over the period, `>= 0`) and fades linearly to zero as the margin
-/// falls to `-HOLD_MARGIN` (it slips somewhere, with `rho_T |v|` up to this fraction of the
-/// bound). Full weight at margin zero matters: a weight that vanished there would make every
-/// mean force that just touches the bound a root (the contact "riding the bound", docs).
+/// A held contact is released once its stick margin (`1 - |z| / b`, the least over the
+/// period) falls below `-HOLD_MARGIN`: it slips somewhere with `rho_T |v|` beyond this
+/// fraction of the bound, and the law decides its mean force. Down to it the hold keeps the
+/// contact: releasing at margin zero would let Gibbs overshoot and the solver's tolerance
+/// release contacts that stick (docs/stuck-contacts.md, section 3).
 pub const HOLD_MARGIN: f64 = 0.03;
 
 /// The hold of stuck contacts' mean slip positions on a system's `h = 0` friction rows.
@@ -37,14 +37,8 @@ pub(crate) struct HeldSlip {
     /// Mean slip position held per friction row; `None` until [`HeldSlip::hold`]: a solve
     /// from zero force has no loading history to hold, and the law alone decides.
     reference: Option<Vec<f64>>,
-    /// Per contact, the hold's weight in `[0, 1]` at the last evaluation, and at the last one
-    /// with derivatives (the products and blocks use those).
+    /// Per contact, 1 where it is held and 0 where the law alone decides.
     weights: Vec<f64>,
-    kept: Vec<f64>,
-    /// Contacts whose weight is fading (margin in `(-HOLD_MARGIN, 0)`) at the last evaluation
-    /// with derivatives: the derivative of their margin with respect to every unknown, and
-    /// per friction row `stiffness (position - held) / HOLD_MARGIN`, its factor in `J`.
-    fading: Vec<(usize, Vec<f64>, Vec<f64>)>,
 }
 
 impl HeldSlip {
@@ -81,8 +75,6 @@ impl HeldSlip {
             reference: None,
             rows: mt,
             weights: vec![0.0; nc],
-            kept: vec![0.0; nc],
-            fading: Vec::new(),
         }
     }
 
@@ -106,59 +98,15 @@ impl HeldSlip {
             .collect()
     }
 
-    /// Holds stuck contacts at these mean slip positions (one per friction row).
-    pub(crate) fn hold(&mut self, positions: &[f64]) {
-        if positions.len() == self.rows() {
+    /// Holds the contacts flagged in `held` at these mean slip positions (one per friction
+    /// row); the others are left to the law.
+    pub(crate) fn hold(&mut self, positions: &[f64], held: &[bool]) {
+        if positions.len() == self.rows() && held.len() == self.weights.len() {
             self.reference = Some(positions.to_vec());
+            for (w, &h) in self.weights.iter_mut().zip(held) {
+                *w = if h { 1.0 } else { 0.0 };
+            }
         }
-    }
-
-    /// Sets the weights from each contact's stick margin at the point evaluated; with
-    /// `derivatives`, also those of the products and blocks.
-    pub(crate) fn set_margins(&mut self, margins: &[f64], derivatives: bool) {
-        let on = self.reference.is_some();
-        for (w, &m) in self.weights.iter_mut().zip(margins) {
-            *w = if on {
-                (1.0 + m / HOLD_MARGIN).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-        }
-        if derivatives {
-            self.kept.copy_from_slice(&self.weights);
-        }
-    }
-
-    /// Whether contact `c`'s weight is fading at margin `m` (its derivative is not zero).
-    pub(crate) fn fades(m: f64) -> bool {
-        m < 0.0 && m > -HOLD_MARGIN
-    }
-
-    /// Keeps, for the Jacobian at `x`, the margin derivatives `slopes` (contact, `dm/dx`) of
-    /// the contacts whose weight fades there.
-    pub(crate) fn linearize(&mut self, x: &[f64], slopes: Vec<(usize, Vec<f64>)>) {
-        let slopes = if self.reference.is_some() {
-            slopes
-        } else {
-            Vec::new()
-        };
-        let pos = if slopes.is_empty() {
-            Vec::new()
-        } else {
-            self.positions(x)
-        };
-        self.fading = slopes
-            .into_iter()
-            .map(|(c, dm)| {
-                let factors = (0..self.dim)
-                    .map(|k| {
-                        let i = c * self.dim + k;
-                        self.stiffness[i] * (pos[i] - self.held(i)) / HOLD_MARGIN
-                    })
-                    .collect();
-                (c, dm, factors)
-            })
-            .collect();
     }
 
     /// Adds the hold to the residual `g` at `x`.
@@ -175,8 +123,7 @@ impl HeldSlip {
         }
     }
 
-    /// Adds the hold's Jacobian (weights and fading slopes of the same evaluation) to the
-    /// dense `j`.
+    /// Adds the hold's Jacobian to the dense `j`.
     pub(crate) fn add_jacobian(&self, mut j: MatMut<'_, f64>) {
         for i in 0..self.rows() {
             let w = self.weights[i / self.dim];
@@ -188,20 +135,12 @@ impl HeldSlip {
                 j[(i * self.nco + self.p0, c * self.nco + self.p0)] += a * self.g0[(i, c)];
             }
         }
-        for (c, dm, factors) in &self.fading {
-            for (k, f) in factors.iter().enumerate() {
-                let row = (c * self.dim + k) * self.nco + self.p0;
-                for (col, d) in dm.iter().enumerate() {
-                    j[(row, col)] += f * d;
-                }
-            }
-        }
     }
 
-    /// `y += J_hold v` (weights of the last evaluation with derivatives).
+    /// `y += J_hold v`.
     pub(crate) fn add_product(&self, v: &[f64], y: &mut [f64]) {
         for i in 0..self.rows() {
-            let w = self.kept[i / self.dim];
+            let w = self.weights[i / self.dim];
             if w == 0.0 {
                 continue;
             }
@@ -210,18 +149,12 @@ impl HeldSlip {
                 .sum();
             y[i * self.nco + self.p0] += w * self.stiffness[i] * s;
         }
-        for (c, dm, factors) in &self.fading {
-            let dv: f64 = dm.iter().zip(v).map(|(a, b)| a * b).sum();
-            for (k, f) in factors.iter().enumerate() {
-                y[(c * self.dim + k) * self.nco + self.p0] += f * dv;
-            }
-        }
     }
 
     /// `y += J_hold^T v`.
     pub(crate) fn add_transpose_product(&self, v: &[f64], y: &mut [f64]) {
         for i in 0..self.rows() {
-            let w = self.kept[i / self.dim];
+            let w = self.weights[i / self.dim];
             if w == 0.0 {
                 continue;
             }
@@ -230,20 +163,12 @@ impl HeldSlip {
                 y[c * self.nco + self.p0] += a * self.g0[(i, c)];
             }
         }
-        for (c, dm, factors) in &self.fading {
-            let a: f64 = factors
-                .iter()
-                .enumerate()
-                .map(|(k, f)| f * v[(c * self.dim + k) * self.nco + self.p0])
-                .sum();
-            y.iter_mut().zip(dm).for_each(|(y, d)| *y += a * d);
-        }
     }
 
     /// Adds the hold to contact `c`'s diagonal block, whose unknowns are `idx` (global
     /// indices, in the block's order).
     pub(crate) fn add_to_block(&self, c: usize, idx: &[usize], mut block: MatMut<'_, f64>) {
-        let w = self.kept[c];
+        let w = self.weights[c];
         if w == 0.0 {
             return;
         }
@@ -265,7 +190,7 @@ impl HeldSlip {
     /// signal).
     pub(crate) fn add_to_static_harmonic(&self, k: &mut Mat<c64>) {
         for i in 0..self.rows() {
-            let w = self.kept[i / self.dim];
+            let w = self.weights[i / self.dim];
             if w == 0.0 {
                 continue;
             }

@@ -82,12 +82,19 @@ pub trait ContactSystem: Send {
         Ok(Vec::new())
     }
 
-    /// Holds every contact stuck all period at these mean slip positions (from
-    /// [`ContactSystem::mean_slip`]); before it nothing is held, and a kind without the hold
-    /// ignores it.
-    fn hold_mean_slip(&mut self, positions: &[f64]) -> Result<(), ResidualError> {
-        let _ = positions;
+    /// Holds the contacts flagged in `held` (one flag per contact) at these mean slip
+    /// positions (from [`ContactSystem::mean_slip`]); the law alone decides the others.
+    /// Before it nothing is held, and a kind without the hold ignores it.
+    fn hold_mean_slip(&mut self, positions: &[f64], held: &[bool]) -> Result<(), ResidualError> {
+        let _ = (positions, held);
         Ok(())
+    }
+
+    /// Per contact, the least stick margin over the period at the last evaluation
+    /// (`1 - |z| / b`: positive where it sticks all period, `-1` where it opens). Empty for a
+    /// kind that does not hold stuck contacts.
+    fn stick_margins(&self) -> Vec<f64> {
+        Vec::new()
     }
 
     /// The law linearised at the force coefficients `x`, before condensation (for the

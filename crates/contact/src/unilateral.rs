@@ -472,74 +472,7 @@ impl UnilateralResidual {
             }
             self.margins[c] = margin;
         }
-        self.held.set_margins(&self.margins, derivatives);
         Ok(())
-    }
-
-    /// For each contact whose hold is fading (`crate::stuck`), the derivative of its stick
-    /// margin `1 - |z| / b` at its least sample with respect to every unknown:
-    /// `e_X + T^T e_Y`, with `e` the sample's synthesis row times the margin's derivative
-    /// with respect to the force (`r`, `lambda`) and law-variable (`v`, gap) samples.
-    fn margin_slopes(&self) -> Vec<(usize, Vec<f64>)> {
-        let p = &self.params;
-        let (d, nc, nt) = (p.dim, p.len(), self.sampler.n_samples());
-        let mt = d * nc;
-        let nco = self.set.n_coeffs();
-        let n = self.len();
-        let mut out = Vec::new();
-        for c in 0..nc {
-            if !HeldSlip::fades(self.margins[c]) {
-                continue;
-            }
-            let s = self.argmin[c];
-            let tau = std::f64::consts::TAU * s as f64 / nt as f64;
-            let mut basis = vec![0.0; nco];
-            for &h in self.set.harmonics() {
-                let q = self.set.coeff_index(h).expect("h is in the set");
-                if h == 0 {
-                    basis[q] = 1.0;
-                } else {
-                    basis[q] = (h as f64 * tau).cos();
-                    basis[q + 1] = (h as f64 * tau).sin();
-                }
-            }
-            let (mu, rt, rn) = (p.mu[c], p.rho_t[c], p.rho_n[c]);
-            let lam = self.x_samples[(mt + c) * nt + s];
-            let gap = self.y_samples[(mt + c) * nt + s];
-            let fixed = p.fixed_load(c).is_some();
-            let aug = if fixed { lam } else { lam - rn * gap };
-            let b = mu * aug;
-            let z: Vec<f64> = (0..d)
-                .map(|k| {
-                    self.x_samples[(c * d + k) * nt + s] - rt * self.y_samples[(c * d + k) * nt + s]
-                })
-                .collect();
-            let sl = z.iter().map(|v| v * v).sum::<f64>().sqrt();
-            if !(b > 0.0 && sl > 0.0) {
-                continue;
-            }
-            let dm_db = sl / (b * b);
-            let mut ex = vec![0.0; n];
-            let mut ey = vec![0.0; n];
-            let put = |e: &mut Vec<f64>, sig: usize, a: f64| {
-                for (q, bq) in basis.iter().enumerate() {
-                    e[sig * nco + q] += a * bq;
-                }
-            };
-            for (k, zk) in z.iter().enumerate() {
-                put(&mut ex, c * d + k, -zk / sl / b);
-                put(&mut ey, c * d + k, rt * zk / sl / b);
-            }
-            put(&mut ex, mt + c, dm_db * mu);
-            if !fixed {
-                put(&mut ey, mt + c, -dm_db * mu * rn);
-            }
-            let mut dm = vec![0.0; n];
-            self.structure_transpose(&ey, &mut dm);
-            dm.iter_mut().zip(&ex).for_each(|(a, b)| *a += b);
-            out.push((c, dm));
-        }
-        out
     }
 
     /// Evaluates `g(X)`.
@@ -568,8 +501,6 @@ impl UnilateralResidual {
         self.law(true)?;
         self.sampler.project_many(&self.psi, g)?;
         self.held.add_residual(x, g);
-        let slopes = self.margin_slopes();
-        self.held.linearize(x, slopes);
         jac.fill(0.0);
         self.held.add_jacobian(jac.rb_mut());
         let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
@@ -669,8 +600,6 @@ impl UnilateralResidual {
         self.law(true)?;
         self.sampler.project_many(&self.psi, g)?;
         self.held.add_residual(x, g);
-        let slopes = self.margin_slopes();
-        self.held.linearize(x, slopes);
         Ok(())
     }
 
@@ -884,11 +813,17 @@ impl UnilateralResidual {
         Ok(self.held.positions(x))
     }
 
-    /// Holds every contact stuck all period at these mean slip positions (one per friction
-    /// row, from [`mean_slip`](Self::mean_slip)); none is held until called (a solve from zero force has no loading history).
-    pub fn hold_mean_slip(&mut self, positions: &[f64]) -> Result<(), ResidualError> {
+    /// Holds the contacts flagged in `held` at these mean slip positions (one per friction
+    /// row, from [`mean_slip`](Self::mean_slip)); the law alone decides the others. None is
+    /// held until called (a solve from zero force has no loading history).
+    pub fn hold_mean_slip(
+        &mut self,
+        positions: &[f64],
+        held: &[bool],
+    ) -> Result<(), ResidualError> {
         check_len("held slip positions", self.friction_rows(), positions.len())?;
-        self.held.hold(positions);
+        check_len("held contacts", self.params.len(), held.len())?;
+        self.held.hold(positions, held);
         Ok(())
     }
 
@@ -1216,8 +1151,12 @@ impl crate::ContactSystem for UnilateralResidual {
         UnilateralResidual::mean_slip(self, x)
     }
 
-    fn hold_mean_slip(&mut self, positions: &[f64]) -> Result<(), ResidualError> {
-        UnilateralResidual::hold_mean_slip(self, positions)
+    fn hold_mean_slip(&mut self, positions: &[f64], held: &[bool]) -> Result<(), ResidualError> {
+        UnilateralResidual::hold_mean_slip(self, positions, held)
+    }
+
+    fn stick_margins(&self) -> Vec<f64> {
+        UnilateralResidual::stick_margins(self).to_vec()
     }
 
     fn linearization(&mut self, x: &[f64]) -> Result<crate::Linearization, ResidualError> {

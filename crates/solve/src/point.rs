@@ -310,15 +310,28 @@ impl Kind {
     }
 }
 
-/// Holds `sys`'s contacts that stick all period where they are at `held` (prolonged to
-/// `set`, the system's harmonics); nothing is held without it.
+/// Which contacts a system holds, and where (docs/stuck-contacts.md, section 3).
+#[derive(Clone, Debug)]
+pub(crate) struct HeldContacts {
+    /// Held mean slip position per friction row.
+    positions: Vec<f64>,
+    /// Per contact: held.
+    held: Vec<bool>,
+    /// Per contact: its position at the reference was tried (a contact that slips there and
+    /// is released is next held where it re-sticks).
+    tried: Vec<bool>,
+}
+
+/// Holds `sys`'s contacts that stick all period at `held` (a solution, prolonged to `set`, the
+/// system's harmonics) where they are there; nothing is held without it. Returns the hold, for
+/// [`solve_holding`]'s active set.
 pub(crate) fn hold(
     sys: &mut ScaledContacts<'_>,
     set: &HarmonicSet,
     held: Option<(&HarmonicSet, &[f64])>,
-) -> Result<(), SolveError> {
+) -> Result<Option<HeldContacts>, SolveError> {
     let Some((from, x)) = held else {
-        return Ok(());
+        return Ok(None);
     };
     let x = set.prolong(x, from)?;
     if x.len() != sys.inner.len() {
@@ -329,10 +342,84 @@ pub(crate) fn hold(
         )));
     }
     let positions = sys.inner.mean_slip(&x)?;
-    if !positions.is_empty() {
-        sys.inner.hold_mean_slip(&positions)?;
+    if positions.is_empty() {
+        return Ok(None);
     }
-    Ok(())
+    let mut g = vec![0.0; x.len()];
+    sys.inner.residual(&x, &mut g)?;
+    let flags: Vec<bool> = sys
+        .inner
+        .stick_margins()
+        .iter()
+        .map(|&m| m >= -ewr_contact::HOLD_MARGIN)
+        .collect();
+    sys.inner.hold_mean_slip(&positions, &flags)?;
+    Ok(Some(HeldContacts {
+        positions,
+        tried: flags.clone(),
+        held: flags,
+    }))
+}
+
+/// Most rounds of [`solve_holding`]'s active set.
+const HOLD_ROUNDS: usize = 8;
+
+/// Newton on `sys` with its active set of held contacts (docs/stuck-contacts.md, section 3):
+/// solved with the contacts held as `hold` says, then a held contact that slips beyond
+/// `HOLD_MARGIN` is released to the law, and a free one that sticks all period is held
+/// (first where it was at the reference, then, if that makes it slip, where it re-stuck), and
+/// solved again from that solution, until no contact changes. Each solve's hold is linear in
+/// the unknowns, so it converges as fast as the law alone.
+pub(crate) fn solve_holding(
+    sys: &mut ScaledContacts<'_>,
+    x0: &[f64],
+    opts: &newton::NewtonOptions,
+    hold: Option<&HeldContacts>,
+) -> Result<newton::NewtonReport, SolveError> {
+    let Some(hold) = hold else {
+        return Ok(newton::solve(sys, x0, opts));
+    };
+    let mut hold = hold.clone();
+    sys.inner.hold_mean_slip(&hold.positions, &hold.held)?;
+    let dim = hold.positions.len() / hold.held.len().max(1);
+    let mut x = x0.to_vec();
+    let mut g = vec![0.0; x.len()];
+    let (mut iterations, mut evaluations, mut krylov) = (0, 0, 0);
+    for round in 0.. {
+        let mut r = newton::solve(sys, &x, opts);
+        r.iterations += iterations;
+        r.evaluations += evaluations;
+        r.krylov_iterations += krylov;
+        if !r.status.converged() || round + 1 == HOLD_ROUNDS {
+            return Ok(r);
+        }
+        sys.inner.residual(&r.x, &mut g)?;
+        let positions = sys.inner.mean_slip(&r.x)?;
+        let mut changed = false;
+        for (c, &m) in sys.inner.stick_margins().iter().enumerate() {
+            if hold.held[c] && m < -ewr_contact::HOLD_MARGIN {
+                hold.held[c] = false;
+                changed = true;
+            } else if !hold.held[c] && m >= 0.0 {
+                if hold.tried[c] {
+                    let rows = c * dim..(c + 1) * dim;
+                    hold.positions[rows.clone()].copy_from_slice(&positions[rows]);
+                }
+                hold.tried[c] = true;
+                hold.held[c] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(r);
+        }
+        sys.inner.hold_mean_slip(&hold.positions, &hold.held)?;
+        iterations = r.iterations;
+        evaluations = r.evaluations + 1;
+        krylov = r.krylov_iterations;
+        x = r.x;
+    }
+    unreachable!("the loop returns")
 }
 
 /// The scaled 3-D contact system with given scalings (arclength continuation fixes them along
@@ -417,16 +504,16 @@ pub fn solve_point_holding(
         // used as the start of a final solve with the original rho.
         for (attempt, rho_factor) in retries.into_iter().enumerate() {
             let mut sys = kind.system(&at, stage, n_samples, rho_factor)?;
-            hold(&mut sys, stage, held)?;
+            let held_contacts = hold(&mut sys, stage, held)?;
             let final_attempt = !settings.retry_rho || attempt + 1 == retries.len();
             let opts = kind.attempt_options(&newton_opts, final_attempt);
-            let mut r = newton::solve(&mut sys, &x0, &opts);
+            let mut r = solve_holding(&mut sys, &x0, &opts, held_contacts.as_ref())?;
             iterations += r.iterations;
             krylov += r.krylov_iterations;
             if rho_factor != 1.0 && r.status.converged() {
                 let mut sys = kind.system(&at, stage, n_samples, 1.0)?;
-                hold(&mut sys, stage, held)?;
-                let polished = newton::solve(&mut sys, &r.x, &newton_opts);
+                let held_contacts = hold(&mut sys, stage, held)?;
+                let polished = solve_holding(&mut sys, &r.x, &newton_opts, held_contacts.as_ref())?;
                 iterations += polished.iterations;
                 krylov += polished.krylov_iterations;
                 if polished.status.converged() {

@@ -771,10 +771,10 @@ impl Setup {
         if p.amplitude != crate::Amplitude::Max {
             h.add(format!("amplitude {}", p.amplitude).as_bytes());
         }
-        // Sweeps of 3-D contacts hold stuck contacts since then (docs/stuck-contacts.md):
-        // points stored before would continue with another convention.
+        // Sweeps of 3-D contacts hold stuck contacts (docs/stuck-contacts.md), since version
+        // 2 by an active set: points stored before would continue with another convention.
         if m.contacts.has_normal() {
-            h.add(b"stuck contacts held 1");
+            h.add(b"stuck contacts held 2");
         }
         format!("{:016x}", h.0)
     }

@@ -1010,10 +1010,10 @@ impl Study {
                 .replace(", stability: false", "")
                 .as_bytes(),
         );
-        // Cases of 3-D contacts computed before stuck contacts were held along a sweep
-        // (docs/stuck-contacts.md) are not reused.
+        // Cases of 3-D contacts computed before stuck contacts were held along a sweep by
+        // an active set (docs/stuck-contacts.md, version 2) are not reused.
         if base.contacts.has_normal() {
-            h.add(b"stuck contacts held 1");
+            h.add(b"stuck contacts held 2");
         }
         h.add(
             format!(
