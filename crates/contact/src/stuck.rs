@@ -109,6 +109,27 @@ impl HeldSlip {
         }
     }
 
+    /// The change of contact `c`'s mean friction force (one per direction) that moves its
+    /// mean slip position by `dp` with every other force held: `(Re G_0,cc)^-1 dp` on its
+    /// friction rows. `None` where that block is singular.
+    pub(crate) fn force_shift(&self, c: usize, dp: &[f64]) -> Option<Vec<f64>> {
+        let i = c * self.dim;
+        let g = |a: usize, b: usize| self.g0[(i + a, i + b)];
+        match self.dim {
+            1 => (g(0, 0) != 0.0).then(|| vec![dp[0] / g(0, 0)]),
+            2 => {
+                let det = g(0, 0) * g(1, 1) - g(0, 1) * g(1, 0);
+                (det != 0.0 && det.is_finite()).then(|| {
+                    vec![
+                        (g(1, 1) * dp[0] - g(0, 1) * dp[1]) / det,
+                        (g(0, 0) * dp[1] - g(1, 0) * dp[0]) / det,
+                    ]
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Adds the hold to the residual `g` at `x`.
     pub(crate) fn add_residual(&self, x: &[f64], g: &mut [f64]) {
         if self.weights.iter().all(|&w| w == 0.0) {

@@ -90,6 +90,14 @@ pub trait ContactSystem: Send {
         Ok(())
     }
 
+    /// The mean slip position of contact `c` nearest `target` on the segment from `current`
+    /// at which it still sticks all period, predicted from the last evaluation (a kind
+    /// without the hold: `target`).
+    fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
+        let _ = (c, current);
+        target.to_vec()
+    }
+
     /// Per contact, the least stick margin over the period at the last evaluation
     /// (`1 - |z| / b`: positive where it sticks all period, `-1` where it opens). Empty for a
     /// kind that does not hold stuck contacts.

@@ -827,6 +827,64 @@ impl UnilateralResidual {
         Ok(())
     }
 
+    /// The mean slip position of contact `c` nearest `target` on the segment from `current`
+    /// (one per direction) at which it still sticks all period, predicted from the last
+    /// evaluation: its mean friction force moved by its own static stiffness
+    /// ([`crate::stuck`]), its dynamic forces, motion and normal force as they are. `target`
+    /// itself where it sticks there; `current` where the prediction cannot be made.
+    /// Holding a contact that slipped at the reference there, rather than at its reference
+    /// position, is the stepped sine's shakedown onto the bound (docs/stuck-contacts.md).
+    pub fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
+        let p = &self.params;
+        let (d, nt) = (p.dim, self.sampler.n_samples());
+        let mt = d * p.len();
+        let dp: Vec<f64> = target.iter().zip(current).map(|(t, c)| t - c).collect();
+        let (Some(shift), true) = (self.held.force_shift(c, &dp), c < p.len() && dp.len() == d)
+        else {
+            return current.to_vec();
+        };
+        let (mu, rt, rn) = (p.mu[c], p.rho_t[c], p.rho_n[c]);
+        let fixed = p.fixed_load(c).is_some();
+        let margin = |theta: f64| -> f64 {
+            let mut m = f64::INFINITY;
+            for s in 0..nt {
+                let lam = self.x_samples[(mt + c) * nt + s];
+                let gap = self.y_samples[(mt + c) * nt + s];
+                let aug = if fixed { lam } else { lam - rn * gap };
+                let b = mu * aug.max(0.0);
+                let z = (0..d)
+                    .map(|k| {
+                        let zk = self.x_samples[(c * d + k) * nt + s]
+                            - rt * self.y_samples[(c * d + k) * nt + s]
+                            + theta * shift[k];
+                        zk * zk
+                    })
+                    .sum::<f64>()
+                    .sqrt();
+                m = m.min(if b > 0.0 { 1.0 - z / b } else { -1.0 });
+            }
+            m
+        };
+        if margin(1.0) >= 0.0 {
+            return target.to_vec();
+        }
+        let m0 = margin(0.0);
+        if m0.is_nan() || m0 < 0.0 {
+            return current.to_vec();
+        }
+        // The margin is concave in theta (a minimum of concave functions): one crossing.
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..50 {
+            let mid = 0.5 * (lo + hi);
+            if margin(mid) >= 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        current.iter().zip(&dp).map(|(c, d)| c + lo * d).collect()
+    }
+
     /// Per contact, the least stick margin `1 - |r - rho_T v| / (mu lambda)` over the period
     /// at the last evaluation: positive where it sticks all period.
     pub fn stick_margins(&self) -> &[f64] {
@@ -1157,6 +1215,10 @@ impl crate::ContactSystem for UnilateralResidual {
 
     fn stick_margins(&self) -> Vec<f64> {
         UnilateralResidual::stick_margins(self).to_vec()
+    }
+
+    fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
+        UnilateralResidual::stuck_toward(self, c, current, target)
     }
 
     fn linearization(&mut self, x: &[f64]) -> Result<crate::Linearization, ResidualError> {

@@ -401,10 +401,17 @@ pub(crate) fn solve_holding(
                 hold.held[c] = false;
                 changed = true;
             } else if !hold.held[c] && m >= 0.0 {
-                if hold.tried[c] {
-                    let rows = c * dim..(c + 1) * dim;
-                    hold.positions[rows.clone()].copy_from_slice(&positions[rows]);
-                }
+                let rows = c * dim..(c + 1) * dim;
+                let at = if hold.tried[c] {
+                    positions[rows.clone()].to_vec()
+                } else {
+                    sys.inner.stuck_toward(
+                        c,
+                        &positions[rows.clone()],
+                        &hold.positions[rows.clone()],
+                    )
+                };
+                hold.positions[rows].copy_from_slice(&at);
                 hold.tried[c] = true;
                 hold.held[c] = true;
                 changed = true;

@@ -940,3 +940,54 @@ fn the_hold_of_stuck_contacts_has_a_consistent_jacobian() {
     let worst = products_against_dense(&mut sys, &j);
     assert!(worst < 1e-11 * scale * n as f64, "products: {worst}");
 }
+
+/// A stuck contact held toward a mean slip position it cannot stick at (its mean friction
+/// force would pass the bound) is held where it just sticks: solved there, its stick margin
+/// is zero, the state a stepped sine's shakedown ends in (docs/stuck-contacts.md, section 3).
+/// A position it can stick at is kept.
+#[test]
+fn a_contact_held_toward_an_unreachable_position_is_held_on_the_bound() {
+    let set: HarmonicSet = "all:7".parse().unwrap();
+    let nt = 128;
+    // Stuck: the dynamic force K a = 0.4 mu N0 swings inside the cone.
+    let a = 0.4 * MU * N0 / K;
+    let (x, y) = (first((a, 0.0)), Motion::new());
+    let solved = solve(&set, nt, &x, &y);
+    let (cond, params) = element(&set, &x, &y);
+    let mut sys = UnilateralResidual::new(cond, set.clone(), nt, params).unwrap();
+    let mut g = vec![0.0; sys.len()];
+    sys.residual(&solved, &mut g).unwrap();
+    assert!(sys.stick_margins()[0] > 0.5, "{}", sys.stick_margins()[0]);
+    let current = sys.mean_slip(&solved).unwrap();
+    // The mean force may move by 0.6 mu N0 either way before the force touches the bound.
+    let reachable = [current[0] + 0.3 * MU * N0 / K];
+    assert_eq!(
+        sys.stuck_toward(0, &current, &reachable),
+        reachable.to_vec()
+    );
+    let far = [current[0] + 2.0 * MU * N0 / K];
+    let at = sys.stuck_toward(0, &current, &far);
+    assert!(at[0] > current[0] && at[0] < far[0], "{at:?}");
+    sys.hold_mean_slip(&at, &[true]).unwrap();
+    let mut scaled =
+        ScaledContacts::new(Box::new(sys), 1.0 / (MU * N0).powi(2), Policy::unilateral());
+    let opts = NewtonOptions {
+        tol_residual: 1e-11,
+        max_iterations: 200,
+        ..NewtonOptions::default()
+    };
+    let r = newton::solve(&mut scaled, &solved, &opts);
+    assert!(r.status.converged(), "{:?}", r.status);
+    scaled.inner.residual(&r.x, &mut g).unwrap();
+    let m = scaled.inner.stick_margins()[0];
+    let held = scaled.inner.mean_slip(&r.x).unwrap();
+    println!(
+        "held at {:.6e} (from {:.6e}): margin {m:.3e}",
+        held[0], current[0]
+    );
+    assert!(m.abs() < 1e-6, "margin {m}");
+    assert!(
+        (held[0] - at[0]).abs() < 1e-9 * (MU * N0 / K),
+        "{held:?} {at:?}"
+    );
+}
