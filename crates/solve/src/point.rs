@@ -364,6 +364,11 @@ pub(crate) fn hold(
 /// Most rounds of [`solve_holding`]'s active set.
 const HOLD_ROUNDS: usize = 8;
 
+/// Residual tolerance (scaled, as `NewtonOptions::tol_residual`) of the rounds whose held set
+/// may still change: margins this close decide the same contacts as converged ones, at a
+/// fraction of the iterations.
+const HOLD_ROUND_TOLERANCE: f64 = 1e-6;
+
 /// Newton on `sys` with its active set of held contacts (docs/stuck-contacts.md, section 3):
 /// solved with the contacts held as `hold` says, then a held contact that slips beyond
 /// `HOLD_MARGIN` is released to the law, and a free one that sticks all period is held
@@ -385,12 +390,21 @@ pub(crate) fn solve_holding(
     let mut x = x0.to_vec();
     let mut g = vec![0.0; x.len()];
     let (mut iterations, mut evaluations, mut krylov) = (0, 0, 0);
+    // Rounds whose held set may still change are solved to a loose tolerance; once a round
+    // changes nothing, its solution is polished to the full one and checked again.
+    let loose = newton::NewtonOptions {
+        tol_residual: opts.tol_residual.max(HOLD_ROUND_TOLERANCE),
+        ..opts.clone()
+    };
+    let mut precise = false;
     for round in 0.. {
-        let mut r = newton::solve(sys, &x, opts);
+        let last = round + 1 == HOLD_ROUNDS;
+        let o = if precise || last { opts } else { &loose };
+        let mut r = newton::solve(sys, &x, o);
         r.iterations += iterations;
         r.evaluations += evaluations;
         r.krylov_iterations += krylov;
-        if !r.status.converged() || round + 1 == HOLD_ROUNDS {
+        if !r.status.converged() || last {
             return Ok(r);
         }
         sys.inner.residual(&r.x, &mut g)?;
@@ -417,9 +431,10 @@ pub(crate) fn solve_holding(
                 changed = true;
             }
         }
-        if !changed {
+        if !changed && o.tol_residual <= opts.tol_residual {
             return Ok(r);
         }
+        precise = !changed;
         sys.inner.hold_mean_slip(&hold.positions, &hold.held)?;
         iterations = r.iterations;
         evaluations = r.evaluations + 1;
