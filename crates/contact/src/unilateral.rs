@@ -204,10 +204,14 @@ pub struct UnilateralResidual {
     /// Per contact, the least stick margin `1 - |z| / b` over the period at the last
     /// evaluation (negative where it slips or opens somewhere).
     margins: Vec<f64>,
-    /// Per contact, the sample where its margin is least.
-    argmin: Vec<usize>,
     /// The mean slip position kept by contacts stuck all period (`crate::stuck`).
     held: HeldSlip,
+}
+
+/// A sample's stick margin `1 - |z| / b` (`slip = |z|`), `-1` where the contact is open
+/// (`b = 0`): positive while it sticks with room to spare.
+fn stick_margin(slip: f64, b: f64) -> f64 {
+    if b > 0.0 { 1.0 - slip / b } else { -1.0 }
 }
 
 impl UnilateralResidual {
@@ -263,7 +267,6 @@ impl UnilateralResidual {
             d_y: vec![0.0; nc * l * l * nt],
             galerkin: Mat::zeros(nco, nco),
             margins: vec![-1.0; nc],
-            argmin: vec![0; nc],
             held: HeldSlip::new(params.dim, &params.force_scale, &g0, &q0, nco, p0),
             cond,
             sampler,
@@ -452,11 +455,7 @@ impl UnilateralResidual {
                     .map(|k| (r[k] - rt * v[k]).powi(2))
                     .sum::<f64>()
                     .sqrt();
-                let here = if b > 0.0 { 1.0 - slip / b } else { -1.0 };
-                if here < margin {
-                    margin = here;
-                    self.argmin[c] = s;
-                }
+                margin = margin.min(stick_margin(slip, b));
                 let fr = friction(&r[..d], &v[..d], b, rt, f);
                 for i in 0..d {
                     self.psi[(c * d + i) * nt + s] = fr.psi[i];
@@ -861,7 +860,7 @@ impl UnilateralResidual {
                     })
                     .sum::<f64>()
                     .sqrt();
-                m = m.min(if b > 0.0 { 1.0 - z / b } else { -1.0 });
+                m = m.min(stick_margin(z, b));
             }
             m
         };

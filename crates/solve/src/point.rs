@@ -311,7 +311,7 @@ impl Kind {
 }
 
 /// Which contacts a system holds, and where (docs/stuck-contacts.md, section 3).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct HeldContacts {
     /// Held mean slip position per friction row.
     positions: Vec<f64>,
@@ -370,7 +370,7 @@ const HOLD_ROUNDS: usize = 8;
 const HOLD_ROUND_TOLERANCE: f64 = 1e-6;
 
 /// Newton on `sys` with its active set of held contacts (docs/stuck-contacts.md, section 3):
-/// solved with the contacts held as `hold` says, then a held contact that slips beyond
+/// solved with the contacts held as `hold` says (as [`hold`] applied it to `sys`), then a held contact that slips beyond
 /// `HOLD_MARGIN` is released to the law, and a free one that sticks all period is held
 /// (first where it was at the reference, then, if that makes it slip, where it re-stuck), and
 /// solved again from that solution, until no contact changes. Each solve's hold is linear in
@@ -379,13 +379,11 @@ pub(crate) fn solve_holding(
     sys: &mut ScaledContacts<'_>,
     x0: &[f64],
     opts: &newton::NewtonOptions,
-    hold: Option<&HeldContacts>,
+    hold: Option<HeldContacts>,
 ) -> Result<newton::NewtonReport, SolveError> {
-    let Some(hold) = hold else {
+    let Some(mut hold) = hold else {
         return Ok(newton::solve(sys, x0, opts));
     };
-    let mut hold = hold.clone();
-    sys.inner.hold_mean_slip(&hold.positions, &hold.held)?;
     let dim = hold.positions.len() / hold.held.len().max(1);
     let mut x = x0.to_vec();
     let mut g = vec![0.0; x.len()];
@@ -529,13 +527,13 @@ pub fn solve_point_holding(
             let held_contacts = hold(&mut sys, stage, held)?;
             let final_attempt = !settings.retry_rho || attempt + 1 == retries.len();
             let opts = kind.attempt_options(&newton_opts, final_attempt);
-            let mut r = solve_holding(&mut sys, &x0, &opts, held_contacts.as_ref())?;
+            let mut r = solve_holding(&mut sys, &x0, &opts, held_contacts)?;
             iterations += r.iterations;
             krylov += r.krylov_iterations;
             if rho_factor != 1.0 && r.status.converged() {
                 let mut sys = kind.system(&at, stage, n_samples, 1.0)?;
                 let held_contacts = hold(&mut sys, stage, held)?;
-                let polished = solve_holding(&mut sys, &r.x, &newton_opts, held_contacts.as_ref())?;
+                let polished = solve_holding(&mut sys, &r.x, &newton_opts, held_contacts)?;
                 iterations += polished.iterations;
                 krylov += polished.krylov_iterations;
                 if polished.status.converged() {
