@@ -37,6 +37,7 @@ use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, c64};
+use rayon::prelude::*;
 
 /// `beta` of the friction equality's factor `k = F clamp(s / max(b, beta F), 1, FACTOR_CAP)`
 /// (docs/contact-3d.md, section 3): where the bound is above `beta F`, the paper's factor
@@ -763,9 +764,15 @@ impl UnilateralResidual {
             *b = mean(&self.d_y, k * nt);
         }
         let omega = self.cond.omega;
+        // Row sig(c, i) of K_h is a_ci + sum_j f_cij G_h[sig(c, j), :], formed a column of
+        // G_h at a time: reading G_h by rows (strided, column-major) cost about as much as the
+        // LU of K_h on the 200-contact sector (docs/performance.md).
+        let rows: Vec<usize> = (0..nc)
+            .flat_map(|c| (0..l).map(move |i| sig(c, i)))
+            .collect();
         self.set
             .harmonics()
-            .iter()
+            .par_iter()
             .map(|&h| {
                 let gh = &self
                     .cond
@@ -774,26 +781,40 @@ impl UnilateralResidual {
                     .find(|x| x.0 == h)
                     .expect("every harmonic of the set is condensed")
                     .1;
+                let f: Vec<c64> = ay
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &b)| {
+                        let j = k % l;
+                        if b == 0.0 || (j < d && h == 0) {
+                            c64::new(0.0, 0.0)
+                        } else if j < d {
+                            c64::new(0.0, h as f64 * omega * b)
+                        } else {
+                            c64::new(b, 0.0)
+                        }
+                    })
+                    .collect();
                 let mut k = Mat::<c64>::zeros(m, m);
+                let mut g = vec![c64::new(0.0, 0.0); l];
+                for t in 0..m {
+                    let gt = gh.col(t);
+                    let mut kt = k.col_mut(t);
+                    for c in 0..nc {
+                        let sigs = &rows[c * l..(c + 1) * l];
+                        for (gj, &sj) in g.iter_mut().zip(sigs) {
+                            *gj = gt[sj];
+                        }
+                        for (i, &row) in sigs.iter().enumerate() {
+                            let fi = &f[(c * l + i) * l..(c * l + i + 1) * l];
+                            kt[row] += fi.iter().zip(&g).map(|(a, b)| *a * *b).sum::<c64>();
+                        }
+                    }
+                }
                 for c in 0..nc {
                     for i in 0..l {
-                        let row = sig(c, i);
                         for j in 0..l {
-                            let a = ax[(c * l + i) * l + j];
-                            k[(row, sig(c, j))] += c64::new(a, 0.0);
-                            let b = ay[(c * l + i) * l + j];
-                            if b == 0.0 || (j < d && h == 0) {
-                                continue;
-                            }
-                            let f = if j < d {
-                                c64::new(0.0, h as f64 * omega * b)
-                            } else {
-                                c64::new(b, 0.0)
-                            };
-                            let sj = sig(c, j);
-                            for t in 0..m {
-                                k[(row, t)] += f * gh[(sj, t)];
-                            }
+                            k[(sig(c, i), sig(c, j))] += c64::new(ax[(c * l + i) * l + j], 0.0);
                         }
                     }
                 }

@@ -162,8 +162,15 @@ impl<'a> ScaledContacts<'a> {
     fn factor_harmonic_blocks(&mut self) -> Result<(), EvalError> {
         let mut ks = self.inner.averaged_harmonic_jacobians().map_err(eval_err)?;
         if self.policy.pin_empty_rows {
-            ks.iter_mut()
-                .for_each(|k| pin_empty_rows(k.as_mut(), |x| x.norm(), |a| c64::new(a, 0.0)));
+            // |re| + |im| finds the empty rows as well as the modulus, without a hypot per
+            // entry (a third of the harmonic level's time on the 100-contact 3-D sector).
+            ks.par_iter_mut().for_each(|k| {
+                pin_empty_rows(
+                    k.as_mut(),
+                    |x| x.re.abs() + x.im.abs(),
+                    |a| c64::new(a, 0.0),
+                )
+            });
         }
         self.harmonic = factor_harmonics(&mut ks, self.inner.harmonic_set(), self.scale);
         Ok(())

@@ -991,3 +991,53 @@ fn a_contact_held_toward_an_unreachable_position_is_held_on_the_bound() {
         "{held:?} {at:?}"
     );
 }
+
+#[test]
+fn averaged_harmonic_jacobians_are_the_complex_part_of_the_dense_jacobians_diagonal_blocks() {
+    // With every law derivative replaced by its period mean, J's block for harmonic h is
+    // K_h: the part of the dense J's (h, h) block that commutes with the complex structure
+    // ((cc + ss) / 2 real, (cs - sc) / 2 imaginary), whatever the derivatives do in time (the
+    // Galerkin terms of their higher harmonics cancel there pointwise). A receptance that is
+    // not symmetric (as for a cyclic sector) tells rows from columns; G_0 stays real.
+    let set: HarmonicSet = "all:4".parse().unwrap();
+    let (mut cond, params) = coupled_pair(&set);
+    for (h, g, _) in cond.harmonics.iter_mut() {
+        for i in 0..g.nrows() {
+            for j in 0..i {
+                let damp = if *h > 0 { 0.02 / K } else { 0.0 };
+                g[(i, j)] += c64::new(0.07 / K * (i + 3 * j + *h) as f64, damp);
+            }
+        }
+    }
+    let mut sys = UnilateralResidual::new(cond, set.clone(), 64, params).unwrap();
+    let n = sys.len();
+    let nco = set.n_coeffs();
+    let m = n / nco;
+    // A state with stick, slip and lift-off in the period (as in the products test).
+    let x: Vec<f64> = (0..n).map(|i| 20.0 * ((i as f64 * 0.77).sin())).collect();
+    let mut g = vec![0.0; n];
+    let mut j = Mat::zeros(n, n);
+    sys.residual_and_jacobian(&x, &mut g, j.as_mut()).unwrap();
+    sys.residual_keep_derivatives(&x, &mut g).unwrap();
+    let ks = sys.averaged_harmonic_jacobians();
+    let scale = largest_entry(&j);
+    let mut worst = 0.0f64;
+    for (k, &h) in ks.iter().zip(set.harmonics()) {
+        let p = set.coeff_index(h).unwrap();
+        for s in 0..m {
+            for t in 0..m {
+                let (re, im) = if h == 0 {
+                    (j[(s * nco + p, t * nco + p)], 0.0)
+                } else {
+                    let (r, c) = (s * nco + p, t * nco + p);
+                    (
+                        (j[(r, c)] + j[(r + 1, c + 1)]) / 2.0,
+                        (j[(r, c + 1)] - j[(r + 1, c)]) / 2.0,
+                    )
+                };
+                worst = worst.max((k[(s, t)] - c64::new(re, im)).norm());
+            }
+        }
+    }
+    assert!(worst < 1e-12 * scale, "{worst:e} against |J| {scale:e}");
+}
