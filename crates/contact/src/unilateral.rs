@@ -812,9 +812,10 @@ impl UnilateralResidual {
                     }
                 }
                 for c in 0..nc {
-                    for i in 0..l {
-                        for j in 0..l {
-                            k[(sig(c, i), sig(c, j))] += c64::new(ax[(c * l + i) * l + j], 0.0);
+                    let sigs = &rows[c * l..(c + 1) * l];
+                    for (i, &row) in sigs.iter().enumerate() {
+                        for (j, &col) in sigs.iter().enumerate() {
+                            k[(row, col)] += c64::new(ax[(c * l + i) * l + j], 0.0);
                         }
                     }
                 }
