@@ -68,7 +68,7 @@ use faer::sparse::{SparseColMat, Triplet};
 use faer::{Mat, MatMut, MatRef, c64};
 use rayon::prelude::*;
 
-pub use dynamics::{ContactDynamics, DYNAMICS_MAX_STATES};
+pub use dynamics::{ContactDynamics, DYNAMICS_MAX_STATES, HarmonicDynamics};
 pub use modal::Modes;
 
 /// Largest model [`ReceptanceKind::Auto`] sends to the dense backend (`O(n^3)` per harmonic;

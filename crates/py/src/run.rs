@@ -134,8 +134,8 @@ pub fn solve(
         if estimate && sol.status.converged() && sol.estimate.is_none() {
             sol.estimate = ewr_solve::truncation_error(&rec, &params, &setup.point, &sol).ok();
         }
-        // Where it cannot be classified (a cyclic sector, too large), `stable` stays None and
-        // the reason is a warning.
+        // Where it cannot be classified (too large, a direct receptance on a large model),
+        // `stable` stays None and the reason is a warning.
         let mut unclassified = None;
         if stability && sol.status.converged() {
             match rec

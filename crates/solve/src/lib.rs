@@ -49,5 +49,5 @@ pub use stability::{
     turning_points,
 };
 #[doc(hidden)]
-pub use stability::{EigenMethod, floquet_by, stability_by};
+pub use stability::{EigenMethod, floquet_by, hill_eigenvalues, stability_by};
 pub use sweep::{Curve, CurveSpec, StopReason, StoredCurve, SweepObserver, sweep, sweep_curve};

@@ -412,3 +412,87 @@ fn modal_receptance_per_nodal_diameter() {
         b.dofs.peak[0]
     );
 }
+
+/// The lumped disk with a spring from the blade's `x` to the next sector's disk `y` (DOF 2 to
+/// DOF 5): a coupling that is not symmetric under reversing the wave, so that a nodal
+/// diameter `k` and `-k` (the conjugate phase) respond differently at the contacts.
+fn with_chiral_spring(mut model: ewr_model::Model) -> ewr_model::Model {
+    use faer::sparse::{SparseColMat, Triplet};
+    let n = model.n_dofs();
+    let mut t: Vec<Triplet<usize, usize, f64>> = model
+        .stiffness
+        .triplet_iter()
+        .map(|t| Triplet::new(t.row, t.col, *t.val))
+        .collect();
+    let k = 0.4;
+    for (i, j, v) in [(2, 2, k), (5, 5, k), (2, 5, -k), (5, 2, -k)] {
+        t.push(Triplet::new(i, j, v));
+    }
+    model.stiffness = SparseColMat::try_new_from_triplets(n, n, &t).unwrap();
+    model
+}
+
+/// Stability of a travelling wave from one sector (Hill's method with each harmonic on its own
+/// nodal diameter, docs/stability.md) against the same disk computed whole. The sector's
+/// perturbations are the annulus's that keep the travelling-wave symmetry: every eigenvalue of
+/// the sector's Hill pencil is one of the annulus's, and the annulus's largest Floquet
+/// multiplier is at least the sector's (its other nodal diameters may be less damped). The
+/// sector's modal backend (every mode of each diameter) gives the dense one's multipliers. A
+/// chiral spring makes the check see the direction of the wave (a conjugated phase fails it).
+#[test]
+fn sector_stability_is_the_annulus_stability_on_travelling_waves() {
+    use ewr_solve::{EigenMethod, hill_eigenvalues, stability_by};
+    let set = HarmonicSet::odd(7).unwrap();
+    let solved = |model: &Model, kind: ReceptanceKind, w: f64| {
+        let rec = Receptance::new(model, kind).unwrap();
+        let p = ContactParams::of(&model.contacts);
+        let st = settings(set.clone(), LinearSolve::Dense);
+        let sol = solve_point(&rec, &p, w, &st, None).unwrap();
+        assert!(sol.status.converged());
+        let dynamics = rec.dynamics().unwrap();
+        (rec, dynamics, p, st, sol)
+    };
+    for (eo, w, shroud) in [(3, 1.21, 0.5), (7, 2.29, 0.5), (-2, 1.96, 0.3)] {
+        let mut sector = with_chiral_spring(disk(eo));
+        sector.contacts.mu_n[0] = shroud;
+        let annulus = sector.annulus().unwrap();
+        let (rec, dy, p, st, sol) = solved(&sector, ReceptanceKind::Dense, w);
+        let s_all = hill_eigenvalues(&rec, &dy, &p, &st, &sol).unwrap();
+        let s = stability_by(&rec, &dy, &p, &st, &sol, EigenMethod::Dense).unwrap();
+        let (rec, dy, p, st, sol) = solved(&annulus, ReceptanceKind::Dense, w);
+        let a_all = hill_eigenvalues(&rec, &dy, &p, &st, &sol).unwrap();
+        let a = stability_by(&rec, &dy, &p, &st, &sol, EigenMethod::Dense).unwrap();
+        // Within the band the harmonics resolve (beyond it the stuck constraints' huge
+        // eigenvalues depend on rounding: docs/stability.md, pitfall 1).
+        let band = 2.0 * 8.0 * w;
+        let mut matched = 0;
+        for l in s_all.iter().filter(|l| l.norm() < band) {
+            let near = a_all
+                .iter()
+                .map(|b| (l - b).norm())
+                .fold(f64::MAX, f64::min);
+            assert!(
+                near < 1e-7 * l.norm().max(w),
+                "EO {eo}: sector eigenvalue {l:?} ({near:e})"
+            );
+            matched += 1;
+        }
+        assert!(matched >= 20, "EO {eo}: {matched} eigenvalues in the band");
+        assert!(
+            a.max_multiplier >= s.max_multiplier - 1e-9,
+            "EO {eo}: {a:?}\n{s:?}"
+        );
+        let (rec, dy, p, st, sol) = solved(&sector, ReceptanceKind::Modal { modes: 6 }, w);
+        let modal = stability_by(&rec, &dy, &p, &st, &sol, EigenMethod::Dense).unwrap();
+        assert!(
+            (modal.max_multiplier - s.max_multiplier).abs() < 1e-6,
+            "EO {eo}: modal {} dense {}",
+            modal.max_multiplier,
+            s.max_multiplier
+        );
+        eprintln!(
+            "EO {eo} w {w}: sector {} ({} eigenvalues in the band), annulus {}",
+            s.max_multiplier, matched, a.max_multiplier
+        );
+    }
+}

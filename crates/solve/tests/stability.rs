@@ -14,11 +14,23 @@ use faer::{Mat, c64};
 
 /// Eigenvalues of `M u'' + C u' + K u = 0` on the DOFs `keep`, by the first-order form.
 fn linear_exponents(model: &Model, keep: &[usize]) -> Vec<c64> {
-    let (k, m, c) = (
+    linear_exponents_with_springs(model, keep, &[])
+}
+
+/// [`linear_exponents`] with springs to ground `(dof, k)` added to `K`.
+fn linear_exponents_with_springs(
+    model: &Model,
+    keep: &[usize],
+    springs: &[(usize, f64)],
+) -> Vec<c64> {
+    let (mut k, m, c) = (
         model.stiffness.to_dense(),
         model.mass.to_dense(),
         model.viscous_damping().to_dense(),
     );
+    for &(dof, kk) in springs {
+        k[(dof, dof)] += kk;
+    }
     let n = keep.len();
     let sub = |a: &Mat<f64>| Mat::from_fn(n, n, |i, j| a[(keep[i], keep[j])]);
     let (k, m, c) = (sub(&k), sub(&m), sub(&c));
@@ -335,5 +347,34 @@ fn arnoldi_decides_as_the_whole_spectrum_on_a_3d_damper() {
             "w = {omega}: multiplier {} against {measured} by ewr simulate",
             fast.max_multiplier
         );
+    }
+}
+
+/// A 3-D contact stuck all period under a varying normal load (single-contact-3d with
+/// `mu = 10`: at `w = 3` the normal force swings about 3..35 and the tangential forcing stays
+/// far inside the cone): the multipliers are those of the structure with the tangential DOFs
+/// held and the normal DOF on its contact spring, `exp(lambda T)` from `M`, `C`, `K` alone.
+/// The mean friction force is free here (docs/stability.md, pitfall 2): it must not show as a
+/// multiplier of 1.
+#[test]
+fn stuck_under_a_varying_normal_load_the_multipliers_are_the_held_structures() {
+    let mut model = ewr_model::examples::single_contact_3d();
+    let normal = model.contacts.normal.as_mut().unwrap();
+    normal.mu = vec![10.0];
+    let k_n = normal.k_n.as_ref().unwrap()[0];
+    let want = linear_exponents_with_springs(&model, &[2], &[(2, k_n)]);
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let dynamics = rec.dynamics().unwrap();
+    let params = ContactParams::of(&model.contacts);
+    for (omega, set, method) in [
+        (3.0, "all:7", EigenMethod::Dense),
+        (3.0, "all:15", EigenMethod::Krylov),
+    ] {
+        let s = settings(set);
+        let sol = solve_point(&rec, &params, omega, &s, None).unwrap();
+        assert!(sol.status.converged());
+        let st = stability_by(&rec, &dynamics, &params, &s, &sol, method).unwrap();
+        same_multipliers(&st.exponents, &want, std::f64::consts::TAU / omega);
+        assert!(st.is_stable() && st.max_multiplier < 1.0 - 1e-3, "{st:?}");
     }
 }

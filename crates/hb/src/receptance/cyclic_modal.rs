@@ -103,7 +103,7 @@ impl CyclicModalBackend {
     }
 
     /// The modes of nodal diameter `nd`, extracted on first use.
-    fn nd(&self, s: &Structure, nd: usize) -> Result<Arc<NdModes>, ReceptanceError> {
+    pub(crate) fn nd(&self, s: &Structure, nd: usize) -> Result<Arc<NdModes>, ReceptanceError> {
         self.per_nd[nd]
             .get_or_init(|| self.extract(s, nd).map(Arc::new))
             .clone()

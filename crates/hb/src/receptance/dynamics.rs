@@ -42,6 +42,44 @@ pub struct ContactDynamics {
     pub residual_beta: f64,
     /// Series compliance per contact row.
     pub compliance: Vec<f64>,
+    /// A cyclic sector: the structure differs per harmonic (the nodal diameter it lives on)
+    /// and comes from [`Receptance::harmonic_dynamics`]; the matrices above are then empty.
+    pub cyclic: bool,
+}
+
+/// The structure at one harmonic `h`: `(s^2 M + s C + K (1 + i eta)) q = B^H x` and
+/// `y = B q + R x`. Complex: on a cyclic sector the phase-shifted kinematics make `M`, `C`, `K`
+/// (Hermitian) and `B` complex on the nodal diameter the harmonic lives on
+/// (docs/cyclic.md); real otherwise.
+#[derive(Clone, Debug)]
+pub struct HarmonicDynamics {
+    /// Mass `M` (`nq x nq`).
+    pub mass: Mat<c64>,
+    /// Viscous damping `C`.
+    pub damping: Mat<c64>,
+    /// Stiffness `K`.
+    pub stiffness: Mat<c64>,
+    /// Loss factor on `K` at this harmonic.
+    pub eta: f64,
+    /// `B` (`m x nq`): the contact rows' motion per state.
+    pub contacts: Mat<c64>,
+    /// `R`: residual flexibility with its damping factor, plus the series compliance.
+    pub flexibility: Mat<c64>,
+}
+
+impl HarmonicDynamics {
+    /// The contact receptance `B (s^2 M + s C + K (1 + i eta))^{-1} B^H + R` at the Laplace
+    /// variable `s`.
+    pub fn contact_receptance(&self, s: c64) -> Mat<c64> {
+        let nq = self.contacts.ncols();
+        let kf = c64::new(1.0, self.eta);
+        let z = Mat::from_fn(nq, nq, |i, j| {
+            s * s * self.mass[(i, j)] + s * self.damping[(i, j)] + kf * self.stiffness[(i, j)]
+        });
+        let bh = self.contacts.adjoint().to_owned();
+        let x = faer::linalg::solvers::Solve::solve(&z.partial_piv_lu(), &bh);
+        &self.contacts * &x + &self.flexibility
+    }
 }
 
 impl ContactDynamics {
@@ -72,6 +110,21 @@ impl ContactDynamics {
         r
     }
 
+    /// The structure at harmonic `h` of `w` ([`HarmonicDynamics`]), for a structure that is
+    /// not a cyclic sector.
+    pub fn harmonic(&self, h: usize, w: f64) -> HarmonicDynamics {
+        let complex =
+            |a: &Mat<f64>| Mat::from_fn(a.nrows(), a.ncols(), |i, j| c64::new(a[(i, j)], 0.0));
+        HarmonicDynamics {
+            mass: complex(&self.mass),
+            damping: complex(&self.damping),
+            stiffness: complex(&self.stiffness),
+            eta: self.eta_h(h),
+            contacts: complex(&self.contacts),
+            flexibility: self.static_flexibility(h, w),
+        }
+    }
+
     /// The contact receptance `B (s^2 M + s C + K (1 + i eta_h))^{-1} B^T + R_h` at the
     /// Laplace variable `s` (harmonic `h` of `w` sets `eta_h` and `R_h`).
     pub fn contact_receptance(&self, s: c64, h: usize, w: f64) -> Mat<c64> {
@@ -99,10 +152,27 @@ impl Receptance {
     /// yet) and for direct backends above [`DYNAMICS_MAX_STATES`] DOFs (use the modal one).
     pub fn dynamics(&self) -> Result<ContactDynamics, ReceptanceError> {
         let s = &self.s;
-        if s.cyclic.is_some() {
-            return Err(ReceptanceError::BadInput(
-                "stability is not available on cyclic sectors yet".into(),
-            ));
+        if let Some(cm) = &s.cyclic {
+            if matches!(self.backend, Backend::Dense(_) | Backend::Sparse(_))
+                && cm.nr > DYNAMICS_MAX_STATES
+            {
+                return Err(ReceptanceError::BadInput(format!(
+                    "stability with a direct receptance takes at most {DYNAMICS_MAX_STATES} \
+                     independent DOFs, the sector has {}: use --receptance modal:K",
+                    cm.nr
+                )));
+            }
+            return Ok(ContactDynamics {
+                mass: Mat::zeros(0, 0),
+                damping: Mat::zeros(0, 0),
+                stiffness: Mat::zeros(0, 0),
+                eta: s.eta,
+                contacts: Mat::zeros(s.m, 0),
+                residual: Mat::zeros(s.m, s.m),
+                residual_beta: s.rayleigh_beta,
+                compliance: s.compliance.clone(),
+                cyclic: true,
+            });
         }
         match &self.backend {
             Backend::Dense(_) | Backend::Sparse(_) => {
@@ -127,6 +197,7 @@ impl Receptance {
                     residual: Mat::zeros(s.m, s.m),
                     residual_beta: 0.0,
                     compliance: s.compliance.clone(),
+                    cyclic: false,
                 })
             }
             Backend::Modal(b) => {
@@ -147,11 +218,72 @@ impl Receptance {
                     residual: md.residual.clone(),
                     residual_beta: s.rayleigh_beta,
                     compliance: s.compliance.clone(),
+                    cyclic: false,
                 })
             }
-            Backend::CyclicModal(_) => Err(ReceptanceError::BadInput(
-                "stability is not available on cyclic sectors yet".into(),
-            )),
+            Backend::CyclicModal(_) => unreachable!("cyclic sectors are handled above"),
+        }
+    }
+
+    /// The structure at harmonic `h` of `w` ([`HarmonicDynamics`]). On a cyclic sector, on
+    /// the nodal diameter `h` lives on: `T_h^H M T_h` (and `C`, `K`) and `W T_h` for the
+    /// direct backends, the diameter's modes for the modal one (extracted if the solve has
+    /// not). Otherwise [`ContactDynamics::harmonic`].
+    pub fn harmonic_dynamics(&self, h: usize, w: f64) -> Result<HarmonicDynamics, ReceptanceError> {
+        let s = &self.s;
+        let Some(cm) = &s.cyclic else {
+            return Ok(self.dynamics()?.harmonic(h, w));
+        };
+        let m = s.m;
+        let mut flexibility = Mat::<c64>::zeros(m, m);
+        for (i, c) in s.compliance.iter().enumerate() {
+            flexibility[(i, i)] += c64::new(*c, 0.0);
+        }
+        match &self.backend {
+            Backend::CyclicModal(b) => {
+                let nd = b.nd(s, cm.cyclic.nodal_diameter(h))?;
+                let p = nd.lambda.len();
+                let diag = |v: &dyn Fn(usize) -> f64| {
+                    Mat::from_fn(p, p, |i, j| c64::new(if i == j { v(i) } else { 0.0 }, 0.0))
+                };
+                let res = c64::new(1.0, s.eta_h(h) + h as f64 * w * s.rayleigh_beta).inv();
+                for j in 0..m {
+                    for i in 0..m {
+                        flexibility[(i, j)] += res * nd.residual[(i, j)];
+                    }
+                }
+                Ok(HarmonicDynamics {
+                    mass: diag(&|_| 1.0),
+                    damping: diag(&|i| nd.damping[i]),
+                    stiffness: diag(&|i| nd.lambda[i]),
+                    eta: s.eta_h(h),
+                    contacts: nd.wphi.clone(),
+                    flexibility,
+                })
+            }
+            _ => {
+                self.dynamics()?;
+                let c = s.phase(h);
+                let nr = cm.nr;
+                let reduce = |a: &ewr_model::SparseMatrix| {
+                    let mut out = Mat::<c64>::zeros(nr, nr);
+                    for t in a.triplet_iter() {
+                        let (ri, fi) = cm.of(t.row, c);
+                        let (rj, fj) = cm.of(t.col, c);
+                        out[(ri, rj)] += fi.conj() * *t.val * fj;
+                    }
+                    out
+                };
+                let wk = s.w_cyclic_phase(c).to_dense();
+                Ok(HarmonicDynamics {
+                    mass: reduce(&s.mass),
+                    damping: reduce(&s.c),
+                    stiffness: reduce(&s.k),
+                    eta: s.eta_h(h),
+                    contacts: wk,
+                    flexibility,
+                })
+            }
         }
     }
 }
@@ -171,6 +303,54 @@ mod tests {
             }
         }
         (d, n)
+    }
+
+    /// The lumped disk with a spring from the blade's `x` to the next sector's disk `y` (DOF 2 to
+    /// DOF 5): a coupling that is not symmetric under reversing the wave, so that a nodal
+    /// diameter `k` and `-k` (the conjugate phase) respond differently at the contacts.
+    fn with_chiral_spring(mut model: ewr_model::Model) -> ewr_model::Model {
+        use faer::sparse::{SparseColMat, Triplet};
+        let n = model.n_dofs();
+        let mut t: Vec<Triplet<usize, usize, f64>> = model
+            .stiffness
+            .triplet_iter()
+            .map(|t| Triplet::new(t.row, t.col, *t.val))
+            .collect();
+        let k = 0.4;
+        for (i, j, v) in [(2, 2, k), (5, 5, k), (2, 5, -k), (5, 2, -k)] {
+            t.push(Triplet::new(i, j, v));
+        }
+        model.stiffness = SparseColMat::try_new_from_triplets(n, n, &t).unwrap();
+        model
+    }
+
+    /// A cyclic sector's structure per harmonic gives its receptance on the imaginary axis:
+    /// the direct backends' reduction by `T_h` and the modal backend's modes of the harmonic's
+    /// nodal diameter, on harmonics that live on different diameters (EO 3 of 12: 0, 3, 9).
+    #[test]
+    fn cyclic_harmonic_dynamics_on_the_imaginary_axis_is_the_receptance() {
+        let model = with_chiral_spring(ewr_model::examples::bladed_disk(
+            &ewr_model::examples::BladedDisk {
+                sectors: 12,
+                engine_order: 3,
+            },
+        ));
+        for kind in [
+            ReceptanceKind::Dense,
+            ReceptanceKind::Sparse,
+            ReceptanceKind::Modal { modes: 4 },
+        ] {
+            let rec = Receptance::new(&model, kind).unwrap();
+            assert!(rec.dynamics().unwrap().cyclic);
+            let w = 0.7;
+            let at = rec.prepare(w, &[0, 1, 3]).unwrap();
+            for h in [0, 1, 3] {
+                let hd = rec.harmonic_dynamics(h, w).unwrap();
+                let g = hd.contact_receptance(c64::new(0.0, h as f64 * w));
+                let (d, n) = max_diff(&g, at.contact_receptance(h).unwrap());
+                assert!(d <= 1e-10 * n, "{kind:?} h = {h}: {d:e} of {n:e}");
+            }
+        }
     }
 
     #[test]
@@ -202,6 +382,12 @@ mod tests {
                 let g = dynm.contact_receptance(s, h, w);
                 let (d, n) = max_diff(&g, at.contact_receptance(h).unwrap());
                 assert!(d <= 1e-10 * n, "{kind:?} h = {h}: {d:e} of {n:e}");
+                let g = dynm.harmonic(h, w).contact_receptance(s);
+                let (d, n) = max_diff(&g, at.contact_receptance(h).unwrap());
+                assert!(
+                    d <= 1e-10 * n,
+                    "{kind:?} h = {h} per harmonic: {d:e} of {n:e}"
+                );
             }
         }
     }
