@@ -17,6 +17,7 @@
 //! sampled derivative, so `J` is never assembled sample by sample.
 
 use crate::law::{self, Bound, FrictionLaw, LawInput, LawOutput};
+use crate::stuck::{HeldSlip, stick_margin, stuck_fraction};
 use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
@@ -50,6 +51,13 @@ pub struct EwrResidual<'a> {
     cx: Mat<c64>,
     cy: Mat<c64>,
     galerkin: Mat<f64>,
+    /// The hold of contacts stuck all period (`crate::stuck`): on sets with `h = 0`, where
+    /// such a contact's mean friction force is free, and with the exact law (the regularised
+    /// ones never stick); `None` otherwise.
+    held: Option<HeldSlip>,
+    /// Per contact, the least stick margin `1 - |r - rho v| / (mu N)` over the period at the
+    /// last evaluation (kept with `held` only).
+    margins: Vec<f64>,
 }
 
 /// The prepared receptance, borrowed or owned: a system that outlives one evaluation (the
@@ -130,7 +138,18 @@ impl<'a> EwrResidual<'a> {
         }
         let nt = n_samples;
         let d = params.dim;
+        let held = match (set.coeff_index(0), law) {
+            (Some(p0), FrictionLaw::Exact) => {
+                let g0 = rec.contact_receptance(0)?.to_owned();
+                let q0 = rec.forced_contact_response(0)?;
+                // The law's rows scale as mu N times a force: so does the hold.
+                Some(HeldSlip::new(d, &params.mu_n, &g0, &q0, nco, p0))
+            }
+            _ => None,
+        };
         Ok(EwrResidual {
+            held,
+            margins: vec![-1.0; params.len()],
             rec,
             sampler,
             law,
@@ -267,7 +286,33 @@ impl<'a> EwrResidual<'a> {
         self.sampler.synthesize_many(r, &mut self.r_samples)?;
         self.sampler
             .synthesize_many(&self.v_coeffs, &mut self.v_samples)?;
+        if self.held.is_some() {
+            for c in 0..self.params.len() {
+                self.margins[c] = self.least_margin(c, &[], 0.0);
+            }
+        }
         Ok(())
+    }
+
+    /// Contact `c`'s least stick margin over the period at the last sampling, with its
+    /// friction force moved by `theta * shift` (one per direction; none when empty).
+    fn least_margin(&self, c: usize, shift: &[f64], theta: f64) -> f64 {
+        let (d, nt) = (self.params.dim, self.sampler.n_samples());
+        let (b, rho) = (self.params.mu_n[c], self.params.rho[c]);
+        let mut m = f64::INFINITY;
+        for s in 0..nt {
+            let z = (0..d)
+                .map(|k| {
+                    let i = (c * d + k) * nt + s;
+                    let zk = self.r_samples[i] - rho * self.v_samples[i]
+                        + shift.get(k).map_or(0.0, |f| theta * f);
+                    zk * zk
+                })
+                .sum::<f64>()
+                .sqrt();
+            m = m.min(stick_margin(z, b));
+        }
+        m
     }
 
     fn law_input(&self) -> LawInput<'_> {
@@ -290,6 +335,9 @@ impl<'a> EwrResidual<'a> {
         self.psi = psi;
         res?;
         self.sampler.project_many(&self.psi, g)?;
+        if let Some(h) = &self.held {
+            h.add_residual(r, g);
+        }
         Ok(())
     }
 
@@ -365,6 +413,10 @@ impl<'a> EwrResidual<'a> {
                 }
             }
         }
+        if let Some(h) = &self.held {
+            h.add_residual(r, g);
+            h.add_jacobian(jac.rb_mut());
+        }
         Ok(())
     }
 
@@ -399,6 +451,9 @@ impl<'a> EwrResidual<'a> {
         Self::check_len("residual g", self.len(), g.len())?;
         self.evaluate_with_derivatives(r)?;
         self.sampler.project_many(&self.psi, g)?;
+        if let Some(h) = &self.held {
+            h.add_residual(r, g);
+        }
         Ok(())
     }
 
@@ -435,6 +490,9 @@ impl<'a> EwrResidual<'a> {
         }
         self.sampler.project_many(&self.psi, y)?;
         // psi now holds J x samples; the next evaluation overwrites it.
+        if let Some(h) = &self.held {
+            h.add_product(x, y);
+        }
         Ok(())
     }
 
@@ -513,6 +571,9 @@ impl<'a> EwrResidual<'a> {
                 self.v_coeffs[i]
             };
             *v = *v / w[k] + tt;
+        }
+        if let Some(h) = &self.held {
+            h.add_transpose_product(x, y);
         }
         Ok(())
     }
@@ -594,6 +655,11 @@ impl<'a> EwrResidual<'a> {
                             }
                         }
                     }
+                    if let Some(held) = &self.held {
+                        let block = d * nco;
+                        let idx: Vec<usize> = (c * block..(c + 1) * block).collect();
+                        held.add_to_block(c, &idx, b.as_mut());
+                    }
                     Ok::<_, ResidualError>(b)
                 },
             )
@@ -649,6 +715,9 @@ impl<'a> EwrResidual<'a> {
                     k[(s, c0 + ni)] += c64::new(ar[s * d + ni], 0.0);
                 }
             }
+            if let (0, Some(held)) = (h, &self.held) {
+                held.add_to_static_harmonic(&mut k);
+            }
             out.push(k);
         }
         Ok(out)
@@ -684,6 +753,70 @@ impl<'a> EwrResidual<'a> {
 }
 
 impl EwrResidual<'_> {
+    /// Mean slip position (the contact's displacement at `h = 0`, the slider's for a Jenkins
+    /// contact) of each friction row for the force coefficients `r`: where a contact stuck
+    /// all period stays (`crate::stuck`). Empty without the hold (no `h = 0`, or a
+    /// regularised law).
+    pub fn mean_slip(&self, r: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        Self::check_len("friction coefficients R", self.len(), r.len())?;
+        Ok(self.held.as_ref().map_or_else(Vec::new, |h| h.positions(r)))
+    }
+
+    /// Holds the contacts flagged in `held` at these mean slip positions (one per friction
+    /// row, from [`mean_slip`](Self::mean_slip)); the law alone decides the others. None is
+    /// held until called (a solve from zero force has no loading history).
+    pub fn hold_mean_slip(
+        &mut self,
+        positions: &[f64],
+        held: &[bool],
+    ) -> Result<(), ResidualError> {
+        Self::check_len(
+            "held slip positions",
+            self.len() / self.set.n_coeffs(),
+            positions.len(),
+        )?;
+        Self::check_len("held contacts", self.params.len(), held.len())?;
+        if let Some(h) = &mut self.held {
+            h.hold(positions, held);
+        }
+        Ok(())
+    }
+
+    /// Per contact, the least stick margin `1 - |r - rho v| / (mu N)` over the period at the
+    /// last evaluation: positive where it sticks all period. Empty without the hold.
+    pub fn stick_margins(&self) -> Vec<f64> {
+        if self.held.is_some() {
+            self.margins.clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The mean slip position of contact `c` nearest `target` on the segment from `current`
+    /// (one per direction) at which it still sticks all period, predicted from the last
+    /// evaluation: its mean friction force moved by its own static stiffness, its dynamic
+    /// forces and motion as they are (as [`crate::UnilateralResidual::stuck_toward`]).
+    pub fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
+        let d = self.params.dim;
+        let dp: Vec<f64> = target.iter().zip(current).map(|(t, c)| t - c).collect();
+        let shift = match &self.held {
+            Some(h) if c < self.params.len() && dp.len() == d => h.force_shift(c, &dp),
+            _ => None,
+        };
+        let Some(shift) = shift else {
+            return current.to_vec();
+        };
+        match stuck_fraction(|theta| self.least_margin(c, &shift, theta)) {
+            Some(theta) if theta >= 1.0 => target.to_vec(),
+            Some(theta) => current
+                .iter()
+                .zip(&dp)
+                .map(|(c, d)| c + theta * d)
+                .collect(),
+            None => current.to_vec(),
+        }
+    }
+
     /// The law linearised at `r` (see [`crate::Linearization`]): every law variable is a
     /// velocity.
     pub fn linearization(&mut self, r: &[f64]) -> Result<crate::Linearization, ResidualError> {
@@ -838,5 +971,21 @@ impl crate::ContactSystem for EwrResidual<'_> {
 
     fn tangential_rho(&self) -> Vec<f64> {
         self.params.rho.clone()
+    }
+
+    fn mean_slip(&mut self, x: &[f64]) -> Result<Vec<f64>, ResidualError> {
+        EwrResidual::mean_slip(self, x)
+    }
+
+    fn hold_mean_slip(&mut self, positions: &[f64], held: &[bool]) -> Result<(), ResidualError> {
+        EwrResidual::hold_mean_slip(self, positions, held)
+    }
+
+    fn stick_margins(&self) -> Vec<f64> {
+        EwrResidual::stick_margins(self)
+    }
+
+    fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
+        EwrResidual::stuck_toward(self, c, current, target)
     }
 }

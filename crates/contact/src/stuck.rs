@@ -17,6 +17,37 @@ use faer::{Mat, MatMut, c64};
 /// release contacts that stick (docs/stuck-contacts.md, section 3).
 pub const HOLD_MARGIN: f64 = 0.03;
 
+/// A sample's stick margin `1 - |z| / b` (`slip = |z|`), `-1` where the bound is zero (an
+/// open 3-D contact, or no friction): positive while it sticks with room to spare.
+pub(crate) fn stick_margin(slip: f64, b: f64) -> f64 {
+    if b > 0.0 { 1.0 - slip / b } else { -1.0 }
+}
+
+/// How far along a move of a stuck contact's mean friction force (`theta` in `[0, 1]`) it
+/// still sticks all period, given its least stick margin `margin(theta)` over the period:
+/// 1 where it sticks at the end, `None` where it does not stick at the start (or the margin
+/// cannot be evaluated). The margin is concave in `theta` (a minimum of concave functions),
+/// so there is one crossing, found by bisection.
+pub(crate) fn stuck_fraction(margin: impl Fn(f64) -> f64) -> Option<f64> {
+    if margin(1.0) >= 0.0 {
+        return Some(1.0);
+    }
+    let m0 = margin(0.0);
+    if m0.is_nan() || m0 < 0.0 {
+        return None;
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if margin(mid) >= 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
 /// The hold of stuck contacts' mean slip positions on a system's `h = 0` friction rows.
 #[derive(Clone, Debug)]
 pub(crate) struct HeldSlip {

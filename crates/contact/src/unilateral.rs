@@ -32,7 +32,7 @@
 use crate::error::ResidualError;
 pub use crate::kinds::SampleState;
 use crate::kinds::{ContactHistories, NormalHistories};
-use crate::stuck::HeldSlip;
+use crate::stuck::{HeldSlip, stick_margin, stuck_fraction};
 use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
@@ -207,12 +207,6 @@ pub struct UnilateralResidual {
     margins: Vec<f64>,
     /// The mean slip position kept by contacts stuck all period (`crate::stuck`).
     held: HeldSlip,
-}
-
-/// A sample's stick margin `1 - |z| / b` (`slip = |z|`), `-1` where the contact is open
-/// (`b = 0`): positive while it sticks with room to spare.
-fn stick_margin(slip: f64, b: f64) -> f64 {
-    if b > 0.0 { 1.0 - slip / b } else { -1.0 }
 }
 
 impl UnilateralResidual {
@@ -886,24 +880,15 @@ impl UnilateralResidual {
             }
             m
         };
-        if margin(1.0) >= 0.0 {
-            return target.to_vec();
+        match stuck_fraction(margin) {
+            Some(theta) if theta >= 1.0 => target.to_vec(),
+            Some(theta) => current
+                .iter()
+                .zip(&dp)
+                .map(|(c, d)| c + theta * d)
+                .collect(),
+            None => current.to_vec(),
         }
-        let m0 = margin(0.0);
-        if m0.is_nan() || m0 < 0.0 {
-            return current.to_vec();
-        }
-        // The margin is concave in theta (a minimum of concave functions): one crossing.
-        let (mut lo, mut hi) = (0.0, 1.0);
-        for _ in 0..50 {
-            let mid = 0.5 * (lo + hi);
-            if margin(mid) >= 0.0 {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        current.iter().zip(&dp).map(|(c, d)| c + lo * d).collect()
     }
 
     /// Per contact, the least stick margin `1 - |r - rho_T v| / (mu lambda)` over the period

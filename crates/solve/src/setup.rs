@@ -776,6 +776,14 @@ impl Setup {
         if m.contacts.has_normal() {
             h.add(b"stuck contacts held 2");
         }
+        // So do constant-bound contacts on sets with h = 0 under the exact law, since the
+        // hold was extended to them.
+        if !m.contacts.has_normal()
+            && p.law == ewr_contact::FrictionLaw::Exact
+            && (p.set.coeff_index(0).is_some() || p.auto.is_some())
+        {
+            h.add(b"constant-bound stuck contacts held 1");
+        }
         format!("{:016x}", h.0)
     }
 }

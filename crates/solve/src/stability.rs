@@ -115,10 +115,11 @@ pub fn stability_by(
     method: EigenMethod,
 ) -> Result<Stability, StabilityError> {
     let (per_harmonic, lin) = linearised(rec, dynamics, params, settings, sol)?;
-    match per_harmonic {
-        Some(per_harmonic) => floquet_harmonics(&per_harmonic, &lin, &sol.set, sol.omega, method),
-        None => floquet_by(dynamics, &lin, &sol.set, sol.omega, method),
-    }
+    let pencil = Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)?;
+    // The linearisation's dense matrices are not needed any more (0.65 GB each at 9000
+    // forces).
+    drop((lin, per_harmonic));
+    classify(&pencil, &sol.set, sol.omega, method)
 }
 
 /// Every finite eigenvalue of the Hill pencil at `sol`, before the Floquet exponents are
@@ -132,27 +133,19 @@ pub fn hill_eigenvalues(
     sol: &PointSolution,
 ) -> Result<Vec<c64>, StabilityError> {
     let (per_harmonic, lin) = linearised(rec, dynamics, params, settings, sol)?;
-    let per_harmonic = per_harmonic.unwrap_or_else(|| {
-        sol.set
-            .harmonics()
-            .iter()
-            .map(|&h| dynamics.harmonic(h, sol.omega))
-            .collect()
-    });
     let pencil = Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)?;
     Ok(pencil.eigen(EigenMethod::Dense)?.0)
 }
 
-/// The law linearised at `sol`, and on a cyclic sector the structure of each harmonic (taken
-/// from `rec`: it differs per nodal diameter).
-#[allow(clippy::type_complexity)]
+/// The structure at each harmonic of `sol`'s set (on a cyclic sector taken from `rec`: it
+/// differs per nodal diameter), and the law linearised at `sol`.
 fn linearised(
     rec: &Receptance,
     dynamics: &ContactDynamics,
     params: &ContactParams,
     settings: &PointSettings,
     sol: &PointSolution,
-) -> Result<(Option<Vec<HarmonicDynamics>>, Linearization), StabilityError> {
+) -> Result<(Vec<HarmonicDynamics>, Linearization), StabilityError> {
     if !dynamics.cyclic {
         pencil_size_check(dynamics.n_states(), &sol.set, sol.friction.len())?;
     }
@@ -171,17 +164,16 @@ fn linearised(
         .inner
         .linearization(&sol.friction)
         .map_err(SolveError::from)?;
+    let harmonics = sol.set.harmonics().iter();
     let per_harmonic = if dynamics.cyclic {
-        let hd = sol
-            .set
-            .harmonics()
-            .iter()
+        harmonics
             .map(|&h| rec.harmonic_dynamics(h, sol.omega))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| StabilityError::Unsupported(e.to_string()))?;
-        Some(hd)
+            .map_err(|e| StabilityError::Unsupported(e.to_string()))?
     } else {
-        None
+        harmonics
+            .map(|&h| dynamics.harmonic(h, sol.omega))
+            .collect()
     };
     Ok((per_harmonic, lin))
 }
@@ -241,19 +233,19 @@ pub fn floquet_by(
         .iter()
         .map(|&h| dynamics.harmonic(h, omega))
         .collect();
-    floquet_harmonics(&per_harmonic, lin, set, omega, method)
+    let pencil = Pencil::new(&per_harmonic, lin, set, omega)?;
+    classify(&pencil, set, omega, method)
 }
 
-/// [`floquet_by`] with the structure given per harmonic of `set` (cyclic sectors).
-fn floquet_harmonics(
-    dynamics: &[HarmonicDynamics],
-    lin: &Linearization,
+/// The Floquet exponents of `pencil`: its eigenvalues near the axis (or all), then one per
+/// family.
+fn classify(
+    pencil: &Pencil,
     set: &HarmonicSet,
     omega: f64,
     method: EigenMethod,
 ) -> Result<Stability, StabilityError> {
-    let pencil = Pencil::new(dynamics, lin, set, omega)?;
-    let found = select(&pencil, pencil.eigen(method)?, set, omega);
+    let found = select(pencil, pencil.eigen(method)?, set, omega);
     match (found, method) {
         // Arnoldi met no family near the axis: the modes lie far above the excitation (their
         // members near the axis more than H / 2 spacings off-centre: two-mass-damper stuck at
@@ -261,7 +253,7 @@ fn floquet_harmonics(
         (Err(StabilityError::Numerical(_)), EigenMethod::Auto)
             if (DENSE_EIGEN_UP_TO + 1..=MAX_EIGEN_SIZE).contains(&pencil.b_cols.len()) =>
         {
-            select(&pencil, pencil.eigen(EigenMethod::Dense)?, set, omega)
+            select(pencil, pencil.eigen(EigenMethod::Dense)?, set, omega)
         }
         (found, _) => found,
     }
@@ -385,8 +377,12 @@ fn family_spacing(set: &HarmonicSet) -> usize {
 struct Pencil {
     /// `A` on force rows and force columns: `d_force` and the flexibility terms.
     axx: Mat<f64>,
-    /// `B` on force rows and force columns: the flexibility of velocity rows.
-    bxx: Mat<f64>,
+    /// Per harmonic, `R_h` (contact rows x contact rows): `B` on force rows and force columns
+    /// is `-d_motion R_h` on velocity rows, kept factored (dense it is `forces x forces`,
+    /// read at every Arnoldi step).
+    flex: Vec<Mat<c64>>,
+    /// Largest entry of `B`.
+    b_max: f64,
     /// `A` on force rows and state columns (`B` is zero there), `d_motion` times the contact
     /// rows' motion `B_h` per harmonic: per nonzero block of `d_motion`, its row and column
     /// signals, the states it reads (0: `U`, 1: `Z`) and the block. Kept factored: dense it is
@@ -650,7 +646,6 @@ impl Pencil {
 
         // Force rows: d_force x + d_motion y = 0.
         let mut axx = lin.d_force.clone();
-        let mut bxx = Mat::<f64>::zeros(n_force, n_force);
         let mut motion = Vec::new();
         let mut scratch = Mat::<f64>::zeros(nco, nco);
         for r in 0..m {
@@ -682,34 +677,18 @@ impl Pencil {
                     }
                     let mut dst = axx.as_mut().submatrix_mut(rows, s * nco, nco, nco);
                     dst += dm * &scratch;
-                    if velocity {
-                        scratch.fill(0.0);
-                        add_op(scratch.as_mut(), (0, 0), 1.0, &flex);
-                        let mut dst = bxx.as_mut().submatrix_mut(rows, s * nco, nco, nco);
-                        dst -= dm * &scratch;
-                    }
                 }
             }
         }
-        // The finite eigenvalues live on the columns where B is not zero.
-        let b_cols = (0..n)
-            .filter(|&j| {
-                if j < n_force {
-                    bxx.col(j).iter().any(|&v| v != 0.0)
-                } else {
-                    let (k, l) = state_at[j - n_force];
-                    blocks[k].b.col(l).iter().any(|&v| v != 0.0)
-                }
-            })
-            .collect();
-        Ok(Pencil {
+        let mut pencil = Pencil {
             axx,
-            bxx,
+            flex: dy.iter().map(|d| d.flexibility.clone()).collect(),
+            b_max: 0.0,
             motion,
             blocks,
             m,
             state_at,
-            b_cols,
+            b_cols: Vec::new(),
             nco,
             coeffs,
             n_force,
@@ -717,7 +696,96 @@ impl Pencil {
             omega_scale: omega.abs().max(f64::MIN_POSITIVE) * set.h_max().max(1) as f64,
             omega: omega.abs().max(f64::MIN_POSITIVE),
             spacing: family_spacing(set),
-        })
+        };
+        // The finite eigenvalues live on the columns where B is not zero.
+        let mut bxx = Mat::<f64>::zeros(n_force, n_force);
+        pencil.add_bxx(bxx.as_mut(), 1.0);
+        pencil.b_cols = (0..n)
+            .filter(|&j| {
+                if j < n_force {
+                    bxx.col(j).iter().any(|&v| v != 0.0)
+                } else {
+                    let (k, l) = pencil.state_at[j - n_force];
+                    pencil.blocks[k].b.col(l).iter().any(|&v| v != 0.0)
+                }
+            })
+            .collect();
+        pencil.b_max = pencil
+            .blocks
+            .iter()
+            .map(|blk| blk.b.norm_max())
+            .fold(bxx.norm_max(), f64::max)
+            .max(f64::MIN_POSITIVE);
+        Ok(pencil)
+    }
+
+    /// Adds `f B_xx` (`B` on force rows and force columns: `-d_motion R_h` on the velocity
+    /// rows) to `dst`.
+    fn add_bxx(&self, mut dst: MatMut<'_, f64>, f: f64) {
+        let nco = self.nco;
+        let mut scratch = Mat::<f64>::zeros(nco, nco);
+        for (row, col, kind, dm) in &self.motion {
+            if *kind == 0 {
+                continue;
+            }
+            for s in 0..self.m {
+                if self.flex.iter().all(|r| r[(*col, s)] == c64::new(0.0, 0.0)) {
+                    continue;
+                }
+                scratch.fill(0.0);
+                for (blk, r) in self.blocks.iter().zip(&self.flex) {
+                    let (p, z) = (blk.p, r[(*col, s)]);
+                    if blk.width == 1 {
+                        scratch[(p, p)] = z.re;
+                    } else {
+                        let c = complex_block(z);
+                        for i in 0..2 {
+                            for j in 0..2 {
+                                scratch[(p + i, p + j)] = c[i][j];
+                            }
+                        }
+                    }
+                }
+                let mut d = dst.as_mut().submatrix_mut(row * nco, s * nco, nco, nco);
+                d -= f * (dm * &scratch);
+            }
+        }
+    }
+
+    /// `B_xx x` for the columns of `x` (`forces x r`), factored: `R_h` per harmonic on the
+    /// contact rows, then `d_motion`'s velocity blocks.
+    fn apply_bxx(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let (nf, nco, m) = (self.n_force, self.nco, self.m);
+        let r = x.ncols();
+        let mut y = Mat::<f64>::zeros(nf, r);
+        for (blk, flex) in self.blocks.iter().zip(&self.flex) {
+            let p = blk.p;
+            let xc = Mat::from_fn(m, r, |s, c| {
+                if blk.width == 1 {
+                    c64::new(x[(s * nco + p, c)], 0.0)
+                } else {
+                    c64::new(x[(s * nco + p, c)], -x[(s * nco + p + 1, c)])
+                }
+            });
+            let rows = flex * &xc;
+            for c in 0..r {
+                for col in 0..m {
+                    let v = rows[(col, c)];
+                    y[(col * nco + p, c)] = v.re;
+                    if blk.width == 2 {
+                        y[(col * nco + p + 1, c)] = -v.im;
+                    }
+                }
+            }
+        }
+        let mut out = Mat::<f64>::zeros(nf, r);
+        for (row, col, kind, dm) in &self.motion {
+            if *kind == 1 {
+                let mut dst = out.as_mut().subrows_mut(row * nco, nco);
+                dst -= dm * y.as_ref().subrows(col * nco, nco);
+            }
+        }
+        out
     }
 
     /// Rows (and columns) of the pencil.
@@ -767,22 +835,13 @@ impl Pencil {
         out
     }
 
-    /// Largest entry of `B`.
-    fn b_max(&self) -> f64 {
-        self.blocks
-            .iter()
-            .map(|blk| blk.b.norm_max())
-            .fold(self.bxx.norm_max(), f64::max)
-            .max(f64::MIN_POSITIVE)
-    }
-
     /// `B v` for the columns of `v` (`n x r`).
     fn apply_b(&self, v: MatRef<'_, f64>) -> Mat<f64> {
         let nf = self.n_force;
         let mut out = Mat::<f64>::zeros(v.nrows(), v.ncols());
         out.as_mut()
             .subrows_mut(0, nf)
-            .copy_from(&self.bxx * v.subrows(0, nf));
+            .copy_from(self.apply_bxx(v.subrows(0, nf)));
         for blk in &self.blocks {
             let local = gather_rows(v, &blk.idx, nf);
             let prod = &blk.b * &local;
@@ -795,13 +854,18 @@ impl Pencil {
     fn b_columns(&self, cols: &[usize]) -> Mat<f64> {
         let nf = self.n_force;
         let mut out = Mat::<f64>::zeros(self.size(), cols.len());
+        // The force columns, by B_xx on unit vectors.
+        let mut units = Mat::<f64>::zeros(nf, cols.len());
         for (c, &j) in cols.iter().enumerate() {
             if j < nf {
-                out.as_mut()
-                    .col_mut(c)
-                    .subrows_mut(0, nf)
-                    .copy_from(self.bxx.col(j));
-            } else {
+                units[(j, c)] = 1.0;
+            }
+        }
+        out.as_mut()
+            .subrows_mut(0, nf)
+            .copy_from(self.apply_bxx(units.as_ref()));
+        for (c, &j) in cols.iter().enumerate() {
+            if j >= nf {
                 let (k, l) = self.state_at[j - nf];
                 let blk = &self.blocks[k];
                 for (r, &g) in blk.idx.iter().enumerate() {
@@ -816,7 +880,8 @@ impl Pencil {
     /// the callers test).
     fn shifted(&self, sigma: f64) -> Shifted<'_> {
         let (m, nco) = (self.m, self.nco);
-        let mut schur = &self.axx - sigma * &self.bxx;
+        let mut schur = self.axx.clone();
+        self.add_bxx(schur.as_mut(), -sigma);
         let mut a_max = schur.norm_max();
         let blocks = self
             .blocks
@@ -913,7 +978,7 @@ impl Pencil {
         let shifted = self.shifted(sigma);
         let x = shifted.solve(bs.as_ref());
         // ||A - sigma B|| ||x|| / ||B|| bounds the condition number from below.
-        let cond = shifted.a_max * x.norm_max() / self.b_max();
+        let cond = shifted.a_max * x.norm_max() / self.b_max;
         if !(x.norm_max().is_finite() && cond < 1e13) {
             return Ok(None);
         }
@@ -946,7 +1011,7 @@ impl Pencil {
     ) -> Result<Option<(Vec<c64>, Mat<c64>)>, StabilityError> {
         let n = self.size();
         let shifted = self.shifted(sigma);
-        let b_max = self.b_max();
+        let b_max = self.b_max;
         let a_max = shifted.a_max;
         let need = self.omega * self.spacing as f64;
         let full = rank.min(n);
@@ -1252,7 +1317,8 @@ mod tests {
         let (nf, m, nco) = (p.n_force, p.m, p.nco);
         let ns = p.state_at.len();
         let mut out = Mat::<f64>::zeros(z.nrows(), z.ncols());
-        let forces = (&p.axx - sigma * &p.bxx) * z.subrows(0, nf) + p.apply_axs(z.subrows(nf, ns));
+        let forces = &p.axx * z.subrows(0, nf) - sigma * p.apply_bxx(z.subrows(0, nf))
+            + p.apply_axs(z.subrows(nf, ns));
         out.as_mut().subrows_mut(0, nf).copy_from(&forces);
         for blk in &p.blocks {
             let states = (&blk.a - sigma * &blk.b) * gather_rows(z, &blk.idx, nf)

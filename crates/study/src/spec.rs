@@ -1015,6 +1015,13 @@ impl Study {
         if base.contacts.has_normal() {
             h.add(b"stuck contacts held 2");
         }
+        // Constant-bound contacts have been held too where a set has h = 0.
+        let swept_harmonics = format!("{parameters:?}").contains("harmonics");
+        if !base.contacts.has_normal()
+            && (solver.set.coeff_index(0).is_some() || solver.auto.is_some() || swept_harmonics)
+        {
+            h.add(b"constant-bound stuck contacts held 1");
+        }
         h.add(
             format!(
                 "{:?} {:?} {:?}",
