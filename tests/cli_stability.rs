@@ -57,6 +57,27 @@ fn solve_reports_the_multiplier_of_the_damped_linear_oscillator() {
 }
 
 #[test]
+fn a_cyclic_sector_is_classified_and_says_against_which_perturbations() {
+    // The lumped bladed disk (12 sectors, EO 3): each harmonic on its nodal diameter
+    // (docs/stability.md, section 2); the sector's pencil against the annulus's is checked in
+    // crates/solve/tests/cyclic.rs.
+    let model = shipped_model("bladed-disk");
+    let args = ["solve", s(&model), "--omega", "1.21"];
+    let o = ewr(&[args.as_slice(), &["--json"]].concat());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let st = &v["stability"];
+    assert_eq!(st["classified"], true, "{st}");
+    assert_eq!(st["travelling_wave_only"], true, "{st}");
+    let mu = st["max_multiplier"].as_f64().unwrap();
+    assert!(mu > 0.0 && mu < 1.0, "{st}");
+    let o = ewr(&args);
+    let (out, _) = text(&o);
+    assert!(out.contains("keep the travelling wave"), "{out}");
+}
+
+#[test]
 fn frc_marks_the_branch_past_the_fold_unstable() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("f.csv");

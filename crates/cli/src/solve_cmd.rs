@@ -339,6 +339,9 @@ pub(crate) struct StabilitySummary {
     /// Why not classified.
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// A cyclic sector: classified against travelling-wave perturbations only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    travelling_wave_only: bool,
 }
 
 impl StabilitySummary {
@@ -354,6 +357,7 @@ impl StabilitySummary {
                 .then_some([s.exponent.re, s.exponent.im]),
             unstable_multipliers: Some(s.unstable),
             reason: None,
+            travelling_wave_only: s.travelling_wave_only,
         }
     }
 
@@ -365,6 +369,7 @@ impl StabilitySummary {
             leading_exponent: None,
             unstable_multipliers: None,
             reason: Some(reason),
+            travelling_wave_only: false,
         }
     }
 }
@@ -593,12 +598,18 @@ fn print_solution(s: &SolveSummary<'_>) {
                  contacts hold the structure)"
             ),
             (Some(stable), Some(m)) => say!(
-                "stability: {} (largest Floquet multiplier |mu| = {m:.6}{})",
+                "stability: {} (largest Floquet multiplier |mu| = {m:.6}{}){}",
                 if stable { "stable" } else { "UNSTABLE" },
                 st.unstable_multipliers
                     .filter(|&n| n > 0)
                     .map(|n| format!(", {n} outside the unit circle"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                if st.travelling_wave_only {
+                    " against perturbations that keep the travelling wave (other inter-sector \
+                     phases not checked)"
+                } else {
+                    ""
+                }
             ),
             _ => say!(
                 "stability: not classified ({})",

@@ -54,6 +54,10 @@ pub struct Stability {
     /// ([`RESOLVED_BAND`]): fast structural modes, and artefacts of the truncated law
     /// where a row switches between stick and slip (docs/stability.md).
     pub unresolved: usize,
+    /// A cyclic sector's solution, classified against the perturbations that keep its
+    /// travelling wave only (other inter-sector phases are not checked: docs/stability.md,
+    /// section 2); false on ordinary models.
+    pub travelling_wave_only: bool,
 }
 
 impl Stability {
@@ -119,7 +123,9 @@ pub fn stability_by(
     // The linearisation's dense matrices are not needed any more (0.65 GB each at 9000
     // forces).
     drop((lin, per_harmonic));
-    classify(&pencil, &sol.set, sol.omega, method)
+    let mut st = classify(&pencil, &sol.set, sol.omega, method)?;
+    st.travelling_wave_only = dynamics.cyclic;
+    Ok(st)
 }
 
 /// Every finite eigenvalue of the Hill pencil at `sol`, before the Floquet exponents are
@@ -310,6 +316,7 @@ fn select(
             unstable: 0,
             exponents: Vec::new(),
             unresolved,
+            travelling_wave_only: false,
         });
     }
     if kept.is_empty() {
@@ -330,6 +337,7 @@ fn select(
         unstable,
         exponents: kept,
         unresolved,
+        travelling_wave_only: false,
     })
 }
 
