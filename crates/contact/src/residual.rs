@@ -52,8 +52,8 @@ pub struct EwrResidual<'a> {
     cy: Mat<c64>,
     galerkin: Mat<f64>,
     /// The hold of contacts stuck all period (`crate::stuck`): on sets with `h = 0`, where
-    /// such a contact's mean friction force is free, and with the exact law (the regularised
-    /// ones never stick); `None` otherwise.
+    /// such a contact's mean friction force is free, with the exact or the projection law
+    /// (the regularised ones never stick); `None` otherwise.
     held: Option<HeldSlip>,
     /// Per contact, the least stick margin `1 - |r - rho v| / (mu N)` over the period at the
     /// last evaluation (kept with `held` only).
@@ -138,12 +138,19 @@ impl<'a> EwrResidual<'a> {
         }
         let nt = n_samples;
         let d = params.dim;
-        let held = match (set.coeff_index(0), law) {
-            (Some(p0), FrictionLaw::Exact) => {
+        // The hold's rows scale as the law's: `mu N` times a force for the exact law, a force
+        // for the projection (`r - proj(z)`, `rho v` in stick). The regularised laws never
+        // stick.
+        let scale = match law {
+            FrictionLaw::Exact => Some(params.mu_n.clone()),
+            FrictionLaw::Projection => Some(vec![1.0; params.len()]),
+            _ => None,
+        };
+        let held = match (set.coeff_index(0), scale) {
+            (Some(p0), Some(scale)) => {
                 let g0 = rec.contact_receptance(0)?.to_owned();
                 let q0 = rec.forced_contact_response(0)?;
-                // The law's rows scale as mu N times a force: so does the hold.
-                Some(HeldSlip::new(d, &params.mu_n, &g0, &q0, nco, p0))
+                Some(HeldSlip::new(d, &scale, &g0, &q0, nco, p0))
             }
             _ => None,
         };

@@ -776,10 +776,14 @@ impl Setup {
         if m.contacts.has_normal() {
             h.add(b"stuck contacts held 2");
         }
-        // So do constant-bound contacts on sets with h = 0 under the exact law, since the
-        // hold was extended to them.
+        // So do constant-bound contacts on sets with h = 0 under the exact or the projection
+        // law, since the hold was extended to them.
+        let held_law = matches!(
+            p.law,
+            ewr_contact::FrictionLaw::Exact | ewr_contact::FrictionLaw::Projection
+        );
         if !m.contacts.has_normal()
-            && p.law == ewr_contact::FrictionLaw::Exact
+            && held_law
             && (p.set.coeff_index(0).is_some() || p.auto.is_some())
         {
             h.add(b"constant-bound stuck contacts held 1");

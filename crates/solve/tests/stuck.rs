@@ -47,7 +47,18 @@ fn jenkins_mass(fs: f64) -> Model {
 }
 
 fn sweep(model: &Model, from: f64, to: f64, step: f64) -> Vec<(f64, f64, f64)> {
-    let point = common::exact_settings("all:31");
+    sweep_with(model, from, to, step, ewr_contact::FrictionLaw::Exact)
+}
+
+fn sweep_with(
+    model: &Model,
+    from: f64,
+    to: f64,
+    step: f64,
+    law: ewr_contact::FrictionLaw,
+) -> Vec<(f64, f64, f64)> {
+    let mut point = common::exact_settings("all:31");
+    point.law = law;
     let s = FrcSettings {
         omega_start: from,
         omega_end: to,
@@ -210,4 +221,14 @@ fn a_stuck_constant_bound_contact_keeps_its_slip_position_too() {
     let spread = tail.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
         - tail.iter().fold(f64::INFINITY, |a, &b| a.min(b));
     assert!(spread < 1e-6, "the stuck tail's mean drifts by {spread}");
+    // The projection law has the same free mean in stick (`rho v`), held the same way: the
+    // same Coulomb answer as the exact law's to the solver's tolerance.
+    let projection = sweep_with(&model, 1.8, 3.0, 0.1, ewr_contact::FrictionLaw::Projection);
+    for (p, e) in projection.iter().zip(&coarse) {
+        assert!(
+            (p.1 - e.1).abs() < 1e-3 * e.2 && (p.2 - e.2).abs() < 1e-3 * e.2,
+            "w = {}: projection {p:?} against exact {e:?}",
+            p.0
+        );
+    }
 }
