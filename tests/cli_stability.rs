@@ -75,6 +75,23 @@ fn a_cyclic_sector_is_classified_and_says_against_which_perturbations() {
     let o = ewr(&args);
     let (out, _) = text(&o);
     assert!(out.contains("keep the travelling wave"), "{out}");
+    // Every other inter-sector phase (the annulus's other nodal diameters): p = 1 .. N/2.
+    let o = ewr(&[args.as_slice(), &["--all-phases", "--json"]].concat());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let phases = v["stability"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 6, "{phases:?}");
+    for (k, ph) in phases.iter().enumerate() {
+        assert_eq!(ph["p"], k + 1);
+        let m = ph["max_multiplier"].as_f64().unwrap();
+        assert!(m > 0.0 && m < 1.0 && ph["stable"] == true, "{ph}");
+    }
+    // An ordinary model has no other phases: refused as bad input.
+    let model = shipped_model("oscillator-2d");
+    let o = ewr(&["solve", s(&model), "--omega", "1", "--all-phases"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("not a cyclic sector"));
 }
 
 #[test]

@@ -119,6 +119,11 @@ pub struct SolveArgs {
     /// by Hill's method on the linearised E-WR equations, docs/stability.md).
     #[arg(long)]
     pub no_stability: bool,
+    /// On a cyclic sector, classify also against perturbations of every other inter-sector
+    /// phase (families p = 1 .. N/2, the annulus's other nodal diameters; one Hill pencil
+    /// each, docs/stability.md, section 2), not only those that keep the travelling wave.
+    #[arg(long, conflicts_with = "no_stability")]
+    pub all_phases: bool,
 }
 
 /// Arguments of `ewr frc`.
@@ -342,6 +347,25 @@ pub(crate) struct StabilitySummary {
     /// A cyclic sector: classified against travelling-wave perturbations only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     travelling_wave_only: bool,
+    /// With --all-phases: each other inter-sector phase's family `p`, classified or why not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    phases: Vec<PhaseStability>,
+}
+
+/// One family of perturbations of a cyclic sector's solution (`ewr solve --all-phases`).
+#[derive(Serialize)]
+pub(crate) struct PhaseStability {
+    /// Inter-sector phase offset from the travelling wave, `2 pi p / N` (families `p`, `-p`).
+    p: usize,
+    /// No multiplier of this family outside the unit circle (absent: not classified).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stable: Option<bool>,
+    /// Largest multiplier modulus of this family.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_multiplier: Option<f64>,
+    /// Why not classified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 impl StabilitySummary {
@@ -358,6 +382,7 @@ impl StabilitySummary {
             unstable_multipliers: Some(s.unstable),
             reason: None,
             travelling_wave_only: s.travelling_wave_only,
+            phases: Vec::new(),
         }
     }
 
@@ -370,8 +395,45 @@ impl StabilitySummary {
             unstable_multipliers: None,
             reason: Some(reason),
             travelling_wave_only: false,
+            phases: Vec::new(),
         }
     }
+}
+
+/// `ewr solve --all-phases`: the families of every other inter-sector phase of a cyclic
+/// sector's perturbations (refused on an ordinary model).
+fn other_phases(
+    rec: &ewr_hb::Receptance,
+    params: &ewr_contact::ContactParams,
+    point: &ewr_solve::PointSettings,
+    sol: &ewr_solve::PointSolution,
+) -> Result<Vec<PhaseStability>, Failure> {
+    let Some(cy) = rec.cyclic() else {
+        return Err(Failure::input(
+            "--all-phases: the model is not a cyclic sector (its stability has no other \
+             inter-sector phases)"
+                .to_string(),
+        ));
+    };
+    let dynamics = rec.dynamics().map_err(|e| Failure::work(e.to_string()))?;
+    Ok((1..=cy.sectors / 2)
+        .map(
+            |p| match ewr_solve::stability_family(rec, &dynamics, params, point, sol, p) {
+                Ok(st) => PhaseStability {
+                    p,
+                    stable: Some(st.is_stable()),
+                    max_multiplier: Some(st.max_multiplier),
+                    reason: None,
+                },
+                Err(e) => PhaseStability {
+                    p,
+                    stable: None,
+                    max_multiplier: None,
+                    reason: Some(e.to_string()),
+                },
+            },
+        )
+        .collect())
 }
 
 /// Largest relative truncation error before ewr warns: 1 % of the amplitude.
@@ -442,7 +504,10 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
             .and_then(|d| ewr_solve::stability(&rec, &d, &params, &setup.point, &sol));
         Some(match st {
             Ok(st) => {
-                let summary = StabilitySummary::of(&st);
+                let mut summary = StabilitySummary::of(&st);
+                if a.all_phases {
+                    summary.phases = other_phases(&rec, &params, &setup.point, &sol)?;
+                }
                 sol.stability = Some(st);
                 summary
             }
@@ -604,17 +669,34 @@ fn print_solution(s: &SolveSummary<'_>) {
                     .filter(|&n| n > 0)
                     .map(|n| format!(", {n} outside the unit circle"))
                     .unwrap_or_default(),
-                if st.travelling_wave_only {
-                    " against perturbations that keep the travelling wave (other inter-sector \
-                     phases not checked)"
-                } else {
-                    ""
+                match (st.travelling_wave_only, st.phases.is_empty()) {
+                    (true, true) => {
+                        " against perturbations that keep the travelling wave (other \
+                         inter-sector phases not checked: --all-phases)"
+                    }
+                    (true, false) => " against perturbations that keep the travelling wave",
+                    _ => "",
                 }
             ),
             _ => say!(
                 "stability: not classified ({})",
                 st.reason.as_deref().unwrap_or("?")
             ),
+        }
+        for ph in &st.phases {
+            match (ph.stable, ph.max_multiplier) {
+                (Some(stable), Some(m)) => say!(
+                    "  inter-sector phase +-2 pi {}/N: {} (largest Floquet multiplier |mu| = \
+                     {m:.6})",
+                    ph.p,
+                    if stable { "stable" } else { "UNSTABLE" }
+                ),
+                _ => say!(
+                    "  inter-sector phase +-2 pi {}/N: not classified ({})",
+                    ph.p,
+                    ph.reason.as_deref().unwrap_or("?")
+                ),
+            }
         }
     }
     if let Some(e) = &s.estimate {

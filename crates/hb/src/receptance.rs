@@ -537,6 +537,11 @@ impl Receptance {
         self.s.n
     }
 
+    /// The cyclic symmetry of a sector model (`None` for an ordinary model).
+    pub fn cyclic(&self) -> Option<&ewr_model::Cyclic> {
+        self.s.cyclic.as_ref().map(|c| &c.cyclic)
+    }
+
     /// Size `m = dim * nc` of the contact receptance.
     pub fn n_contact_rows(&self) -> usize {
         self.s.m

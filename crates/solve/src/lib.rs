@@ -46,8 +46,10 @@ pub use setup::{
 };
 pub use stability::{
     Crossing, Stability, StabilityChange, StabilityError, floquet, stability, stability_changes,
-    turning_points,
+    stability_family, turning_points,
 };
 #[doc(hidden)]
-pub use stability::{EigenMethod, floquet_by, hill_eigenvalues, stability_by};
+pub use stability::{
+    EigenMethod, floquet_by, hill_eigenvalues, hill_eigenvalues_family, stability_by,
+};
 pub use sweep::{Curve, CurveSpec, StopReason, StoredCurve, SweepObserver, sweep, sweep_curve};

@@ -184,6 +184,143 @@ fn linearised(
     Ok((per_harmonic, lin))
 }
 
+/// Stability of a cyclic sector's solution against the perturbations whose inter-sector
+/// phase differs from the travelling wave's by `2 pi p / N` (families `p` and `-p` together;
+/// `p = 0` is [`stability`]'s travelling-wave family): each harmonic's `+h w` component on
+/// nodal diameter `h EO + p`, its `-h w` component on `-h EO + p`, in the real form doubled
+/// into the real and imaginary parts of a complex perturbation (docs/stability.md,
+/// section 2). The union over `p = 0 ..= N / 2` is the annulus's.
+pub fn stability_family(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+    p: usize,
+) -> Result<Stability, StabilityError> {
+    let pencil = family_pencil(rec, dynamics, params, settings, sol, p)?;
+    classify(&pencil, &sol.set, sol.omega, EigenMethod::Auto)
+}
+
+/// Every finite eigenvalue of [`stability_family`]'s pencil (tests compare the union over
+/// the families with the annulus's).
+#[doc(hidden)]
+pub fn hill_eigenvalues_family(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+    p: usize,
+) -> Result<Vec<c64>, StabilityError> {
+    let pencil = family_pencil(rec, dynamics, params, settings, sol, p)?;
+    Ok(pencil.eigen(EigenMethod::Dense)?.0)
+}
+
+/// The doubled pencil of [`stability_family`].
+fn family_pencil(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+    p: usize,
+) -> Result<Pencil, StabilityError> {
+    let (Some(cy), true) = (rec.cyclic(), dynamics.cyclic) else {
+        return Err(StabilityError::Unsupported(
+            "perturbation families of other inter-sector phases belong to cyclic sectors".into(),
+        ));
+    };
+    let n = cy.sectors as i128;
+    let nd = |h: i128| (h * cy.engine_order as i128 + p as i128).rem_euclid(n) as usize;
+    let unsupported = |e: ewr_hb::ReceptanceError| StabilityError::Unsupported(e.to_string());
+    let (_, lin) = linearised(rec, dynamics, params, settings, sol)?;
+    if (2 * p).is_multiple_of(cy.sectors) {
+        // p = 0 or N / 2: the -h w component lives on the conjugate diameter (z- = conj z+),
+        // the copies would not couple and every eigenvalue would come twice (which the dense
+        // eigensolve takes minutes over): one copy, the real form of section 2.
+        let per_harmonic = sol
+            .set
+            .harmonics()
+            .iter()
+            .map(|&h| rec.nodal_dynamics(nd(h as i128), h, sol.omega, false))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unsupported)?;
+        return Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega);
+    }
+    let per_harmonic = sol
+        .set
+        .harmonics()
+        .iter()
+        .map(|&h| {
+            let plus = rec.nodal_dynamics(nd(h as i128), h, sol.omega, false);
+            let minus = rec.nodal_dynamics(nd(-(h as i128)), h, sol.omega, true);
+            Ok(doubled(
+                &plus.map_err(unsupported)?,
+                &minus.map_err(unsupported)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, StabilityError>>()?;
+    let lin = doubled_law(&lin);
+    Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)
+}
+
+/// The real form of a complex perturbation, `(Re, Im)` copies of every state and contact row
+/// stacked: a pair of entries `z+` (acting on the `+h w` component) and `z-` (on `-h w`)
+/// becomes the block `[[P, -Q], [Q, P]]` over the copies, `P = Re s + i Im d`,
+/// `Q = Im s - i Re d`, `s = (z+ + z-) / 2`, `d = (z+ - z-) / 2`, which the pencil's `2 x 2`
+/// blocks then act with on each copy's `(a, b)` (docs/stability.md, section 2). A travelling
+/// wave (`z- = conj z+`) gives `P = z+`, `Q = 0`: two uncoupled copies.
+fn doubled(plus: &HarmonicDynamics, minus: &HarmonicDynamics) -> HarmonicDynamics {
+    let pair = |a: &Mat<c64>, b: &Mat<c64>| {
+        let (r, c) = (a.nrows(), a.ncols());
+        Mat::from_fn(2 * r, 2 * c, |i, j| {
+            let (zp, zm) = (a[(i % r, j % c)], b[(i % r, j % c)]);
+            let (sum, diff) = ((zp + zm) * 0.5, (zp - zm) * 0.5);
+            let pp = c64::new(sum.re, diff.im);
+            let qq = c64::new(sum.im, -diff.re);
+            match (i < r, j < c) {
+                (true, true) | (false, false) => pp,
+                (true, false) => -qq,
+                (false, true) => qq,
+            }
+        })
+    };
+    // The hysteretic factor differs between the two components: folded into K.
+    let stiff = |d: &HarmonicDynamics| {
+        let f = c64::new(1.0, d.eta);
+        Mat::from_fn(d.stiffness.nrows(), d.stiffness.ncols(), |i, j| {
+            f * d.stiffness[(i, j)]
+        })
+    };
+    HarmonicDynamics {
+        mass: pair(&plus.mass, &minus.mass),
+        damping: pair(&plus.damping, &minus.damping),
+        stiffness: pair(&stiff(plus), &stiff(minus)),
+        eta: 0.0,
+        contacts: pair(&plus.contacts, &minus.contacts),
+        flexibility: pair(&plus.flexibility, &minus.flexibility),
+    }
+}
+
+/// The law's linearisation on the `(Re, Im)` copies of every signal: the same real operator
+/// on each.
+fn doubled_law(lin: &Linearization) -> Linearization {
+    let n = lin.d_force.nrows();
+    let block = |a: &Mat<f64>| {
+        let mut out = Mat::<f64>::zeros(2 * n, 2 * n);
+        out.as_mut().submatrix_mut(0, 0, n, n).copy_from(a);
+        out.as_mut().submatrix_mut(n, n, n, n).copy_from(a);
+        out
+    };
+    Linearization {
+        d_force: block(&lin.d_force),
+        d_motion: block(&lin.d_motion),
+        velocity: [lin.velocity.clone(), lin.velocity.clone()].concat(),
+        stuck_rows: [lin.stuck_rows.clone(), lin.stuck_rows.clone()].concat(),
+    }
+}
+
 /// Refuses, before anything is allocated, a pencil above [`MAX_PENCIL_SIZE`] unknowns or
 /// [`MAX_FORCE_UNKNOWNS`] force unknowns.
 fn pencil_size_check(nq: usize, set: &HarmonicSet, n_force: usize) -> Result<(), StabilityError> {

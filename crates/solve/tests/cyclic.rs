@@ -496,3 +496,61 @@ fn sector_stability_is_the_annulus_stability_on_travelling_waves() {
         );
     }
 }
+
+/// The perturbations of every other inter-sector phase: the sector's pencils of the families
+/// `p = 0 ..= N / 2` (each harmonic's two components on diameters `h EO + p` and
+/// `-h EO + p`) together have the annulus's eigenvalues, each of theirs one of the
+/// annulus's and each of the annulus's in one of them, and the largest multiplier over the
+/// families is the annulus's.
+#[test]
+fn every_inter_sector_phase_together_is_the_annulus() {
+    use ewr_solve::stability_family;
+    use ewr_solve::{EigenMethod, hill_eigenvalues, hill_eigenvalues_family, stability_by};
+    let set = HarmonicSet::odd(5).unwrap();
+    let solved = |model: &Model, w: f64| {
+        let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+        let p = ContactParams::of(&model.contacts);
+        let st = settings(set.clone(), LinearSolve::Dense);
+        let sol = solve_point(&rec, &p, w, &st, None).unwrap();
+        assert!(sol.status.converged());
+        let dynamics = rec.dynamics().unwrap();
+        (rec, dynamics, p, st, sol)
+    };
+    let (eo, w) = (3, 1.21);
+    let mut sector = with_chiral_spring(disk(eo));
+    sector.contacts.mu_n[0] = 0.5;
+    let annulus = sector.annulus().unwrap();
+    let (rec, dy, p, st, sol) = solved(&annulus, w);
+    let a_all = hill_eigenvalues(&rec, &dy, &p, &st, &sol).unwrap();
+    let a = stability_by(&rec, &dy, &p, &st, &sol, EigenMethod::Dense).unwrap();
+    let (rec, dy, p, st, sol) = solved(&sector, w);
+    let band = 2.0 * 6.0 * w;
+    let near = |l: &c64, set: &[c64]| set.iter().map(|b| (l - b).norm()).fold(f64::MAX, f64::min);
+    let mut families = Vec::new();
+    let mut worst: f64 = 0.0;
+    for fam in 0..=N / 2 {
+        let eig = hill_eigenvalues_family(&rec, &dy, &p, &st, &sol, fam).unwrap();
+        for l in eig.iter().filter(|l| l.norm() < band) {
+            let d = near(l, &a_all);
+            assert!(
+                d < 1e-7 * l.norm().max(w),
+                "p = {fam}: {l:?} is not the annulus's ({d:e})"
+            );
+        }
+        let s = stability_family(&rec, &dy, &p, &st, &sol, fam).unwrap();
+        worst = worst.max(s.max_multiplier);
+        families.extend(eig);
+    }
+    let mut missing = 0;
+    for l in a_all.iter().filter(|l| l.norm() < 0.9 * band) {
+        if near(l, &families) > 1e-7 * l.norm().max(w) {
+            missing += 1;
+        }
+    }
+    assert_eq!(missing, 0, "annulus eigenvalues in no family");
+    assert!(
+        (worst - a.max_multiplier).abs() < 1e-6,
+        "families {worst}, annulus {}",
+        a.max_multiplier
+    );
+}

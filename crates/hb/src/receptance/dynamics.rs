@@ -226,14 +226,35 @@ impl Receptance {
     }
 
     /// The structure at harmonic `h` of `w` ([`HarmonicDynamics`]). On a cyclic sector, on
-    /// the nodal diameter `h` lives on: `T_h^H M T_h` (and `C`, `K`) and `W T_h` for the
-    /// direct backends, the diameter's modes for the modal one (extracted if the solve has
-    /// not). Otherwise [`ContactDynamics::harmonic`].
+    /// the nodal diameter `h` lives on ([`Receptance::nodal_dynamics`]). Otherwise
+    /// [`ContactDynamics::harmonic`].
     pub fn harmonic_dynamics(&self, h: usize, w: f64) -> Result<HarmonicDynamics, ReceptanceError> {
+        match &self.s.cyclic {
+            None => Ok(self.dynamics()?.harmonic(h, w)),
+            Some(cm) => self.nodal_dynamics(cm.cyclic.nodal_diameter(h), h, w, false),
+        }
+    }
+
+    /// A cyclic sector's structure on nodal diameter `nd` for a component at `+h w` of a
+    /// perturbation, or at `-h w` (`negative`: the hysteretic factor and the residual
+    /// flexibility's damping factor take the frequency's sign). `T^H M T` (and `C`, `K`) and
+    /// `W T` for the direct backends, the diameter's modes for the modal one (extracted if
+    /// the solve has not).
+    pub fn nodal_dynamics(
+        &self,
+        nd: usize,
+        h: usize,
+        w: f64,
+        negative: bool,
+    ) -> Result<HarmonicDynamics, ReceptanceError> {
         let s = &self.s;
         let Some(cm) = &s.cyclic else {
-            return Ok(self.dynamics()?.harmonic(h, w));
+            return Err(ReceptanceError::BadInput(
+                "nodal diameters belong to cyclic sectors".into(),
+            ));
         };
+        let sign = if negative { -1.0 } else { 1.0 };
+        let eta = sign * s.eta_h(h);
         let m = s.m;
         let mut flexibility = Mat::<c64>::zeros(m, m);
         for (i, c) in s.compliance.iter().enumerate() {
@@ -241,29 +262,31 @@ impl Receptance {
         }
         match &self.backend {
             Backend::CyclicModal(b) => {
-                let nd = b.nd(s, cm.cyclic.nodal_diameter(h))?;
-                let p = nd.lambda.len();
+                let modes = b.nd(s, nd % cm.cyclic.sectors)?;
+                let p = modes.lambda.len();
                 let diag = |v: &dyn Fn(usize) -> f64| {
                     Mat::from_fn(p, p, |i, j| c64::new(if i == j { v(i) } else { 0.0 }, 0.0))
                 };
-                let res = c64::new(1.0, s.eta_h(h) + h as f64 * w * s.rayleigh_beta).inv();
+                let res = c64::new(1.0, sign * (s.eta_h(h) + h as f64 * w * s.rayleigh_beta)).inv();
                 for j in 0..m {
                     for i in 0..m {
-                        flexibility[(i, j)] += res * nd.residual[(i, j)];
+                        flexibility[(i, j)] += res * modes.residual[(i, j)];
                     }
                 }
                 Ok(HarmonicDynamics {
                     mass: diag(&|_| 1.0),
-                    damping: diag(&|i| nd.damping[i]),
-                    stiffness: diag(&|i| nd.lambda[i]),
-                    eta: s.eta_h(h),
-                    contacts: nd.wphi.clone(),
+                    damping: diag(&|i| modes.damping[i]),
+                    stiffness: diag(&|i| modes.lambda[i]),
+                    eta,
+                    contacts: modes.wphi.clone(),
                     flexibility,
                 })
             }
             _ => {
                 self.dynamics()?;
-                let c = s.phase(h);
+                let a = std::f64::consts::TAU * (nd % cm.cyclic.sectors) as f64
+                    / cm.cyclic.sectors as f64;
+                let c = c64::new(a.cos(), a.sin());
                 let nr = cm.nr;
                 let reduce = |a: &ewr_model::SparseMatrix| {
                     let mut out = Mat::<c64>::zeros(nr, nr);
@@ -274,13 +297,12 @@ impl Receptance {
                     }
                     out
                 };
-                let wk = s.w_cyclic_phase(c).to_dense();
                 Ok(HarmonicDynamics {
                     mass: reduce(&s.mass),
                     damping: reduce(&s.c),
                     stiffness: reduce(&s.k),
-                    eta: s.eta_h(h),
-                    contacts: wk,
+                    eta,
+                    contacts: s.w_cyclic_phase(c).to_dense(),
                     flexibility,
                 })
             }
