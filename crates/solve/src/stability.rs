@@ -261,6 +261,9 @@ fn family_pencil(
             ))
         })
         .collect::<Result<Vec<_>, StabilityError>>()?;
+    // Refused before the doubled law's dense matrices are allocated.
+    let nq = per_harmonic.first().map_or(0, |d| d.contacts.ncols());
+    pencil_size_check(nq, &sol.set, 2 * lin.d_force.nrows())?;
     let lin = doubled_law(&lin);
     Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)
 }
