@@ -621,12 +621,14 @@ impl PyModel {
     /// ``"pp"`` (peak to peak), as ``--amplitude``. ``engine_order`` overrides a cyclic
     /// sector model's engine order, as ``--engine-order``. ``stability`` computes the Floquet
     /// multipliers (``Solution.stable``, ``max_multiplier``; ``ewr solve`` without
-    /// ``--no-stability``, docs/stability.md).
+    /// ``--no-stability``, docs/stability.md); on a cyclic sector against the travelling
+    /// wave's perturbations, and with ``all_phases`` every other inter-sector phase's too
+    /// (``Solution.phases``, ``--all-phases``).
     #[pyo3(signature = (omega, *, harmonics="odd:59", mu_n=None, rho=None,
         law="exact", samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto", linear="auto",
         preconditioner="two-level", amplitude="max", engine_order=None, output=None, timeseries=None, plot=None,
-        estimate=true, stability=true))]
+        estimate=true, stability=true, all_phases=false))]
     #[allow(clippy::too_many_arguments)]
     fn solve(
         &self,
@@ -651,6 +653,7 @@ impl PyModel {
         plot: Option<PathBuf>,
         estimate: bool,
         stability: bool,
+        all_phases: bool,
     ) -> PyResult<PySolution> {
         let opts = PyOptions {
             harmonics: harmonics.into(),
@@ -679,7 +682,7 @@ impl PyModel {
             &self.model,
             &self.source_path(),
             omega,
-            (estimate, stability),
+            (estimate, stability, all_phases),
             &opts,
             &outputs,
         )

@@ -56,11 +56,20 @@ pub struct PySolution {
     nc: usize,
     dim: usize,
     labels: Option<Vec<String>>,
+    /// With `all_phases`: per other inter-sector phase `p`, stable and the largest multiplier
+    /// (`None` where not classified).
+    phases: Vec<(usize, Option<bool>, Option<f64>)>,
 }
 
 impl PySolution {
+    /// Records one inter-sector phase's family (`solve(all_phases=True)`).
+    pub fn add_phase(&mut self, p: usize, stable: Option<bool>, max_multiplier: Option<f64>) {
+        self.phases.push((p, stable, max_multiplier));
+    }
+
     pub fn new(s: PointSolution, model: &Model) -> Self {
         PySolution {
+            phases: Vec::new(),
             s,
             nc: model.contacts.len(),
             dim: model.contacts.dim,
@@ -307,6 +316,28 @@ impl PySolution {
         self.s.stability.as_ref().map(|s| s.max_multiplier)
     }
 
+    /// With ``solve(all_phases=True)`` on a cyclic sector: per other inter-sector phase
+    /// ``2 pi p / N`` of the perturbation (``p = 1 .. N/2``), ``{"p", "stable",
+    /// "max_multiplier"}`` (``None`` values where not classified); ``None`` otherwise
+    /// (docs/stability.md, section 2).
+    #[getter]
+    fn phases<'py>(&self, py: Python<'py>) -> PyResult<Option<Vec<Bound<'py, PyDict>>>> {
+        if self.phases.is_empty() {
+            return Ok(None);
+        }
+        self.phases
+            .iter()
+            .map(|&(p, stable, m)| {
+                let d = PyDict::new(py);
+                d.set_item("p", p)?;
+                d.set_item("stable", stable)?;
+                d.set_item("max_multiplier", m)?;
+                Ok(d)
+            })
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some)
+    }
+
     /// The Floquet exponents kept (one per family, rad per time unit), by decreasing real
     /// part; `None` where not classified.
     #[getter]
@@ -460,6 +491,7 @@ impl PyFrc {
             nc: self.nc,
             dim: self.dim,
             labels: self.labels.clone(),
+            phases: Vec::new(),
         })
     }
 

@@ -118,11 +118,17 @@ pub fn solve(
     model: &Model,
     source: &Path,
     omega: f64,
-    (estimate, stability): (bool, bool),
+    (estimate, stability, all_phases): (bool, bool, bool),
     opts: &PyOptions<'_>,
     outputs: &Outputs,
 ) -> PyResult<PySolution> {
     positive(Opt::Omega, omega).map_err(option_error)?;
+    if all_phases && model.cyclic.is_none() {
+        return Err(InputError::new_err(
+            "all_phases: the model is not a cyclic sector (its stability has no other \
+             inter-sector phases)",
+        ));
+    }
     let setup = opts.resolve(model, opts.mu_n)?;
     warn_setup(py, &setup)?;
     let _claims = outputs.check()?;
@@ -147,9 +153,25 @@ pub fn solve(
                 Err(e) => unclassified = Some(e.to_string()),
             }
         }
-        Ok((sol, unclassified))
+        // The families of every other inter-sector phase (`ewr solve --all-phases`).
+        let mut phases = Vec::new();
+        if let (true, true, Some(cy)) = (
+            all_phases,
+            stability && sol.status.converged(),
+            rec.cyclic(),
+        ) {
+            let dynamics = rec
+                .dynamics()
+                .map_err(|e| SolveError::new_err(e.to_string()))?;
+            for p in 1..=cy.sectors / 2 {
+                let st =
+                    ewr_solve::stability_family(&rec, &dynamics, &params, &setup.point, &sol, p);
+                phases.push((p, st.map_err(|e| e.to_string())));
+            }
+        }
+        Ok((sol, unclassified, phases))
     })?;
-    let (sol, unclassified) = sol;
+    let (sol, unclassified, phases) = sol;
     if let Some(why) = unclassified {
         warn(py, &format!("stability not classified: {why}"))?;
     }
@@ -176,7 +198,17 @@ pub fn solve(
         let fig = ewr_results::figures::PeriodFigure::of_solution(&sol, &params, &setup.model);
         ewr_results::figures::period(p, &fig).map_err(fail)?;
     }
-    Ok(PySolution::new(sol, &setup.model))
+    let mut out = PySolution::new(sol, &setup.model);
+    for (p, st) in phases {
+        match st {
+            Ok(st) => out.add_phase(p, Some(st.is_stable()), Some(st.max_multiplier)),
+            Err(why) => {
+                warn(py, &format!("inter-sector phase {p} not classified: {why}"))?;
+                out.add_phase(p, None, None);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What a Python sweep does with each point: the CSV row, the progress callback, Ctrl-C.

@@ -540,3 +540,18 @@ def test_nonlinear_mode_from_stuck_to_free():
     assert m["shape"].shape == (13, 4)
     with pytest.raises(ewr.InputError):
         model.modes(1.0, 0.5)
+
+
+def test_cyclic_stability_of_every_inter_sector_phase():
+    """A cyclic sector's stability against the travelling wave's perturbations and, with
+    ``all_phases``, every other inter-sector phase's (docs/stability.md, section 2; the union
+    is checked against the annulus in crates/solve/tests/cyclic.rs)."""
+    sector = ewr.Model.example("bladed-disk")
+    s = sector.solve(1.21, harmonics="odd:15", all_phases=True)
+    assert s.converged and s.stable and 0 < s.max_multiplier < 1
+    assert [p["p"] for p in s.phases] == [1, 2, 3, 4, 5, 6]
+    assert all(p["stable"] and 0 < p["max_multiplier"] < 1 for p in s.phases)
+    assert sector.solve(1.21, harmonics="odd:15").phases is None
+    with pytest.raises(ewr.InputError, match="not a cyclic sector"):
+        ewr.Model.example("oscillator-2d").solve(1.0, all_phases=True)
+

@@ -154,6 +154,7 @@ class Model:
         plot: Union[str, PathLike, None] = None,
         estimate: bool = True,
         stability: bool = True,
+        all_phases: bool = False,
     ) -> "Solution":
         """One periodic solution at ``omega``, as ``ewr solve`` (same options, same checks and
         messages). A solution that did not converge is returned with ``converged == False``;
@@ -169,7 +170,9 @@ class Model:
         ``"pp"`` (peak to peak), as ``--amplitude``. ``engine_order`` overrides a cyclic
         sector model's engine order, as ``--engine-order``. ``stability`` computes the Floquet
         multipliers (``Solution.stable``, ``max_multiplier``; ``ewr solve`` without
-        ``--no-stability``, docs/stability.md)."""
+        ``--no-stability``, docs/stability.md); on a cyclic sector against the travelling
+        wave's perturbations, and with ``all_phases`` every other inter-sector phase's too
+        (``Solution.phases``, ``--all-phases``)."""
     def frc(
         self,
         omega_start: float,
@@ -351,6 +354,10 @@ class Solution:
     """Largest Floquet multiplier modulus; ``None`` where not classified."""
     floquet_exponents: Optional[npt.NDArray[np.complex128]]
     """The Floquet exponents kept, one per family, by decreasing real part."""
+    phases: Optional[list[dict[str, Any]]]
+    """With ``solve(all_phases=True)`` on a cyclic sector: per other inter-sector phase
+    ``2 pi p / N`` of the perturbation (``p = 1 .. N/2``), ``{"p", "stable", "max_multiplier"}``;
+    ``None`` otherwise (docs/stability.md, section 2)."""
     def dof_history(
         self, samples: Optional[int] = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
