@@ -483,6 +483,13 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
             ("--plot", a.plot.as_deref(), &["png", "svg"]),
         ],
     )?;
+    if a.all_phases && setup.model.cyclic.is_none() {
+        return Err(Failure::input(
+            "--all-phases: the model is not a cyclic sector (its stability has no other \
+             inter-sector phases)"
+                .to_string(),
+        ));
+    }
     let t0 = Instant::now();
     let rec = receptance(&setup)?;
     let params = setup.params();
