@@ -401,38 +401,33 @@ impl StabilitySummary {
 }
 
 /// `ewr solve --all-phases`: the families of every other inter-sector phase of a cyclic
-/// sector's perturbations (refused on an ordinary model).
+/// sector's perturbations (an ordinary model was refused before the solve).
 fn other_phases(
     rec: &ewr_hb::Receptance,
     params: &ewr_contact::ContactParams,
     point: &ewr_solve::PointSettings,
     sol: &ewr_solve::PointSolution,
 ) -> Result<Vec<PhaseStability>, Failure> {
-    let Some(cy) = rec.cyclic() else {
-        return Err(Failure::input(
-            "--all-phases: the model is not a cyclic sector (its stability has no other \
-             inter-sector phases)"
-                .to_string(),
-        ));
-    };
-    let dynamics = rec.dynamics().map_err(|e| Failure::work(e.to_string()))?;
-    Ok((1..=cy.sectors / 2)
-        .map(
-            |p| match ewr_solve::stability_family(rec, &dynamics, params, point, sol, p) {
-                Ok(st) => PhaseStability {
-                    p,
-                    stable: Some(st.is_stable()),
-                    max_multiplier: Some(st.max_multiplier),
-                    reason: None,
-                },
-                Err(e) => PhaseStability {
-                    p,
-                    stable: None,
-                    max_multiplier: None,
-                    reason: Some(e.to_string()),
-                },
+    let work = |e: String| Failure::work(e);
+    let dynamics = rec.dynamics().map_err(|e| work(e.to_string()))?;
+    let families = ewr_solve::stability_families(rec, &dynamics, params, point, sol)
+        .map_err(|e| work(e.to_string()))?;
+    Ok(families
+        .into_iter()
+        .map(|(p, st)| match st {
+            Ok(st) => PhaseStability {
+                p,
+                stable: Some(st.is_stable()),
+                max_multiplier: Some(st.max_multiplier),
+                reason: None,
             },
-        )
+            Err(e) => PhaseStability {
+                p,
+                stable: None,
+                max_multiplier: None,
+                reason: Some(e.to_string()),
+            },
+        })
         .collect())
 }
 

@@ -17,7 +17,7 @@
 //! sampled derivative, so `J` is never assembled sample by sample.
 
 use crate::law::{self, Bound, FrictionLaw, LawInput, LawOutput};
-use crate::stuck::{HeldSlip, stick_margin, stuck_fraction};
+use crate::stuck::{HeldSlip, stick_margin};
 use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
@@ -813,15 +813,7 @@ impl EwrResidual<'_> {
         let Some(shift) = shift else {
             return current.to_vec();
         };
-        match stuck_fraction(|theta| self.least_margin(c, &shift, theta)) {
-            Some(theta) if theta >= 1.0 => target.to_vec(),
-            Some(theta) => current
-                .iter()
-                .zip(&dp)
-                .map(|(c, d)| c + theta * d)
-                .collect(),
-            None => current.to_vec(),
-        }
+        crate::stuck::stuck_toward(current, target, |theta| self.least_margin(c, &shift, theta))
     }
 
     /// The law linearised at `r` (see [`crate::Linearization`]): every law variable is a

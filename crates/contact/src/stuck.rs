@@ -23,12 +23,32 @@ pub(crate) fn stick_margin(slip: f64, b: f64) -> f64 {
     if b > 0.0 { 1.0 - slip / b } else { -1.0 }
 }
 
+/// The mean slip position nearest `target` on the segment from `current` at which a contact
+/// still sticks all period, given its least stick margin `margin(theta)` over the period with
+/// its mean friction force moved by the fraction `theta` of the move: `target` where it sticks
+/// there, `current` where it does not stick at the start.
+pub(crate) fn stuck_toward(
+    current: &[f64],
+    target: &[f64],
+    margin: impl Fn(f64) -> f64,
+) -> Vec<f64> {
+    match stuck_fraction(margin) {
+        Some(theta) if theta >= 1.0 => target.to_vec(),
+        Some(theta) => current
+            .iter()
+            .zip(target)
+            .map(|(c, t)| c + theta * (t - c))
+            .collect(),
+        None => current.to_vec(),
+    }
+}
+
 /// How far along a move of a stuck contact's mean friction force (`theta` in `[0, 1]`) it
 /// still sticks all period, given its least stick margin `margin(theta)` over the period:
 /// 1 where it sticks at the end, `None` where it does not stick at the start (or the margin
 /// cannot be evaluated). The margin is concave in `theta` (a minimum of concave functions),
 /// so there is one crossing, found by bisection.
-pub(crate) fn stuck_fraction(margin: impl Fn(f64) -> f64) -> Option<f64> {
+fn stuck_fraction(margin: impl Fn(f64) -> f64) -> Option<f64> {
     if margin(1.0) >= 0.0 {
         return Some(1.0);
     }

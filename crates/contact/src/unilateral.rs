@@ -32,7 +32,7 @@
 use crate::error::ResidualError;
 pub use crate::kinds::SampleState;
 use crate::kinds::{ContactHistories, NormalHistories};
-use crate::stuck::{HeldSlip, stick_margin, stuck_fraction};
+use crate::stuck::{HeldSlip, stick_margin};
 use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
@@ -880,15 +880,7 @@ impl UnilateralResidual {
             }
             m
         };
-        match stuck_fraction(margin) {
-            Some(theta) if theta >= 1.0 => target.to_vec(),
-            Some(theta) => current
-                .iter()
-                .zip(&dp)
-                .map(|(c, d)| c + theta * d)
-                .collect(),
-            None => current.to_vec(),
-        }
+        crate::stuck::stuck_toward(current, target, margin)
     }
 
     /// Per contact, the least stick margin `1 - |r - rho_T v| / (mu lambda)` over the period

@@ -155,19 +155,15 @@ pub fn solve(
         }
         // The families of every other inter-sector phase (`ewr solve --all-phases`).
         let mut phases = Vec::new();
-        if let (true, true, Some(cy)) = (
-            all_phases,
-            stability && sol.status.converged(),
-            rec.cyclic(),
-        ) {
+        if all_phases && stability && sol.status.converged() {
             let dynamics = rec
                 .dynamics()
                 .map_err(|e| SolveError::new_err(e.to_string()))?;
-            for p in 1..=cy.sectors / 2 {
-                let st =
-                    ewr_solve::stability_family(&rec, &dynamics, &params, &setup.point, &sol, p);
-                phases.push((p, st.map_err(|e| e.to_string())));
-            }
+            phases = ewr_solve::stability_families(&rec, &dynamics, &params, &setup.point, &sol)
+                .map_err(|e| SolveError::new_err(e.to_string()))?
+                .into_iter()
+                .map(|(p, st)| (p, st.map_err(|e| e.to_string())))
+                .collect();
         }
         Ok((sol, unclassified, phases))
     })?;

@@ -46,7 +46,7 @@ pub use setup::{
 };
 pub use stability::{
     Crossing, Stability, StabilityChange, StabilityError, floquet, stability, stability_changes,
-    stability_family, turning_points,
+    stability_families, stability_family, turning_points,
 };
 #[doc(hidden)]
 pub use stability::{

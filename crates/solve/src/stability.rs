@@ -155,21 +155,7 @@ fn linearised(
     if !dynamics.cyclic {
         pencil_size_check(dynamics.n_states(), &sol.set, sol.friction.len())?;
     }
-    let at = rec
-        .prepare(sol.omega, sol.set.harmonics())
-        .map_err(SolveError::from)?;
-    let kind = Kind::at(&at, params, settings)?;
-    // The solve's own samples: at lambda = 0 the Hill matrix is then its Jacobian.
-    let n_samples = if sol.histories.n_samples > 0 {
-        sol.histories.n_samples
-    } else {
-        ewr_hb::default_samples(&sol.set).max(settings.n_samples)
-    };
-    let mut sys = kind.system(&at, &sol.set, n_samples, sol.rho_factor)?;
-    let lin = sys
-        .inner
-        .linearization(&sol.friction)
-        .map_err(SolveError::from)?;
+    let lin = law_at(rec, params, settings, sol)?;
     let harmonics = sol.set.harmonics().iter();
     let per_harmonic = if dynamics.cyclic {
         harmonics
@@ -182,6 +168,30 @@ fn linearised(
             .collect()
     };
     Ok((per_harmonic, lin))
+}
+
+/// The law linearised at `sol`, with the solve's own samples (at `lambda = 0` the Hill matrix
+/// is then its Jacobian).
+fn law_at(
+    rec: &Receptance,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+) -> Result<Linearization, StabilityError> {
+    let at = rec
+        .prepare(sol.omega, sol.set.harmonics())
+        .map_err(SolveError::from)?;
+    let kind = Kind::at(&at, params, settings)?;
+    let n_samples = if sol.histories.n_samples > 0 {
+        sol.histories.n_samples
+    } else {
+        ewr_hb::default_samples(&sol.set).max(settings.n_samples)
+    };
+    let mut sys = kind.system(&at, &sol.set, n_samples, sol.rho_factor)?;
+    Ok(sys
+        .inner
+        .linearization(&sol.friction)
+        .map_err(SolveError::from)?)
 }
 
 /// Stability of a cyclic sector's solution against the perturbations whose inter-sector
@@ -198,8 +208,30 @@ pub fn stability_family(
     sol: &PointSolution,
     p: usize,
 ) -> Result<Stability, StabilityError> {
-    let pencil = family_pencil(rec, dynamics, params, settings, sol, p)?;
+    let lin = law_at(rec, params, settings, sol)?;
+    let pencil = family_pencil(rec, dynamics, &lin, sol, p)?;
     classify(&pencil, &sol.set, sol.omega, EigenMethod::Auto)
+}
+
+/// [`stability_family`] for every other inter-sector phase, `p = 1 ..= N / 2`, with the law
+/// linearised once (`ewr solve --all-phases`): each family's classification or why not.
+#[allow(clippy::type_complexity)]
+pub fn stability_families(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+) -> Result<Vec<(usize, Result<Stability, StabilityError>)>, StabilityError> {
+    let sectors = rec.cyclic().map_or(0, |c| c.sectors);
+    let lin = law_at(rec, params, settings, sol)?;
+    Ok((1..=sectors / 2)
+        .map(|p| {
+            let st = family_pencil(rec, dynamics, &lin, sol, p)
+                .and_then(|pencil| classify(&pencil, &sol.set, sol.omega, EigenMethod::Auto));
+            (p, st)
+        })
+        .collect())
 }
 
 /// Every finite eigenvalue of [`stability_family`]'s pencil (tests compare the union over
@@ -213,16 +245,16 @@ pub fn hill_eigenvalues_family(
     sol: &PointSolution,
     p: usize,
 ) -> Result<Vec<c64>, StabilityError> {
-    let pencil = family_pencil(rec, dynamics, params, settings, sol, p)?;
+    let lin = law_at(rec, params, settings, sol)?;
+    let pencil = family_pencil(rec, dynamics, &lin, sol, p)?;
     Ok(pencil.eigen(EigenMethod::Dense)?.0)
 }
 
-/// The doubled pencil of [`stability_family`].
+/// The doubled pencil of [`stability_family`], of the law linearised at `sol` as `lin`.
 fn family_pencil(
     rec: &Receptance,
     dynamics: &ContactDynamics,
-    params: &ContactParams,
-    settings: &PointSettings,
+    lin: &Linearization,
     sol: &PointSolution,
     p: usize,
 ) -> Result<Pencil, StabilityError> {
@@ -234,7 +266,6 @@ fn family_pencil(
     let n = cy.sectors as i128;
     let nd = |h: i128| (h * cy.engine_order as i128 + p as i128).rem_euclid(n) as usize;
     let unsupported = |e: ewr_hb::ReceptanceError| StabilityError::Unsupported(e.to_string());
-    let (_, lin) = linearised(rec, dynamics, params, settings, sol)?;
     if (2 * p).is_multiple_of(cy.sectors) {
         // p = 0 or N / 2: the -h w component lives on the conjugate diameter (z- = conj z+),
         // the copies would not couple and every eigenvalue would come twice (which the dense
@@ -246,7 +277,7 @@ fn family_pencil(
             .map(|&h| rec.nodal_dynamics(nd(h as i128), h, sol.omega, false))
             .collect::<Result<Vec<_>, _>>()
             .map_err(unsupported)?;
-        return Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega);
+        return Pencil::new(&per_harmonic, lin, &sol.set, sol.omega);
     }
     let per_harmonic = sol
         .set
@@ -264,7 +295,7 @@ fn family_pencil(
     // Refused before the doubled law's dense matrices are allocated.
     let nq = per_harmonic.first().map_or(0, |d| d.contacts.ncols());
     pencil_size_check(nq, &sol.set, 2 * lin.d_force.nrows())?;
-    let lin = doubled_law(&lin);
+    let lin = doubled_law(lin);
     Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)
 }
 

@@ -413,6 +413,28 @@ fn modal_receptance_per_nodal_diameter() {
     );
 }
 
+/// A converged solution of `model` at `w` on `set`, with what its stability needs.
+fn solved(
+    model: &Model,
+    kind: ReceptanceKind,
+    set: &HarmonicSet,
+    w: f64,
+) -> (
+    Receptance,
+    ewr_hb::ContactDynamics,
+    ContactParams,
+    PointSettings,
+    PointSolution,
+) {
+    let rec = Receptance::new(model, kind).unwrap();
+    let p = ContactParams::of(&model.contacts);
+    let st = settings(set.clone(), LinearSolve::Dense);
+    let sol = solve_point(&rec, &p, w, &st, None).unwrap();
+    assert!(sol.status.converged());
+    let dynamics = rec.dynamics().unwrap();
+    (rec, dynamics, p, st, sol)
+}
+
 /// The lumped disk with a spring from the blade's `x` to the next sector's disk `y` (DOF 2 to
 /// DOF 5): a coupling that is not symmetric under reversing the wave, so that a nodal
 /// diameter `k` and `-k` (the conjugate phase) respond differently at the contacts.
@@ -443,15 +465,7 @@ fn with_chiral_spring(mut model: ewr_model::Model) -> ewr_model::Model {
 fn sector_stability_is_the_annulus_stability_on_travelling_waves() {
     use ewr_solve::{EigenMethod, hill_eigenvalues, stability_by};
     let set = HarmonicSet::odd(7).unwrap();
-    let solved = |model: &Model, kind: ReceptanceKind, w: f64| {
-        let rec = Receptance::new(model, kind).unwrap();
-        let p = ContactParams::of(&model.contacts);
-        let st = settings(set.clone(), LinearSolve::Dense);
-        let sol = solve_point(&rec, &p, w, &st, None).unwrap();
-        assert!(sol.status.converged());
-        let dynamics = rec.dynamics().unwrap();
-        (rec, dynamics, p, st, sol)
-    };
+    let solved = |model: &Model, kind: ReceptanceKind, w: f64| solved(model, kind, &set, w);
     for (eo, w, shroud) in [(3, 1.21, 0.5), (7, 2.29, 0.5), (-2, 1.96, 0.3)] {
         let mut sector = with_chiral_spring(disk(eo));
         sector.contacts.mu_n[0] = shroud;
@@ -507,15 +521,7 @@ fn every_inter_sector_phase_together_is_the_annulus() {
     use ewr_solve::stability_family;
     use ewr_solve::{EigenMethod, hill_eigenvalues, hill_eigenvalues_family, stability_by};
     let set = HarmonicSet::odd(5).unwrap();
-    let solved = |model: &Model, w: f64| {
-        let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
-        let p = ContactParams::of(&model.contacts);
-        let st = settings(set.clone(), LinearSolve::Dense);
-        let sol = solve_point(&rec, &p, w, &st, None).unwrap();
-        assert!(sol.status.converged());
-        let dynamics = rec.dynamics().unwrap();
-        (rec, dynamics, p, st, sol)
-    };
+    let solved = |model: &Model, w: f64| solved(model, ReceptanceKind::Dense, &set, w);
     let (eo, w) = (3, 1.21);
     let mut sector = with_chiral_spring(disk(eo));
     sector.contacts.mu_n[0] = 0.5;
