@@ -75,21 +75,159 @@ fn a_cyclic_sector_is_classified_and_says_against_which_perturbations() {
     let o = ewr(&args);
     let (out, _) = text(&o);
     assert!(out.contains("keep the travelling wave"), "{out}");
-    // Every other inter-sector phase (the annulus's other nodal diameters): p = 1 .. N/2.
+    // Every inter-sector phase (the annulus's nodal diameters): p = 0 (the travelling
+    // wave's, as above) .. N/2; the summary is then the largest over them.
     let o = ewr(&[args.as_slice(), &["--all-phases", "--json"]].concat());
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let phases = v["stability"]["phases"].as_array().unwrap();
-    assert_eq!(phases.len(), 6, "{phases:?}");
+    let all = &v["stability"];
+    let phases = all["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 7, "{phases:?}");
+    let mut largest: f64 = 0.0;
     for (k, ph) in phases.iter().enumerate() {
-        assert_eq!(ph["p"], k + 1);
+        assert_eq!(ph["p"], k);
         let m = ph["max_multiplier"].as_f64().unwrap();
         assert!(m > 0.0 && m < 1.0 && ph["stable"] == true, "{ph}");
+        largest = largest.max(m);
     }
+    assert_eq!(phases[0]["max_multiplier"].as_f64().unwrap(), mu);
+    assert_eq!(all["max_multiplier"].as_f64().unwrap(), largest, "{all}");
+    assert_eq!(
+        all["travelling_wave_only"],
+        serde_json::Value::Null,
+        "{all}"
+    );
+    let o = ewr(&[args.as_slice(), &["--all-phases"]].concat());
+    assert!(text(&o).0.contains("over every inter-sector phase"));
     // An ordinary model has no other phases: refused as bad input.
     let model = shipped_model("oscillator-2d");
     let o = ewr(&["solve", s(&model), "--omega", "1", "--all-phases"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("not a cyclic sector"));
+}
+
+#[test]
+fn a_cyclic_sector_sweep_is_classified_against_every_inter_sector_phase() {
+    // The union of the families p = 0 .. N/2 is the annulus's (crates/solve/tests/cyclic.rs):
+    // per point, the curve's stability is the largest over them, each family in the file.
+    let dir = tempfile::tempdir().unwrap();
+    let model = shipped_model("bladed-disk");
+    let h5 = |name: &str| dir.path().join(name);
+    let band = [
+        "frc",
+        s(&model),
+        "--omega-start",
+        "1.15",
+        "--omega-end",
+        "1.25",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "odd:15",
+        "--stability",
+        "--no-refine",
+    ];
+    let (all, wave) = (h5("all.h5"), h5("wave.h5"));
+    let o = ewr(&[band.as_slice(), &["--all-phases", "-o", s(&all)]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let o = ewr(&[band.as_slice(), &["-o", s(&wave)]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let read_f = |path: &std::path::Path, name: &str| -> Vec<f64> {
+        let f = hdf5::File::open(path).unwrap();
+        f.dataset(&format!("curve_0/{name}"))
+            .unwrap()
+            .read_raw()
+            .unwrap()
+    };
+    let read_i = |path: &std::path::Path, name: &str| -> Vec<i64> {
+        let f = hdf5::File::open(path).unwrap();
+        f.dataset(&format!("curve_0/{name}"))
+            .unwrap()
+            .read_raw()
+            .unwrap()
+    };
+    assert_eq!(read_i(&wave, "travelling_wave_only"), vec![1, 1, 1]);
+    assert_eq!(read_i(&all, "travelling_wave_only"), vec![0, 0, 0]);
+    let families = read_f(&all, "phase_max_multiplier");
+    assert_eq!(families.len(), 3 * 7);
+    let wave_mu = read_f(&wave, "max_multiplier");
+    let all_mu = read_f(&all, "max_multiplier");
+    for (k, row) in families.chunks(7).enumerate() {
+        assert!(row.iter().all(|m| *m > 0.0 && *m < 1.0), "{row:?}");
+        // p = 0 is the travelling wave's own family.
+        assert!((row[0] - wave_mu[k]).abs() < 1e-9, "{row:?} {wave_mu:?}");
+        let largest = row.iter().copied().fold(0.0, f64::max);
+        assert_eq!(all_mu[k], largest);
+    }
+    let f = hdf5::File::open(&wave).unwrap();
+    assert!(f.dataset("curve_0/phase_max_multiplier").is_err());
+    // A tracked peak too: its multiplier is the solution's over every family there.
+    let peak = |extra: &[&str]| -> serde_json::Value {
+        let base = [
+            "peaks",
+            s(&model),
+            "--param",
+            "mu_n",
+            "--from",
+            "0.5",
+            "--to",
+            "0.5",
+            "--count",
+            "1",
+            "--omega-start",
+            "1.0",
+            "--omega-end",
+            "1.5",
+            "--step",
+            "0.02",
+            "--harmonics",
+            "odd:7",
+            "--stability",
+            "--json",
+        ];
+        let o = ewr(&[base.as_slice(), extra].concat());
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+        serde_json::from_str(&text(&o).0).unwrap()
+    };
+    let (pw, pa) = (peak(&[]), peak(&["--all-phases"]));
+    let (lw, la) = (&pw["locus"][0], &pa["locus"][0]);
+    assert_eq!(lw["omega"], la["omega"]);
+    let w = la["omega"].as_f64().unwrap().to_string();
+    let o = ewr(&[
+        "solve",
+        s(&model),
+        "--omega",
+        &w,
+        "--harmonics",
+        "odd:7",
+        "--mu-n",
+        "0.5",
+        "--all-phases",
+        "--no-estimate",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    let phases = v["stability"]["phases"].as_array().unwrap();
+    let at = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert!((at(&phases[0]["max_multiplier"]) - at(&lw["max_multiplier"])).abs() < 1e-6);
+    assert!((at(&v["stability"]["max_multiplier"]) - at(&la["max_multiplier"])).abs() < 1e-6);
+    // --all-phases needs --stability, and a cyclic sector.
+    let o = ewr(&[&band[..band.len() - 2], &["--no-refine", "--all-phases"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    let plain = shipped_model("oscillator-2d");
+    let o = ewr(&[
+        "frc",
+        s(&plain),
+        "--omega-start",
+        "1",
+        "--omega-end",
+        "1.1",
+        "--step",
+        "0.05",
+        "--stability",
+        "--all-phases",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("not a cyclic sector"));
 }

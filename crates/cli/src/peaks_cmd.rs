@@ -88,6 +88,10 @@ pub struct PeaksArgs {
     /// table, CSV and HDF5.
     #[arg(long)]
     stability: bool,
+    /// With --stability on a cyclic sector: every peak against perturbations of every
+    /// inter-sector phase (docs/stability.md, section 2), not only the travelling wave's.
+    #[arg(long, requires = "stability")]
+    all_phases: bool,
     /// Print a JSON summary on stdout.
     #[arg(long)]
     json: bool,
@@ -122,6 +126,12 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let base = setup(&a.common, a.mu_n)?;
     let param = PeakParam::parse(&a.param, &base.model)?;
+    if a.all_phases && base.model.cyclic.is_none() {
+        return Err(Failure::input(
+            "--all-phases: the model is not a cyclic sector (its stability has no other \
+             inter-sector phases)",
+        ));
+    }
     if let Some(why) = param.range_problem(a.from, a.to) {
         return Err(Failure::input(format!(
             "--from {} --to {}: {why}",
@@ -147,6 +157,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         kind: base.kind,
         structural: param.kind.structural(),
         stability: a.stability,
+        all_phases: a.all_phases,
     };
     let model_at = |v: f64| param.model_at(&base.model, v);
     let bar = crate::progress::bar(values.len() as u64 + 1, "parameter values");

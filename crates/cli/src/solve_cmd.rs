@@ -186,6 +186,12 @@ pub struct FrcArgs {
     /// unstable stretches dashed on the figure, changes of stability listed.
     #[arg(long)]
     pub stability: bool,
+    /// With --stability on a cyclic sector: classify every point against perturbations of
+    /// every inter-sector phase (families p = 0 .. N/2; one Hill pencil each,
+    /// docs/stability.md, section 2), not only those that keep the travelling wave; HDF5
+    /// phase_max_multiplier per point and family.
+    #[arg(long, requires = "stability")]
+    pub all_phases: bool,
     /// Continue an interrupted sweep (Ctrl-C, SIGTERM, a crash) from the `-o` file of the
     /// same command: its points are checked (re-solved from their stored coefficients) and
     /// kept, and each curve goes on from its last point. Without that file, starts afresh.
@@ -347,12 +353,14 @@ pub(crate) struct StabilitySummary {
     /// A cyclic sector: classified against travelling-wave perturbations only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     travelling_wave_only: bool,
-    /// With --all-phases: each other inter-sector phase's family `p`, classified or why not.
+    /// With --all-phases: each inter-sector phase's family `p = 0 .. N/2`, classified or why
+    /// not (the fields above then cover every family classified).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     phases: Vec<PhaseStability>,
 }
 
-/// One family of perturbations of a cyclic sector's solution (`ewr solve --all-phases`).
+/// One family of perturbations of a cyclic sector's solution (`--all-phases`; `p = 0` the
+/// travelling wave's own).
 #[derive(Serialize)]
 pub(crate) struct PhaseStability {
     /// Inter-sector phase offset from the travelling wave, `2 pi p / N` (families `p`, `-p`).
@@ -382,7 +390,16 @@ impl StabilitySummary {
             unstable_multipliers: Some(s.unstable),
             reason: None,
             travelling_wave_only: s.travelling_wave_only,
-            phases: Vec::new(),
+            phases: s
+                .phases
+                .iter()
+                .map(|f| PhaseStability {
+                    p: f.p,
+                    stable: f.unstable.map(|n| n == 0),
+                    max_multiplier: f.max_multiplier,
+                    reason: f.reason.clone(),
+                })
+                .collect(),
         }
     }
 
@@ -398,37 +415,6 @@ impl StabilitySummary {
             phases: Vec::new(),
         }
     }
-}
-
-/// `ewr solve --all-phases`: the families of every other inter-sector phase of a cyclic
-/// sector's perturbations (an ordinary model was refused before the solve).
-fn other_phases(
-    rec: &ewr_hb::Receptance,
-    params: &ewr_contact::ContactParams,
-    point: &ewr_solve::PointSettings,
-    sol: &ewr_solve::PointSolution,
-) -> Result<Vec<PhaseStability>, Failure> {
-    let work = |e: String| Failure::work(e);
-    let dynamics = rec.dynamics().map_err(|e| work(e.to_string()))?;
-    let families = ewr_solve::stability_families(rec, &dynamics, params, point, sol)
-        .map_err(|e| work(e.to_string()))?;
-    Ok(families
-        .into_iter()
-        .map(|(p, st)| match st {
-            Ok(st) => PhaseStability {
-                p,
-                stable: Some(st.is_stable()),
-                max_multiplier: Some(st.max_multiplier),
-                reason: None,
-            },
-            Err(e) => PhaseStability {
-                p,
-                stable: None,
-                max_multiplier: None,
-                reason: Some(e.to_string()),
-            },
-        })
-        .collect())
 }
 
 /// Largest relative truncation error before ewr warns: 1 % of the amplitude.
@@ -465,6 +451,14 @@ pub(crate) fn print_profile(c: &Common, since: Instant) {
     }
 }
 
+/// `--all-phases` on an ordinary model: bad input, refused before any work.
+fn not_cyclic() -> Failure {
+    Failure::input(
+        "--all-phases: the model is not a cyclic sector (its stability has no other \
+         inter-sector phases)",
+    )
+}
+
 pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     let t_all = Instant::now();
     positive(Opt::Omega, a.omega)?;
@@ -479,11 +473,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         ],
     )?;
     if a.all_phases && setup.model.cyclic.is_none() {
-        return Err(Failure::input(
-            "--all-phases: the model is not a cyclic sector (its stability has no other \
-             inter-sector phases)"
-                .to_string(),
-        ));
+        return Err(not_cyclic());
     }
     let t0 = Instant::now();
     let rec = receptance(&setup)?;
@@ -503,13 +493,16 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         let st = rec
             .dynamics()
             .map_err(|e| ewr_solve::StabilityError::Unsupported(e.to_string()))
-            .and_then(|d| ewr_solve::stability(&rec, &d, &params, &setup.point, &sol));
+            .and_then(|d| {
+                if a.all_phases {
+                    ewr_solve::stability_all_phases(&rec, &d, &params, &setup.point, &sol)
+                } else {
+                    ewr_solve::stability(&rec, &d, &params, &setup.point, &sol)
+                }
+            });
         Some(match st {
             Ok(st) => {
-                let mut summary = StabilitySummary::of(&st);
-                if a.all_phases {
-                    summary.phases = other_phases(&rec, &params, &setup.point, &sol)?;
-                }
+                let summary = StabilitySummary::of(&st);
                 sol.stability = Some(st);
                 summary
             }
@@ -676,7 +669,10 @@ fn print_solution(s: &SolveSummary<'_>) {
                         " against perturbations that keep the travelling wave (other \
                          inter-sector phases not checked: --all-phases)"
                     }
-                    (true, false) => " against perturbations that keep the travelling wave",
+                    (true, false) => {
+                        " over the inter-sector phases classified (not all were: below)"
+                    }
+                    (false, false) => " over every inter-sector phase",
                     _ => "",
                 }
             ),
@@ -686,16 +682,18 @@ fn print_solution(s: &SolveSummary<'_>) {
             ),
         }
         for ph in &st.phases {
+            let family = if ph.p == 0 {
+                "the travelling wave's phase (p = 0)".to_string()
+            } else {
+                format!("inter-sector phase +-2 pi {}/N", ph.p)
+            };
             match (ph.stable, ph.max_multiplier) {
                 (Some(stable), Some(m)) => say!(
-                    "  inter-sector phase +-2 pi {}/N: {} (largest Floquet multiplier |mu| = \
-                     {m:.6})",
-                    ph.p,
+                    "  {family}: {} (largest Floquet multiplier |mu| = {m:.6})",
                     if stable { "stable" } else { "UNSTABLE" }
                 ),
                 _ => say!(
-                    "  inter-sector phase +-2 pi {}/N: not classified ({})",
-                    ph.p,
+                    "  {family}: not classified ({})",
                     ph.reason.as_deref().unwrap_or("?")
                 ),
             }
@@ -763,6 +761,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         estimate_points: a.estimate,
         estimate_peaks: !a.no_refine,
         stability: a.stability,
+        all_phases: a.all_phases,
         ..SweepOptions::new(a.omega_start, a.omega_end, a.step)
     };
     sweep.check()?;
@@ -780,6 +779,9 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         .map(|&m| setup(&a.common, m))
         .collect::<Result<_, _>>()?;
     sweep.check_point(&setups[0].point)?;
+    if a.all_phases && setups[0].model.cyclic.is_none() {
+        return Err(not_cyclic());
+    }
     let stored: Option<Vec<ewr_solve::StoredCurve>> = match (&a.output, a.resume) {
         (Some(p), true) if p.exists() => {
             if !ewr_solve::sweep::resumable(sweep.method) {

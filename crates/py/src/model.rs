@@ -702,13 +702,15 @@ impl PyModel {
     /// ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.
     /// ``stability=True`` adds ``"stable"`` (1 stable, 0 unstable, -1 not classified) and
     /// ``"max_multiplier"`` per peak (``ewr peaks --stability``; a peak past a fold is no
-    /// physical maximum). ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts.
+    /// physical maximum); with ``all_phases=True`` on a cyclic sector against every
+    /// inter-sector phase (``--all-phases``). ``tol=None`` is 1e-10, or 1e-9 for a model
+    /// with 3-D contacts.
     #[pyo3(signature = (param, start, end, *, omega_start, omega_end, step, count=11,
         optimum=true, adaptive=None, harmonics="odd:59", mu_n=None, rho=None,
         law="exact", samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto", linear="auto",
         preconditioner="two-level", amplitude="max", engine_order=None, output=None, csv=None, plot=None,
-        stability=false))]
+        stability=false, all_phases=false))]
     #[allow(clippy::too_many_arguments)]
     fn peaks<'py>(
         &self,
@@ -740,6 +742,7 @@ impl PyModel {
         csv: Option<PathBuf>,
         plot: Option<PathBuf>,
         stability: bool,
+        all_phases: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let opts = PyOptions {
             harmonics: harmonics.into(),
@@ -768,6 +771,7 @@ impl PyModel {
             step,
             adaptive,
             stability,
+            all_phases,
         };
         let outputs = Outputs {
             output,
@@ -791,14 +795,16 @@ impl PyModel {
     /// ``estimate=True`` estimates every point's truncation error (``Frc.amplitude_error``,
     /// one more solve per point, ``ewr frc --estimate``); refined peaks are estimated anyway.
     /// ``stability=True`` classifies every converged point and peak by its Floquet multipliers
-    /// (``Frc.stable``, ``Frc.max_multiplier``, ``ewr frc --stability``).
+    /// (``Frc.stable``, ``Frc.max_multiplier``, ``ewr frc --stability``); with
+    /// ``all_phases=True`` on a cyclic sector against every inter-sector phase
+    /// (``Frc.phase_max_multiplier``, ``--all-phases``).
     /// ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts.
     #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential",
         adaptive=None, refine=true, progress=None, harmonics="odd:59", mu_n=None,
         rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto", linear="auto",
         preconditioner="two-level", amplitude="max", engine_order=None, output=None, csv=None, plot=None, hz=false,
-        resume=false, estimate=false, stability=false))]
+        resume=false, estimate=false, stability=false, all_phases=false))]
     #[allow(clippy::too_many_arguments)]
     fn frc(
         &self,
@@ -831,6 +837,7 @@ impl PyModel {
         resume: bool,
         estimate: bool,
         stability: bool,
+        all_phases: bool,
     ) -> PyResult<Py<PyAny>> {
         let opts = PyOptions {
             harmonics: harmonics.into(),
@@ -858,6 +865,7 @@ impl PyModel {
             estimate_points: estimate,
             estimate_peaks: refine,
             stability,
+            all_phases,
             ..SweepOptions::new(omega_start, omega_end, step)
         };
         let call = FrcCall {
@@ -881,7 +889,9 @@ impl PyModel {
     /// modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
     /// ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
     /// "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
-    /// fundamental of every DOF, complex, ``(points, n_dofs)``) and ``"synthesis_peak"``
+    /// fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
+    /// harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
+    /// docs/results-format.md) and ``"synthesis_peak"``
     /// (``(modal amplitude, omega, |Q1| per DOF)`` of the model's forcing synthesised from
     /// the mode, or ``None``).
     #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:59",
@@ -978,6 +988,22 @@ impl PyModel {
         let shape =
             numpy::PyArrayMethods::reshape(&numpy::PyArray1::from_vec(py, shape), [pts.len(), n])?;
         d.set_item("shape", shape)?;
+        // Every harmonic of every DOF (NaN rows where a point's could not be recovered).
+        let nco = pts.first().map_or(0, |p| p.set.n_coeffs());
+        let u: Vec<f64> = pts
+            .iter()
+            .flat_map(|p| {
+                if p.displacement.len() == n * nco {
+                    p.displacement.clone()
+                } else {
+                    vec![f64::NAN; n * nco]
+                }
+            })
+            .collect();
+        d.set_item(
+            "displacement",
+            crate::convert::array3(py, u, [pts.len(), n, nco])?,
+        )?;
         d.set_item("synthesis_peak", syn.peak)?;
         Ok(d)
     }

@@ -56,20 +56,11 @@ pub struct PySolution {
     nc: usize,
     dim: usize,
     labels: Option<Vec<String>>,
-    /// With `all_phases`: per other inter-sector phase `p`, stable and the largest multiplier
-    /// (`None` where not classified).
-    phases: Vec<(usize, Option<bool>, Option<f64>)>,
 }
 
 impl PySolution {
-    /// Records one inter-sector phase's family (`solve(all_phases=True)`).
-    pub fn add_phase(&mut self, p: usize, stable: Option<bool>, max_multiplier: Option<f64>) {
-        self.phases.push((p, stable, max_multiplier));
-    }
-
     pub fn new(s: PointSolution, model: &Model) -> Self {
         PySolution {
-            phases: Vec::new(),
             s,
             nc: model.contacts.len(),
             dim: model.contacts.dim,
@@ -316,26 +307,40 @@ impl PySolution {
         self.s.stability.as_ref().map(|s| s.max_multiplier)
     }
 
-    /// With ``solve(all_phases=True)`` on a cyclic sector: per other inter-sector phase
-    /// ``2 pi p / N`` of the perturbation (``p = 1 .. N/2``), ``{"p", "stable",
-    /// "max_multiplier"}`` (``None`` values where not classified); ``None`` otherwise
-    /// (docs/stability.md, section 2).
+    /// With ``solve(all_phases=True)`` on a cyclic sector: per inter-sector phase ``2 pi p /
+    /// N`` of the perturbation (``p = 0``, the travelling wave's, to ``N/2``), ``{"p",
+    /// "stable", "max_multiplier", "reason"}`` (``None`` values where not classified, with
+    /// the reason); ``stable`` and ``max_multiplier`` then cover every family. ``None``
+    /// otherwise (docs/stability.md, section 2).
     #[getter]
     fn phases<'py>(&self, py: Python<'py>) -> PyResult<Option<Vec<Bound<'py, PyDict>>>> {
-        if self.phases.is_empty() {
+        let Some(st) = self.s.stability.as_ref().filter(|st| !st.phases.is_empty()) else {
             return Ok(None);
-        }
-        self.phases
+        };
+        st.phases
             .iter()
-            .map(|&(p, stable, m)| {
+            .map(|f| {
                 let d = PyDict::new(py);
-                d.set_item("p", p)?;
-                d.set_item("stable", stable)?;
-                d.set_item("max_multiplier", m)?;
+                d.set_item("p", f.p)?;
+                d.set_item("stable", f.unstable.map(|n| n == 0))?;
+                d.set_item("max_multiplier", f.max_multiplier)?;
+                d.set_item("reason", f.reason.clone())?;
                 Ok(d)
             })
             .collect::<PyResult<Vec<_>>>()
             .map(Some)
+    }
+
+    /// A cyclic sector's: whether it was classified against the perturbations that keep its
+    /// travelling wave only (``False`` with ``all_phases=True``); ``None`` on ordinary
+    /// models or where not classified.
+    #[getter]
+    fn travelling_wave_only(&self) -> Option<bool> {
+        self.s
+            .stability
+            .as_ref()
+            .filter(|st| st.travelling_wave_only || !st.phases.is_empty())
+            .map(|st| st.travelling_wave_only)
     }
 
     /// The Floquet exponents kept (one per family, rad per time unit), by decreasing real
@@ -491,7 +496,6 @@ impl PyFrc {
             nc: self.nc,
             dim: self.dim,
             labels: self.labels.clone(),
-            phases: Vec::new(),
         })
     }
 
@@ -536,6 +540,57 @@ impl PyFrc {
                     .map_or(f64::NAN, |st| st.max_multiplier)
             }),
         )
+    }
+
+    /// A cyclic sector's, per point: 1 classified against the perturbations that keep the
+    /// travelling wave only, 0 against every inter-sector phase (``frc(all_phases=True)``),
+    /// -1 not classified; ``None`` on ordinary models.
+    #[getter]
+    fn travelling_wave_only<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<i64>>> {
+        let cyclic = |st: &ewr_solve::Stability| st.travelling_wave_only || !st.phases.is_empty();
+        let any = self
+            .points
+            .iter()
+            .any(|p| p.solution.stability.as_ref().is_some_and(cyclic));
+        any.then(|| {
+            let v = self
+                .points
+                .iter()
+                .map(|p| {
+                    p.solution
+                        .stability
+                        .as_ref()
+                        .map_or(-1, |st| i64::from(st.travelling_wave_only))
+                })
+                .collect();
+            PyArray1::from_vec(py, v)
+        })
+    }
+
+    /// With ``frc(all_phases=True)`` on a cyclic sector: per point and inter-sector phase
+    /// family ``p = 0 .. N/2``, the largest Floquet multiplier modulus (NaN where not
+    /// classified); ``None`` otherwise. ``max_multiplier`` is each row's largest.
+    #[getter]
+    fn phase_max_multiplier<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let families = self
+            .points
+            .iter()
+            .filter_map(|p| p.solution.stability.as_ref())
+            .map(|st| st.phases.len())
+            .max()
+            .unwrap_or(0);
+        if families == 0 {
+            return Ok(None);
+        }
+        let mut m = vec![f64::NAN; self.points.len() * families];
+        for (row, p) in m.chunks_mut(families).zip(&self.points) {
+            for f in p.solution.stability.iter().flat_map(|st| &st.phases) {
+                if let Some(x) = row.get_mut(f.p) {
+                    *x = f.max_multiplier.unwrap_or(f64::NAN);
+                }
+            }
+        }
+        array2(py, m, self.points.len(), families).map(Some)
     }
 
     /// Stability per point: 1 stable, 0 unstable, -1 not classified.

@@ -147,27 +147,20 @@ pub fn solve(
             match rec
                 .dynamics()
                 .map_err(|e| ewr_solve::StabilityError::Unsupported(e.to_string()))
-                .and_then(|d| ewr_solve::stability(&rec, &d, &params, &setup.point, &sol))
-            {
+                .and_then(|d| {
+                    if all_phases {
+                        ewr_solve::stability_all_phases(&rec, &d, &params, &setup.point, &sol)
+                    } else {
+                        ewr_solve::stability(&rec, &d, &params, &setup.point, &sol)
+                    }
+                }) {
                 Ok(st) => sol.stability = Some(st),
                 Err(e) => unclassified = Some(e.to_string()),
             }
         }
-        // The families of every other inter-sector phase (`ewr solve --all-phases`).
-        let mut phases = Vec::new();
-        if all_phases && stability && sol.status.converged() {
-            let dynamics = rec
-                .dynamics()
-                .map_err(|e| SolveError::new_err(e.to_string()))?;
-            phases = ewr_solve::stability_families(&rec, &dynamics, &params, &setup.point, &sol)
-                .map_err(|e| SolveError::new_err(e.to_string()))?
-                .into_iter()
-                .map(|(p, st)| (p, st.map_err(|e| e.to_string())))
-                .collect();
-        }
-        Ok((sol, unclassified, phases))
+        Ok((sol, unclassified))
     })?;
-    let (sol, unclassified, phases) = sol;
+    let (sol, unclassified) = sol;
     if let Some(why) = unclassified {
         warn(py, &format!("stability not classified: {why}"))?;
     }
@@ -194,17 +187,15 @@ pub fn solve(
         let fig = ewr_results::figures::PeriodFigure::of_solution(&sol, &params, &setup.model);
         ewr_results::figures::period(p, &fig).map_err(fail)?;
     }
-    let mut out = PySolution::new(sol, &setup.model);
-    for (p, st) in phases {
-        match st {
-            Ok(st) => out.add_phase(p, Some(st.is_stable()), Some(st.max_multiplier)),
-            Err(why) => {
-                warn(py, &format!("inter-sector phase {p} not classified: {why}"))?;
-                out.add_phase(p, None, None);
-            }
+    for f in sol.stability.iter().flat_map(|st| &st.phases) {
+        if let Some(why) = &f.reason {
+            warn(
+                py,
+                &format!("inter-sector phase {} not classified: {why}", f.p),
+            )?;
         }
     }
-    Ok(out)
+    Ok(PySolution::new(sol, &setup.model))
 }
 
 /// What a Python sweep does with each point: the CSV row, the progress callback, Ctrl-C.
@@ -299,6 +290,17 @@ pub fn frc(
         .collect::<PyResult<_>>()?;
     warn_setup(py, &setups[0])?;
     sweep.check_point(&setups[0].point).map_err(option_error)?;
+    if sweep.all_phases && setups[0].model.cyclic.is_none() {
+        return Err(InputError::new_err(
+            "all_phases: the model is not a cyclic sector (its stability has no other \
+             inter-sector phases)",
+        ));
+    }
+    if sweep.all_phases && !sweep.stability {
+        return Err(InputError::new_err(
+            "all_phases=True classifies the points' stability: give stability=True too",
+        ));
+    }
     if call.resume && outputs.output.is_none() {
         return Err(InputError::new_err(
             "resume=True: give the output file of the interrupted run (output=...)",
@@ -470,6 +472,7 @@ pub struct PeaksCall {
     pub step: f64,
     pub adaptive: Option<f64>,
     pub stability: bool,
+    pub all_phases: bool,
 }
 
 /// The resonance peak followed over a parameter, and the optimum (`Model.peaks`).
@@ -507,6 +510,12 @@ pub fn peaks<'py>(
             c.start, c.end
         )));
     }
+    if c.all_phases && (r.model.cyclic.is_none() || !c.stability) {
+        return Err(InputError::new_err(
+            "all_phases=True needs stability=True and a cyclic sector model (the travelling \
+             wave's other inter-sector phases)",
+        ));
+    }
     let model_at = |v: f64| param.model_at(&r.model, v);
     // Refused at once where the parameter gives an invalid model.
     model_at(c.start).map_err(InputError::new_err)?;
@@ -521,6 +530,7 @@ pub fn peaks<'py>(
         kind: r.kind,
         structural: param.kind.structural(),
         stability: c.stability,
+        all_phases: c.all_phases,
     };
     let values = ewr_study::track::values(c.start, c.end, c.count);
     let interrupted = AtomicBool::new(false);

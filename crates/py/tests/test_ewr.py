@@ -538,6 +538,11 @@ def test_nonlinear_mode_from_stuck_to_free():
     assert math.isclose(m["omega"][-1], (1 + math.sqrt(5)) / 2, rel_tol=1e-4)
     assert m["damping_ratio"].max() > 4 * m["damping_ratio"][0]
     assert m["shape"].shape == (13, 4)
+    # Every harmonic of every DOF (odd:31: 16 harmonics, cos and sin); the fundamental is
+    # the shape, x = Re(Q1 e^{iwt}) = a1 cos + b1 sin.
+    u = m["displacement"]
+    assert u.shape == (13, 4, 32)
+    assert np.allclose(u[:, :, 0] - 1j * u[:, :, 1], m["shape"], rtol=0, atol=1e-9 * abs(u).max())
     with pytest.raises(ewr.InputError):
         model.modes(1.0, 0.5)
 
@@ -547,11 +552,30 @@ def test_cyclic_stability_of_every_inter_sector_phase():
     ``all_phases``, every other inter-sector phase's (docs/stability.md, section 2; the union
     is checked against the annulus in crates/solve/tests/cyclic.rs)."""
     sector = ewr.Model.example("bladed-disk")
+    wave = sector.solve(1.21, harmonics="odd:15")
+    assert wave.phases is None and wave.travelling_wave_only is True
     s = sector.solve(1.21, harmonics="odd:15", all_phases=True)
     assert s.converged and s.stable and 0 < s.max_multiplier < 1
-    assert [p["p"] for p in s.phases] == [1, 2, 3, 4, 5, 6]
+    assert s.travelling_wave_only is False
+    assert [p["p"] for p in s.phases] == [0, 1, 2, 3, 4, 5, 6]
     assert all(p["stable"] and 0 < p["max_multiplier"] < 1 for p in s.phases)
-    assert sector.solve(1.21, harmonics="odd:15").phases is None
+    # p = 0 is the travelling wave's own family; the summary is the largest over them all.
+    assert s.phases[0]["max_multiplier"] == pytest.approx(wave.max_multiplier, rel=1e-9)
+    assert s.max_multiplier == max(p["max_multiplier"] for p in s.phases)
     with pytest.raises(ewr.InputError, match="not a cyclic sector"):
         ewr.Model.example("oscillator-2d").solve(1.0, all_phases=True)
+    # A sweep: per point and family, as ewr frc --stability --all-phases.
+    f = sector.frc(1.15, 1.25, 0.05, harmonics="odd:15", refine=False, stability=True,
+                   all_phases=True)
+    m = f.phase_max_multiplier
+    assert m.shape == (len(f), 7)
+    assert list(f.travelling_wave_only) == [0] * len(f)
+    assert np.allclose(f.max_multiplier, m.max(axis=1))
+    assert f[1].phases is not None
+    plain = sector.frc(1.15, 1.25, 0.05, harmonics="odd:15", refine=False, stability=True)
+    assert plain.phase_max_multiplier is None
+    assert list(plain.travelling_wave_only) == [1] * len(plain)
+    assert np.allclose(plain.max_multiplier, m[:, 0])
+    with pytest.raises(ewr.InputError, match="stability=True"):
+        sector.frc(1.15, 1.25, 0.05, all_phases=True)
 

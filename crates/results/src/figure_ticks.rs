@@ -394,6 +394,7 @@ fn backbone_figure() {
                 set: set.clone(),
                 friction: Vec::new(),
                 shape: Vec::new(),
+                displacement: Vec::new(),
             }
         })
         .collect();

@@ -300,6 +300,7 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                     let (stable, mult) = stability_columns(&sols);
                     put_1d(&pg, "stable", &stable)?;
                     put_1d(&pg, "max_multiplier", &mult)?;
+                    write_phase_columns(&pg, &sols)?;
                 }
                 if pk.iter().any(|p| p.solution.estimate.is_some()) {
                     let e: Vec<f64> = pk
@@ -346,6 +347,47 @@ fn stability_columns(sols: &[&ewr_solve::PointSolution]) -> (Vec<i64>, Vec<f64>)
         .unzip()
 }
 
+/// A cyclic sector's stability, per point: `travelling_wave_only` (1 classified against the
+/// perturbations that keep the travelling wave only, 0 against every inter-sector phase, -1
+/// not classified) and, with `--all-phases`, `phase_max_multiplier` (`n x (N/2 + 1)`: each
+/// family `p`'s largest multiplier, NaN where not classified). Nothing on ordinary models.
+fn write_phase_columns(g: &hdf5::Group, sols: &[&ewr_solve::PointSolution]) -> Result<(), String> {
+    let cyclic = |st: &ewr_solve::Stability| st.travelling_wave_only || !st.phases.is_empty();
+    if !sols
+        .iter()
+        .any(|s| s.stability.as_ref().is_some_and(cyclic))
+    {
+        return Ok(());
+    }
+    let only: Vec<i64> = sols
+        .iter()
+        .map(|s| {
+            s.stability
+                .as_ref()
+                .map_or(-1, |st| i64::from(st.travelling_wave_only))
+        })
+        .collect();
+    put_1d(g, "travelling_wave_only", &only)?;
+    let families = sols
+        .iter()
+        .filter_map(|s| s.stability.as_ref())
+        .map(|st| st.phases.len())
+        .max()
+        .unwrap_or(0);
+    if families > 0 {
+        let mut m = vec![f64::NAN; sols.len() * families];
+        for (row, s) in m.chunks_mut(families).zip(sols) {
+            for f in s.stability.iter().flat_map(|st| &st.phases) {
+                if let Some(x) = row.get_mut(f.p) {
+                    *x = f.max_multiplier.unwrap_or(f64::NAN);
+                }
+            }
+        }
+        put_2d(g, "phase_max_multiplier", sols.len(), families, &m)?;
+    }
+    Ok(())
+}
+
 /// A curve's stability: per point `stable` and `max_multiplier`, and the group
 /// `stability_changes` (`index` of the first point on the new side, `omega` midway, `crossing`
 /// 1 through +1, 2 through -1, 3 a complex pair, `to_unstable` 1 or 0).
@@ -353,6 +395,7 @@ fn write_stability(g: &hdf5::Group, sols: &[&ewr_solve::PointSolution]) -> Resul
     let (stable, mult) = stability_columns(sols);
     put_1d(g, "stable", &stable)?;
     put_1d(g, "max_multiplier", &mult)?;
+    write_phase_columns(g, sols)?;
     let changes = ewr_solve::stability_changes(sols);
     let cg = g.create_group("stability_changes").map_err(h5)?;
     put_1d(

@@ -114,6 +114,23 @@ pub fn write_solution(
                     put_f64(f, "leading_exponent_im", st.exponent.im)?;
                 }
                 put_i64(f, "unstable_multipliers", st.unstable as i64)?;
+                // A cyclic sector's: which perturbations were checked, and with
+                // --all-phases each inter-sector phase's family.
+                if st.travelling_wave_only || !st.phases.is_empty() {
+                    put_i64(
+                        f,
+                        "travelling_wave_only",
+                        i64::from(st.travelling_wave_only),
+                    )?;
+                }
+                if !st.phases.is_empty() {
+                    let m: Vec<f64> = st
+                        .phases
+                        .iter()
+                        .map(|p| p.max_multiplier.unwrap_or(f64::NAN))
+                        .collect();
+                    put_1d(f, "phase_max_multiplier", &m)?;
+                }
             }
             let h = &s.histories;
             let g = f.create_group("time").map_err(h5)?;

@@ -69,6 +69,11 @@ pub struct ModePoint {
     pub friction: Vec<f64>,
     /// The fundamental harmonic `Q_1` of every DOF (complex, `x = Re(Q_1 e^{i w t})`).
     pub shape: Vec<c64>,
+    /// Every harmonic of `set` of every DOF's periodic motion: `n_dofs x n_coeffs`
+    /// coefficients, row-major, in the hb layout (`a_0`, then `a_h, b_h` of `a_h cos h w t +
+    /// b_h sin h w t`); the static deflection and the higher harmonics the friction forces
+    /// put into the mode. Empty where it could not be recovered.
+    pub displacement: Vec<f64>,
 }
 
 /// The linear mode the backbone starts from: mode `mode` (1-based) of the structure with every
@@ -269,6 +274,49 @@ impl Bordered<'_> {
     }
 }
 
+impl Bordered<'_> {
+    /// Every DOF's displacement coefficients for the forces `x` at `(w, xi)`
+    /// ([`ModePoint::displacement`]).
+    fn displacement(&self, x: &[f64], w: f64, xi: f64) -> Result<Vec<f64>, SolveError> {
+        let set = &self.settings.set;
+        let model = autonomous(self.model, xi)?;
+        let rec = Receptance::new(&model, ReceptanceKind::Dense)?;
+        let at = rec.prepare(w, set.harmonics())?;
+        let every: Vec<usize> = (0..model.n_dofs()).collect();
+        let m = x.len() / set.n_coeffs();
+        let r = crate::point::dof_response(
+            &at,
+            set,
+            self.settings.n_samples,
+            m,
+            x,
+            &every,
+            crate::periodic::Amplitude::Max,
+        )?;
+        Ok(r.coeffs)
+    }
+}
+
+/// Force coefficients `x` (`rows` signals on `from`) on the set `to`: the harmonics both
+/// have, the others zero.
+fn on_set(x: &[f64], from: &HarmonicSet, to: &HarmonicSet, rows: usize) -> Vec<f64> {
+    if from == to {
+        return x.to_vec();
+    }
+    let (nf, nt) = (from.n_coeffs(), to.n_coeffs());
+    let mut out = vec![0.0; rows * nt];
+    for &h in to.harmonics() {
+        let (Some(i), Some(j)) = (from.coeff_index(h), to.coeff_index(h)) else {
+            continue;
+        };
+        let width = if h == 0 { 1 } else { 2 };
+        for r in 0..rows {
+            out[r * nt + j..r * nt + j + width].copy_from_slice(&x[r * nf + i..r * nf + i + width]);
+        }
+    }
+    out
+}
+
 fn max_abs(v: &[f64]) -> f64 {
     v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }
@@ -340,6 +388,10 @@ fn solve_amplitude(b: Bordered<'_>, x: Vec<f64>, w: f64, xi: f64) -> Result<Mode
     crate::newton::Residual::evaluate(&mut res, &report.x, &mut g, None)
         .map_err(|e| SolveError::Start(e.0))?;
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
+    let displacement = res
+        .b
+        .displacement(&report.x[..n], w, xi)
+        .unwrap_or_default();
     Ok(ModePoint {
         amplitude,
         omega: w,
@@ -351,6 +403,7 @@ fn solve_amplitude(b: Bordered<'_>, x: Vec<f64>, w: f64, xi: f64) -> Result<Mode
         set,
         friction: report.x[..n].to_vec(),
         shape: res.shape,
+        displacement,
     })
 }
 
@@ -434,28 +487,64 @@ pub fn backbone(
         xi: c0,
         amplitude: first,
     };
-    let nco = settings.set.n_coeffs();
-    let p0 = settings.set.coeff_index(0);
     let mass = model.mass.to_dense();
-    let solve_at = |state: &Continued, a: f64| -> Result<ModePoint, SolveError> {
+    // Solves amplitude `a` on `on` (the target set or a ramp stage) from `state` on `from`.
+    let solve_on = |state: &Continued,
+                    from: &HarmonicSet,
+                    on: &PointSettings,
+                    a: f64|
+     -> Result<ModePoint, SolveError> {
         let b = Bordered {
-            len: n,
+            len: m_rows * on.set.n_coeffs(),
             model,
             mass: &mass,
             params,
-            settings,
+            settings: on,
             reference,
             amplitude: a,
         };
         // Dynamic harmonics scaled with the amplitude; the static ones kept.
         let factor = a / state.amplitude;
+        let (from_nco, from_p0) = (from.n_coeffs(), from.coeff_index(0));
         let x0: Vec<f64> = state
             .x
             .iter()
             .enumerate()
-            .map(|(i, v)| if Some(i % nco) == p0 { *v } else { v * factor })
+            .map(|(i, v)| {
+                if Some(i % from_nco) == from_p0 {
+                    *v
+                } else {
+                    v * factor
+                }
+            })
             .collect();
+        let x0 = on_set(&x0, from, &on.set, m_rows);
         solve_amplitude(b, x0, state.omega, state.xi)
+    };
+    let solve_at = |state: &Continued, a: f64| solve_on(state, &settings.set, settings, a);
+    // Where neither the start nor intermediate amplitudes converge (the onset of slip of a
+    // lightly damped structure: blade-damper-blade-3d at beta = 3e-6, all:15), the harmonic
+    // ramp from the last converged state: each stage at amplitude `a` starts the next.
+    let ramped = |state: &Continued, a: f64| -> Result<ModePoint, SolveError> {
+        let stages = crate::ramp::ramp_sets(&settings.set);
+        let mut from = settings.set.clone();
+        let mut s = state.clone();
+        let mut last = None;
+        for stage in stages {
+            let on = PointSettings {
+                n_samples: crate::ramp::stage_samples(&stage, &settings.set, settings.n_samples),
+                set: stage.clone(),
+                ..settings.clone()
+            };
+            let p = solve_on(&s, &from, &on, a)?;
+            if !p.converged {
+                return Ok(p);
+            }
+            s = Continued::of(&p);
+            from = stage;
+            last = Some(p);
+        }
+        last.ok_or_else(|| SolveError::Start("an empty harmonic ramp".into()))
     };
     for &a in amplitudes {
         let mut pt = solve_at(&state, a)?;
@@ -479,6 +568,12 @@ pub fn backbone(
                 pt = solve_at(&s, a)?;
             }
             sub *= 2;
+        }
+        if !pt.converged && settings.set.h_max() > 1 {
+            let p = ramped(&state, a)?;
+            if p.converged && p.set == settings.set {
+                pt = p;
+            }
         }
         let keep_going = on_point(&pt);
         if pt.converged {

@@ -536,6 +536,10 @@ pub struct SweepOptions {
     /// Floquet multipliers of every converged point and refined peak
     /// ([`crate::stability::stability`]: one dense eigensolve per point).
     pub stability: bool,
+    /// With `stability` on a cyclic sector: against every inter-sector phase of the
+    /// perturbation ([`crate::stability::stability_all_phases`]), not only the travelling
+    /// wave's.
+    pub all_phases: bool,
 }
 
 impl SweepOptions {
@@ -557,6 +561,7 @@ impl SweepOptions {
             estimate_points: false,
             estimate_peaks: true,
             stability: false,
+            all_phases: false,
         }
     }
 

@@ -56,14 +56,78 @@ pub struct Stability {
     pub unresolved: usize,
     /// A cyclic sector's solution, classified against the perturbations that keep its
     /// travelling wave only (other inter-sector phases are not checked: docs/stability.md,
-    /// section 2); false on ordinary models.
+    /// section 2); false on ordinary models and where every other phase was classified too
+    /// ([`stability_all_phases`]).
     pub travelling_wave_only: bool,
+    /// With [`stability_all_phases`]: each inter-sector phase's family, `p = 0` (the
+    /// travelling wave's own) to `N / 2`; the fields above then cover all of them. Empty
+    /// otherwise.
+    pub phases: Vec<PhaseFamily>,
+}
+
+/// One family of a cyclic sector's perturbations: those whose inter-sector phase differs from
+/// the travelling wave's by `+-2 pi p / N` ([`stability_family`]), classified or why not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseFamily {
+    /// The phase offset's index `p`.
+    pub p: usize,
+    /// Largest multiplier modulus of the family (`None`: not classified).
+    pub max_multiplier: Option<f64>,
+    /// Its multipliers outside the unit circle (`None`: not classified).
+    pub unstable: Option<usize>,
+    /// Why the family was not classified.
+    pub reason: Option<String>,
 }
 
 impl Stability {
     /// True when no multiplier is outside the unit circle.
     pub fn is_stable(&self) -> bool {
         self.unstable == 0
+    }
+
+    /// The travelling wave's classification (`self`) joined with the other inter-sector
+    /// phases' families: the largest multiplier and the count outside the unit circle over
+    /// every family classified, and each family kept in `phases`.
+    fn with_families(mut self, families: Vec<(usize, Result<Stability, StabilityError>)>) -> Self {
+        let mut phases = vec![PhaseFamily {
+            p: 0,
+            max_multiplier: Some(self.max_multiplier),
+            unstable: Some(self.unstable),
+            reason: None,
+        }];
+        let mut every = true;
+        for (p, family) in families {
+            match family {
+                Ok(f) => {
+                    if f.max_multiplier > self.max_multiplier {
+                        self.max_multiplier = f.max_multiplier;
+                        self.exponent = f.exponent;
+                    }
+                    self.unstable += f.unstable;
+                    self.unresolved += f.unresolved;
+                    self.exponents.extend_from_slice(&f.exponents);
+                    phases.push(PhaseFamily {
+                        p,
+                        max_multiplier: Some(f.max_multiplier),
+                        unstable: Some(f.unstable),
+                        reason: None,
+                    });
+                }
+                Err(e) => {
+                    every = false;
+                    phases.push(PhaseFamily {
+                        p,
+                        max_multiplier: None,
+                        unstable: None,
+                        reason: Some(e.to_string()),
+                    });
+                }
+            }
+        }
+        self.exponents.sort_by(|a, b| b.re.total_cmp(&a.re));
+        self.travelling_wave_only = !every;
+        self.phases = phases;
+        self
     }
 }
 
@@ -232,6 +296,25 @@ pub fn stability_families(
             (p, st)
         })
         .collect())
+}
+
+/// [`stability`] of a cyclic sector's solution against every inter-sector phase of the
+/// perturbation (`ewr solve|frc --all-phases`): the travelling wave's family and
+/// [`stability_families`] joined, each family kept in [`Stability::phases`]. On an ordinary
+/// model, [`stability`].
+pub fn stability_all_phases(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    params: &ContactParams,
+    settings: &PointSettings,
+    sol: &PointSolution,
+) -> Result<Stability, StabilityError> {
+    let st = stability(rec, dynamics, params, settings, sol)?;
+    if !dynamics.cyclic {
+        return Ok(st);
+    }
+    let families = stability_families(rec, dynamics, params, settings, sol)?;
+    Ok(st.with_families(families))
 }
 
 /// Every finite eigenvalue of [`stability_family`]'s pencil (tests compare the union over
@@ -488,6 +571,7 @@ fn select(
             exponents: Vec::new(),
             unresolved,
             travelling_wave_only: false,
+            phases: Vec::new(),
         });
     }
     if kept.is_empty() {
@@ -509,6 +593,7 @@ fn select(
         exponents: kept,
         unresolved,
         travelling_wave_only: false,
+        phases: Vec::new(),
     })
 }
 

@@ -11,7 +11,7 @@ use crate::periodic::{PointSolution, SolveError};
 use crate::point::solve_point;
 use crate::quadrature::{PhaseResonance, phase_resonances};
 use crate::setup::{Setup, SweepOptions};
-use crate::stability::stability;
+use crate::stability::{stability, stability_all_phases};
 use ewr_contact::ContactParams;
 use ewr_hb::receptance::ContactDynamics;
 use ewr_hb::receptance::Receptance;
@@ -172,15 +172,21 @@ impl SweepObserver for Quiet {
 struct Classifier<'r> {
     rec: &'r Receptance,
     dynamics: Option<ContactDynamics>,
+    /// Every inter-sector phase of a cyclic sector's perturbation.
+    all_phases: bool,
 }
 
 impl<'r> Classifier<'r> {
-    fn new(rec: &'r Receptance, observer: &dyn SweepObserver) -> Self {
+    fn new(rec: &'r Receptance, all_phases: bool, observer: &dyn SweepObserver) -> Self {
         let dynamics = rec
             .dynamics()
             .map_err(|e| observer.warn(&format!("warning: no stability: {e}")))
             .ok();
-        Classifier { rec, dynamics }
+        Classifier {
+            rec,
+            dynamics,
+            all_phases,
+        }
     }
 
     fn classify(
@@ -194,7 +200,12 @@ impl<'r> Classifier<'r> {
         if !sol.status.converged() || sol.stability.is_some() {
             return;
         }
-        match stability(self.rec, d, params, settings, sol) {
+        let classified = if self.all_phases {
+            stability_all_phases(self.rec, d, params, settings, sol)
+        } else {
+            stability(self.rec, d, params, settings, sol)
+        };
+        match classified {
             Ok(s) => sol.stability = Some(s),
             Err(e) => observer.warn(&format!("warning: no stability at w = {}: {e}", sol.omega)),
         }
@@ -231,7 +242,9 @@ pub fn sweep_curve(
     // every point it computed.
     let mut points = Vec::new();
     let mut stop: Option<StopReason> = None;
-    let classifier = opts.stability.then(|| Classifier::new(rec, observer));
+    let classifier = opts
+        .stability
+        .then(|| Classifier::new(rec, opts.all_phases, observer));
     let mut on_point = |p: &FrcPoint| {
         let mut p = p.clone();
         if let Some(c) = &classifier {

@@ -270,3 +270,117 @@ fn seed_004_peak_phase_resonance_and_nonlinear_mode_at_small_excitation() {
     assert!((quad - 204.259).abs() < 0.005, "{quad}");
     assert!((dnnm - 203.763).abs() < 0.005, "{dnnm}");
 }
+
+#[test]
+fn a_mode_s_motion_balances_the_energy_its_negative_damping_puts_in() {
+    // Over one period of the autonomous motion `M u'' + (C - xi M) u' + K u = W^T r`, the
+    // work of `(C - xi M)` equals that of the friction forces (`K`, `M` and static loads do
+    // none): checks every stored harmonic of every DOF against the forces and `xi`, with the
+    // model's own matrices (no receptance), on stuck, partly slipping and slipping points.
+    let model = ewr_model::examples::two_mass_damper(1.0);
+    let params = ContactParams::of(&model.contacts);
+    let s = settings("odd:15");
+    let pts = backbone(
+        &model,
+        &params,
+        &s,
+        1,
+        &[0.5, 3.0, 10.0, 100.0],
+        &mut |_| true,
+    )
+    .unwrap();
+    let n = model.n_dofs();
+    let (c, m) = (model.viscous_damping().to_dense(), model.mass.to_dense());
+    let w_map = model.contacts.w_matrix(n).unwrap().to_dense();
+    let rows = w_map.nrows();
+    let mut third_share = Vec::new();
+    for p in &pts {
+        assert!(p.converged);
+        let nco = p.set.n_coeffs();
+        assert_eq!(p.displacement.len(), n * nco);
+        let (mut structure, mut friction, mut first, mut third) = (0.0, 0.0, 0.0, 0.0);
+        for &h in p.set.harmonics().iter().filter(|&&h| h > 0) {
+            let k = p.set.coeff_index(h).unwrap();
+            let u: Vec<faer::c64> = (0..n)
+                .map(|i| {
+                    faer::c64::new(
+                        p.displacement[i * nco + k],
+                        -p.displacement[i * nco + k + 1],
+                    )
+                })
+                .collect();
+            let hw = h as f64 * p.omega;
+            for i in 0..n {
+                for j in 0..n {
+                    let a = c[(i, j)] - p.xi * m[(i, j)];
+                    structure += hw * hw * (u[i].conj() * u[j]).re * a;
+                }
+            }
+            for r in 0..rows {
+                let wu: faer::c64 = (0..n).map(|i| u[i] * w_map[(r, i)]).sum();
+                let v = faer::c64::new(0.0, hw) * wu;
+                let rh = faer::c64::new(p.friction[r * nco + k], -p.friction[r * nco + k + 1]);
+                friction += (v.conj() * rh).re;
+            }
+            let size: f64 = u.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt();
+            if h == 1 {
+                first = size;
+                // The fundamental is the shape reported beside it.
+                for (ui, qi) in u.iter().zip(&p.shape) {
+                    assert!((ui - qi).norm() < 1e-9 * size, "{ui} {qi}");
+                }
+            } else if h == 3 {
+                third = size;
+            }
+        }
+        assert!(
+            (structure - friction).abs() < 1e-6 * structure.abs().max(1e-300),
+            "a = {}: (C - xi M) work {structure:e}, friction work {friction:e}",
+            p.amplitude
+        );
+        third_share.push(third / first);
+    }
+    // Stuck, the motion is the linear mode's: no third harmonic; slipping, there is one.
+    assert!(third_share[0] < 1e-8, "{third_share:?}");
+    assert!(
+        third_share.iter().skip(1).any(|&s| s > 1e-3),
+        "{third_share:?}"
+    );
+}
+
+#[test]
+fn a_lightly_damped_mode_is_followed_through_the_onset_of_slip() {
+    // blade-damper-blade-3d at seed 004's lightest damping (beta = 3e-6): from the stuck
+    // state, Newton on all:15 did not converge at any amplitude through the onset of slip
+    // (12 in a row, intermediate amplitudes included); the harmonic ramp at each amplitude
+    // carries it there. The damping it finds is the truncated problem's, close to all:7's.
+    let mut p = ewr_model::examples::BladeDamperBlade3d::default();
+    p.base.beta = 3e-6;
+    let model = ewr_model::examples::blade_damper_blade_3d(&p);
+    let params = ContactParams::of(&model.contacts);
+    let amps = [1e-4, 1.259e-4, 1.585e-4, 1.995e-4, 2.512e-4];
+    let mut s = settings("all:15");
+    s.newton.tol_residual = 1e-9;
+    let fine = backbone(&model, &params, &s, 1, &amps, &mut |_| true).unwrap();
+    let mut s7 = settings("all:7");
+    s7.newton.tol_residual = 1e-9;
+    let coarse = backbone(&model, &params, &s7, 1, &amps, &mut |_| true).unwrap();
+    let stuck = fine[0].damping_ratio;
+    for (f, c) in fine.iter().zip(&coarse).skip(1) {
+        assert!(f.converged && c.converged, "a = {}", f.amplitude);
+        assert!(
+            f.damping_ratio > 2.0 * stuck,
+            "a = {}: {}",
+            f.amplitude,
+            f.damping_ratio
+        );
+        assert!(
+            (f.damping_ratio - c.damping_ratio).abs() < 0.25 * c.damping_ratio,
+            "a = {}: all:15 {} against all:7 {}",
+            f.amplitude,
+            f.damping_ratio,
+            c.damping_ratio
+        );
+        assert!((f.omega - c.omega).abs() < 2e-3 * c.omega);
+    }
+}

@@ -344,6 +344,7 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
         kind: first.kind,
         structural: o.kind.structural(),
         stability: study.solver.stability,
+        all_phases: false,
     };
     let model_at = |v: f64| {
         study

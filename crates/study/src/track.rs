@@ -43,6 +43,9 @@ pub struct TrackSettings {
     /// Whether each value's peak gets its Floquet multipliers (`ewr_solve::stability`): a
     /// peak past a fold, on a branch a sweep jumps off, is no physical maximum.
     pub stability: bool,
+    /// With `stability` on a cyclic sector: against every inter-sector phase
+    /// (`ewr_solve::stability_all_phases`), not only the travelling wave's.
+    pub all_phases: bool,
 }
 
 /// Everything found at one parameter value: the tracked peaks (`None` where one vanished or
@@ -180,7 +183,16 @@ impl Tracker<'_> {
         let unclassified = self
             .s
             .stability
-            .then(|| classify(&rec, &params, &self.s.point, &mut peak.solution).err())
+            .then(|| {
+                classify(
+                    &rec,
+                    &params,
+                    &self.s.point,
+                    self.s.all_phases,
+                    &mut peak.solution,
+                )
+                .err()
+            })
             .flatten();
         self.rec = Some(rec);
         Ok(Evaluated {
@@ -197,13 +209,19 @@ fn classify(
     rec: &Receptance,
     params: &ContactParams,
     point: &PointSettings,
+    all_phases: bool,
     sol: &mut PointSolution,
 ) -> Result<(), String> {
     if !sol.status.converged() {
         return Err("not converged".into());
     }
     let dynamics = rec.dynamics().map_err(|e| e.to_string())?;
-    let st = ewr_solve::stability(rec, &dynamics, params, point, sol).map_err(|e| e.to_string())?;
+    let st = if all_phases {
+        ewr_solve::stability_all_phases(rec, &dynamics, params, point, sol)
+    } else {
+        ewr_solve::stability(rec, &dynamics, params, point, sol)
+    };
+    let st = st.map_err(|e| e.to_string())?;
     sol.stability = Some(st);
     Ok(())
 }

@@ -204,6 +204,7 @@ class Model:
         resume: bool = False,
         estimate: bool = False,
         stability: bool = False,
+        all_phases: bool = False,
     ) -> Union["Frc", list["Frc"]]:
         """Frequency response curve(s), as ``ewr frc`` (same options). A list of ``mu_n``
         gives one curve per value, computed in parallel over one condensation, returned as a
@@ -218,7 +219,9 @@ class Model:
         ``estimate=True`` estimates every point's truncation error (``Frc.amplitude_error``,
         one more solve per point, ``ewr frc --estimate``); refined peaks are estimated anyway.
         ``stability=True`` classifies every converged point and peak by its Floquet multipliers
-        (``Frc.stable``, ``Frc.max_multiplier``, ``ewr frc --stability``).
+        (``Frc.stable``, ``Frc.max_multiplier``, ``ewr frc --stability``); with
+        ``all_phases=True`` on a cyclic sector against every inter-sector phase
+        (``Frc.phase_max_multiplier``, ``--all-phases``).
         ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
     def peaks(
         self,
@@ -250,6 +253,7 @@ class Model:
         csv: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
         stability: bool = False,
+        all_phases: bool = False,
     ) -> dict[str, Any]:
         """The resonance peak followed as ``param`` goes from ``start`` to ``end`` (``count``
         values), and the value with the smallest peak, as ``ewr peaks``: ``param`` is ``mu_n``,
@@ -265,7 +269,9 @@ class Model:
         ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.
         ``stability=True`` adds ``"stable"`` (1 stable, 0 unstable, -1 not classified) and
         ``"max_multiplier"`` per peak (``ewr peaks --stability``; a peak past a fold is no
-        physical maximum). ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts."""
+        physical maximum); with ``all_phases=True`` on a cyclic sector against every
+        inter-sector phase (``--all-phases``). ``tol=None`` is 1e-10, or 1e-9 for a model
+        with 3-D contacts."""
     def modes(
         self,
         start: float,
@@ -284,7 +290,9 @@ class Model:
         modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
         ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
         "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
-        fundamental of every DOF, complex, ``(points, n_dofs)``) and ``"synthesis_peak"``
+        fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
+        harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
+        docs/results-format.md) and ``"synthesis_peak"``
         (``(modal amplitude, omega, |Q1| per DOF)`` of the model's forcing synthesised from
         the mode, or ``None``)."""
     def simulate(
@@ -355,9 +363,13 @@ class Solution:
     floquet_exponents: Optional[npt.NDArray[np.complex128]]
     """The Floquet exponents kept, one per family, by decreasing real part."""
     phases: Optional[list[dict[str, Any]]]
-    """With ``solve(all_phases=True)`` on a cyclic sector: per other inter-sector phase
-    ``2 pi p / N`` of the perturbation (``p = 1 .. N/2``), ``{"p", "stable", "max_multiplier"}``;
+    """With ``solve(all_phases=True)`` on a cyclic sector: per inter-sector phase ``2 pi p /
+    N`` of the perturbation (``p = 0``, the travelling wave's, to ``N/2``), ``{"p", "stable",
+    "max_multiplier", "reason"}``; ``stable`` and ``max_multiplier`` then cover every family.
     ``None`` otherwise (docs/stability.md, section 2)."""
+    travelling_wave_only: Optional[bool]
+    """A cyclic sector's: classified against the perturbations that keep its travelling wave
+    only (``False`` with ``all_phases=True``); ``None`` on ordinary models."""
     def dof_history(
         self, samples: Optional[int] = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -375,6 +387,13 @@ class Frc:
     """Per point (``stability=True``): 1 stable, 0 unstable, -1 not classified."""
     max_multiplier: npt.NDArray[np.float64]
     """Largest Floquet multiplier modulus per point, NaN where not classified."""
+    travelling_wave_only: Optional[npt.NDArray[np.int64]]
+    """A cyclic sector's, per point: 1 classified against the travelling wave's
+    perturbations only, 0 against every inter-sector phase (``all_phases=True``), -1 not
+    classified; ``None`` on ordinary models."""
+    phase_max_multiplier: Optional[npt.NDArray[np.float64]]
+    """With ``frc(all_phases=True)``: per point and family ``p = 0 .. N/2`` the largest
+    Floquet multiplier modulus (NaN where not classified); ``None`` otherwise."""
     converged: npt.NDArray[np.bool_]
     iterations: npt.NDArray[np.uint64]
     dofs: list[int]
