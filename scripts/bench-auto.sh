@@ -32,8 +32,8 @@ run() { # name model sweep-args... -- sets...
     odd:255 auto odd:15 odd:31 odd:59
   run sc3d single-contact-3d --omega-start 1 --omega-end 10 --step 0.05 -- \
     all:127 auto all:15 all:31 all:63
-  run bdb3d blade-damper-blade-3d --omega-start 0.8 --omega-end 1.3 --step 0.005 -- \
-    all:63 auto all:7 all:15 all:31
+  run bdb3d blade-damper-blade-3d --omega-start 1000 --omega-end 1500 --step 5 -- \
+    all:63 auto all:3 all:7 all:15 all:31
 } >"$tmp/times"
 python3 - "$tmp" <<'PY'
 import csv, sys, collections

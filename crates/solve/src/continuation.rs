@@ -154,9 +154,12 @@ impl AutoCheck {
         match self.last {
             None => true,
             Some((ln_a, rel)) => {
+                // A set checked far within the tolerance stands a larger change of the
+                // response before its error could reach it.
+                let headroom = (0.5 * tol / rel.max(f64::MIN_POSITIVE)).clamp(1.0, 8.0);
                 self.since + 1 >= AUTO_RECHECK_POINTS
                     || rel > 0.5 * tol
-                    || (sol.dofs.norm_peak.ln() - ln_a).abs() > AUTO_RECHECK_CHANGE
+                    || (sol.dofs.norm_peak.ln() - ln_a).abs() > AUTO_RECHECK_CHANGE * headroom
             }
         }
     }
@@ -201,6 +204,8 @@ fn sequential(
         .map_or_else(|| s.point.set.clone(), |p| p.set.clone());
     let mut w = s.omega_start;
     let mut step = s.step;
+    // Whether a failed point searches for the branch on the far side of the gap.
+    let mut probing = true;
     // The last two kept points as (w, ln A), for the adaptive step.
     let mut kept: Vec<(f64, f64)> = previous
         .iter()
@@ -315,6 +320,57 @@ fn sequential(
                 Verdict::Accept(next) => next_step = next,
             }
         }
+        // A branch that ends (a fold) leaves the next frequencies unreachable from the last
+        // point: they are found from the far side of the gap instead.
+        if !ok && prev.is_some() && probing {
+            if let Some(filled) = from_far_side(rec, params, s, point_settings, &sol, dir)? {
+                let mut go_on = true;
+                let (mut last, mut prior): (Option<PointSolution>, Option<PointSolution>) =
+                    (None, None);
+                for (i, mut solution) in filled.into_iter().enumerate() {
+                    if i == 0 {
+                        solution.iterations += sol.iterations;
+                        solution.krylov_iterations += sol.krylov_iterations;
+                    }
+                    if !s.keep_histories {
+                        solution.histories = solution.histories.emptied();
+                    }
+                    let point = FrcPoint { solution, step };
+                    go_on = on_point(&point);
+                    if point.solution.status.converged() {
+                        prior = last.take();
+                        last = Some(point.solution.clone());
+                    }
+                    out.push(point);
+                    if !go_on {
+                        break;
+                    }
+                }
+                if !go_on {
+                    break;
+                }
+                // The far point converged and came last.
+                let Some(p) = last else { break };
+                before = prior.map(|b| (b.omega, b.set, b.friction));
+                auto_set = p.set.clone();
+                kept = vec![(p.omega, p.dofs.norm_peak.ln())];
+                let last_w = p.omega;
+                prev = Some(p);
+                step = s.step;
+                if (last_w - s.omega_end).abs() <= tol_w {
+                    break;
+                }
+                w = last_w + dir * step;
+                if beyond(w) && !beyond(last_w) {
+                    w = s.omega_end;
+                    step = (s.omega_end - last_w).abs();
+                }
+                continue;
+            }
+            // Nothing converges ahead either: give up the frequencies one by one, without
+            // searching again until a point converges.
+            probing = false;
+        }
         let mut point = FrcPoint {
             solution: sol,
             step,
@@ -324,6 +380,7 @@ fn sequential(
         }
         let go_on = on_point(&point);
         if ok {
+            probing = true;
             before = prev.take().map(|p| (p.omega, p.set, p.friction));
             prev = Some(point.solution.clone());
             auto_set = match auto_check.shrinking.take() {
@@ -365,6 +422,125 @@ fn sequential(
         }
     }
     Ok(out)
+}
+
+/// Grid points ahead of a point that cannot be reached where a cold start (the harmonic ramp
+/// from zero force) is tried besides those at 1, 2, 4, ... nominal steps and the band's end.
+const FAR_SIDE_PROBES: usize = 16;
+
+/// The frequencies from `failed` (not reached from the last converged point, most often where
+/// the branch ended at a fold) to the first point ahead that a cold start reaches: cold starts
+/// at 1, 2, 4, ... nominal steps ahead, then at the grid points between (up to
+/// [`FAR_SIDE_PROBES`]), then at the band's end; the first that converges is swept back to
+/// `failed` on the nominal grid, each point started from its neighbour, as a stepped sine coming down
+/// would find them (docs/stuck-contacts.md says why a branch is path-dependent). Returned in
+/// sweep order, the last converged; a point of the way back that does not converge ends it
+/// there and stays as computed (the first entry is `failed` itself where the way back did not
+/// reach it). `None` where no cold start ahead converges.
+fn from_far_side(
+    rec: &Receptance,
+    params: &ContactParams,
+    s: &FrcSettings,
+    settings: &PointSettings,
+    failed: &PointSolution,
+    dir: f64,
+) -> Result<Option<Vec<PointSolution>>, SolveError> {
+    let w0 = failed.omega;
+    let room = (s.omega_end - w0) * dir;
+    // The nominal step: `failed` was reached by halving it to the smallest.
+    let step = s.step;
+    if room <= 0.0 {
+        return Ok(None);
+    }
+    // Nominal steps ahead: 1, 2, 4, ... (long gaps cheaply), then the grid points skipped
+    // (a cold start's success is erratic near a fold), then the band's end.
+    let grid = ((room / step) + 1e-9).floor() as usize;
+    let mut ahead: Vec<f64> = Vec::new();
+    let mut k = 1usize;
+    while k <= grid {
+        ahead.push(k as f64 * step);
+        k *= 2;
+    }
+    ahead.extend(
+        (1..=grid.min(FAR_SIDE_PROBES))
+            .filter(|j| !j.is_power_of_two())
+            .map(|j| j as f64 * step),
+    );
+    if room - grid as f64 * step > 1e-9 * step {
+        ahead.push(room);
+    }
+    let mut far = None;
+    for d in ahead {
+        let sol = solve_point(rec, params, w0 + dir * d, settings, None)?;
+        if sol.status.converged() {
+            far = Some((d, sol));
+            break;
+        }
+    }
+    let Some((ahead, far)) = far else {
+        return Ok(None);
+    };
+    // Back to `failed` on the grid `w0 + j step`, j < ahead / step.
+    let n_back = ((ahead / step) - 1e-9).ceil() as usize;
+    let mut back: Vec<PointSolution> = Vec::new();
+    for j in (0..n_back).rev() {
+        let w = w0 + dir * step * j as f64;
+        let (p, b) = match back.last() {
+            Some(p) => (
+                p,
+                back.len().checked_sub(2).map(|i| &back[i]).or(Some(&far)),
+            ),
+            None => (&far, None),
+        };
+        let start = match b {
+            Some(b) if b.omega != p.omega && b.set == p.set => {
+                let t = (w - p.omega) / (p.omega - b.omega);
+                p.friction
+                    .iter()
+                    .zip(&b.friction)
+                    .map(|(a, c)| a + t * (a - c))
+                    .collect()
+            }
+            _ => p.friction.clone(),
+        };
+        let own = crate::auto::fixed(settings, &p.set);
+        let settings_here = if settings.auto.is_some() {
+            &own
+        } else {
+            settings
+        };
+        let mut sol = solve_point_holding(
+            rec,
+            params,
+            w,
+            settings_here,
+            Some((&p.set, &start)),
+            Some((&p.set, &p.friction)),
+        )?;
+        if !sol.status.converged() {
+            let first = sol.iterations;
+            sol = solve_point(rec, params, w, settings_here, Some((&p.set, &p.friction)))?;
+            sol.iterations += first;
+        }
+        let converged = sol.status.converged();
+        back.push(sol);
+        if !converged {
+            break;
+        }
+    }
+    let reached = back.len() == n_back && back.last().is_some_and(|p| p.status.converged());
+    let mut out: Vec<PointSolution> = Vec::with_capacity(back.len() + 2);
+    if !reached {
+        out.push(failed.clone());
+        // The unconverged end of the way back is the failed frequency's neighbour or a
+        // point between: keep only the converged stretch next to the far point.
+        while back.last().is_some_and(|p| !p.status.converged()) {
+            back.pop();
+        }
+    }
+    out.extend(back.into_iter().rev());
+    out.push(far);
+    Ok(Some(out))
 }
 
 /// The E-WR equations with the frequency as an unknown, bordered by the arclength

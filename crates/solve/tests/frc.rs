@@ -252,3 +252,57 @@ fn a_sweep_whose_steps_add_up_to_its_end_only_to_rounding_stops_there() {
     assert!(ws.windows(2).all(|w| w[1] - w[0] > 7.0), "{ws:?}");
     assert!((ws[8] - 3581.27).abs() < 1e-9, "{ws:?}");
 }
+
+#[test]
+fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
+    // single-contact-3d's upper branch folds back at w = 6.48 (arclength turns there): from
+    // its last point no start converges ahead, and cold starts fail up to about 7.2. The
+    // sweep finds a cold start that converges further on and fills the gap back from it; the
+    // filled points are the branch a downward sweep from 7.6 follows (an independent path),
+    // as a stepped sine coming down would find them.
+    let model = examples::single_contact_3d();
+    let all = |h| HarmonicSet::all(h).unwrap();
+    let sweep = |from: f64, to: f64, step: f64| {
+        let mut s = settings(
+            1,
+            FrictionLaw::Exact,
+            Continuation::Sequential,
+            (from, to, step),
+        );
+        s.point.set = all(7);
+        s.point.n_samples = default_samples(&s.point.set);
+        s.point.newton.tol_residual = 1e-9;
+        s.point.monitor = (0..model.n_dofs()).collect();
+        s.keep_histories = false;
+        run(&model, &s)
+    };
+    let up = sweep(6.3, 7.5, 0.05);
+    assert!(
+        up.iter().all(|p| p.solution.status.converged()),
+        "{:?}",
+        up.iter()
+            .filter(|p| !p.solution.status.converged())
+            .map(|p| p.solution.omega)
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        up.windows(2)
+            .all(|w| w[1].solution.omega > w[0].solution.omega)
+    );
+    let down = sweep(7.6, 6.45, 0.005);
+    assert!(down.iter().all(|p| p.solution.status.converged()));
+    // The upper branch's end jumps down onto the other branch.
+    let top = up
+        .iter()
+        .map(|p| p.solution.dofs.norm_peak)
+        .fold(0.0, f64::max);
+    let mut filled = 0;
+    for p in up.iter().filter(|p| p.solution.omega > 6.5) {
+        let (w, a) = (p.solution.omega, p.solution.dofs.norm_peak);
+        let b = amplitude_at(&down, w);
+        assert!((a - b).abs() < 1e-3 * b, "w = {w}: {a} up, {b} down");
+        assert!(a < 0.85 * top, "w = {w}: {a} against the fold's {top}");
+        filled += 1;
+    }
+    assert!(filled >= 18, "{filled}");
+}
