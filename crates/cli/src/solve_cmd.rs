@@ -38,7 +38,7 @@ pub struct Common {
     #[arg(long, default_value = "exact", value_name = "LAW")]
     pub law: String,
     /// Condensation backend: auto, dense, sparse or modal:MODES. `auto` is dense up to 500
-    /// DOFs; from 2000, 100 modes extracted once (proportional damping, not cyclic), with the
+    /// DOFs; above, 100 modes extracted once (proportional damping, not cyclic), with the
     /// harmonics above a quarter of the 100th mode condensed exactly; sparse otherwise.
     #[arg(long, default_value = "auto", value_name = "KIND")]
     pub receptance: String,

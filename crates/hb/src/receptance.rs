@@ -61,6 +61,7 @@ fn par() -> faer::Par {
 }
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use ewr_model::{Model, SparseMatrix};
 use faer::reborrow::ReborrowMut;
@@ -80,14 +81,15 @@ pub const AUTO_SPARSE_MAX_DOFS: usize = 20_000;
 /// Modes kept by [`ReceptanceKind::Auto`] when it chooses the modal backend and the model has
 /// no modal damping ratios (otherwise one mode per ratio).
 pub const AUTO_MODAL_MODES: usize = 100;
-/// From this many DOFs [`ReceptanceKind::Auto`] extracts modes once instead of factorising
-/// every harmonic at every frequency (models with proportional damping, not cyclic sectors).
-/// Measured (docs/performance.md, "A CalculiX area contact, and the automatic receptance"):
-/// the extraction costs what 3-13 sparse harmonic condensations cost from 2000 to 15 000
-/// DOFs, so a sweep, or one solve on a set of 8 harmonics or more, is cheaper with it (a
-/// 7488-DOF sweep: 420 s and 1.3 GB sparse, 147 s and 0.23 GB modal); below 2000 DOFs a
-/// condensation is too cheap to matter.
-pub const AUTO_MODAL_MIN_DOFS: usize = 2000;
+/// From this many DOFs (every model the dense backend does not take) [`ReceptanceKind::Auto`]
+/// extracts modes once instead of factorising every harmonic at every frequency (models with
+/// proportional damping, not cyclic sectors). Measured (docs/performance.md, "A CalculiX area
+/// contact, and the automatic receptance", "The automatic receptance from 500 DOFs"): the
+/// extraction costs what 3-13 sparse harmonic condensations cost from 2000 to 15 000 DOFs and
+/// about 50 at 570 DOFs, so a sweep, or one solve on 8 harmonics or more, is cheaper with it
+/// (7488 DOFs: 420 s and 1.3 GB sparse, 147 s and 0.23 GB modal; the 570-DOF CalculiX blade
+/// with 3-D shrouds, all:31: 13.3 s against 1.8 s, the same curve to 3e-7).
+pub const AUTO_MODAL_MIN_DOFS: usize = AUTO_DENSE_MAX_DOFS + 1;
 /// A modal backend chosen by [`ReceptanceKind::Auto`] condenses harmonic `h` at `w` from its
 /// modes only while `h w` is at most this fraction of the highest retained mode's frequency;
 /// above, the omitted modes' dynamic contribution is no longer small next to their static
@@ -431,6 +433,18 @@ pub struct Receptance {
     /// Where [`ReceptanceKind::Auto`] chose the modal backend: the highest `h w` its modes
     /// condense, and the sparse backend for the harmonics above (built on first need).
     exact_above: Option<ExactAbove>,
+    /// The direct harmonics of the last frequency prepared: solves repeated at one frequency
+    /// (the hold's rounds, `rho` retries, a truncation estimate's shared harmonics, a peak's
+    /// re-evaluations) factorise each harmonic once.
+    last: std::sync::Mutex<Prepared>,
+}
+
+/// Factorised harmonics kept from the last [`Receptance::prepare`], all at the frequency with
+/// bits `w`.
+#[derive(Default)]
+struct Prepared {
+    w: u64,
+    harmonics: Vec<(usize, Arc<direct::DirectHarmonic>)>,
 }
 
 struct ExactAbove {
@@ -473,12 +487,14 @@ impl Receptance {
                         limit,
                         sparse: std::sync::OnceLock::new(),
                     }),
+                    last: Default::default(),
                 });
             }
             return Ok(Receptance {
                 backend: Backend::Sparse(direct::SparseBackend::new(&s)?),
                 s,
                 exact_above: None,
+                last: Default::default(),
             });
         }
         let kind = match kind {
@@ -511,6 +527,7 @@ impl Receptance {
             s,
             backend,
             exact_above: None,
+            last: Default::default(),
         })
     }
 
@@ -573,72 +590,91 @@ impl Receptance {
                 hs.push(h);
             }
         }
+        // Harmonics factorised at this frequency by the last call are shared, not redone.
+        let key = w.to_bits();
+        let kept: Vec<Option<Arc<direct::DirectHarmonic>>> = {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.w != key {
+                // Another frequency: its factors are let go before new ones are made.
+                last.w = key;
+                last.harmonics.clear();
+            }
+            hs.iter()
+                .map(|h| {
+                    last.harmonics
+                        .iter()
+                        .find(|(k, _)| k == h)
+                        .map(|(_, d)| d.clone())
+                })
+                .collect()
+        };
+        let direct = |h: usize, d: Result<direct::DirectHarmonic, ReceptanceError>| {
+            d.map(|d| HarmonicData::Direct(Arc::new(d)))
+                .map(|data| (h, data))
+        };
         // Each harmonic is independent, so threads do not change the result; below
         // PREPARE_PARALLEL_MIN_DOFS one harmonic is a few microseconds and handing it to
         // the thread pool costs more than it saves.
         let parallel = self.s.n >= PREPARE_PARALLEL_MIN_DOFS;
-        let data: Result<Vec<HarmonicData>, ReceptanceError> = match &self.backend {
-            Backend::Dense(b) => {
-                let one = |&h: &usize| {
-                    b.harmonic(&self.s, w, h)
-                        .map(|d| HarmonicData::Direct(Box::new(d)))
-                };
-                if parallel {
-                    hs.par_iter().map(one).collect()
-                } else {
-                    hs.iter().map(one).collect()
-                }
+        let one = |(&h, kept): (&usize, &Option<Arc<direct::DirectHarmonic>>)| {
+            if let Some(d) = kept {
+                return Ok((h, HarmonicData::Direct(d.clone())));
             }
-            Backend::Sparse(b) => {
-                let one = |&h: &usize| {
-                    b.harmonic(&self.s, w, h)
-                        .map(|d| HarmonicData::Direct(Box::new(d)))
-                };
-                if parallel {
-                    hs.par_iter().map(one).collect()
-                } else {
-                    hs.iter().map(one).collect()
-                }
-            }
-            // Modes are extracted per nodal diameter on first use, then O(m^2 modes).
-            Backend::CyclicModal(b) => hs
-                .iter()
-                .map(|&h| {
-                    b.harmonic(&self.s, w, h)
-                        .map(|d| HarmonicData::Direct(Box::new(d)))
-                })
-                .collect(),
-            // Per harmonic this is O(modes) work: no point in threads. Harmonics above an
-            // automatic choice's coverage are condensed exactly instead.
-            Backend::Modal(b) => hs
-                .iter()
-                .map(|&h| match &self.exact_above {
+            match &self.backend {
+                Backend::Dense(b) => direct(h, b.harmonic(&self.s, w, h)),
+                Backend::Sparse(b) => direct(h, b.harmonic(&self.s, w, h)),
+                // Modes are extracted per nodal diameter on first use, then O(m^2 modes).
+                Backend::CyclicModal(b) => direct(h, b.harmonic(&self.s, w, h)),
+                // Per harmonic this is O(modes) work. Harmonics above an automatic choice's
+                // coverage are condensed exactly instead.
+                Backend::Modal(b) => match &self.exact_above {
                     Some(e) if h as f64 * w.abs() > e.limit => {
                         let sparse = e
                             .sparse
                             .get_or_init(|| direct::SparseBackend::new(&self.s))
                             .as_ref()
                             .map_err(Clone::clone)?;
-                        sparse
-                            .harmonic(&self.s, w, h)
-                            .map(|d| HarmonicData::Direct(Box::new(d)))
+                        direct(h, sparse.harmonic(&self.s, w, h))
                     }
-                    _ => b.harmonic(&self.s, w, h).map(HarmonicData::Modal),
-                })
-                .collect(),
+                    _ => b
+                        .harmonic(&self.s, w, h)
+                        .map(|d| (h, HarmonicData::Modal(d))),
+                },
+            }
         };
+        let threads = parallel && matches!(self.backend, Backend::Dense(_) | Backend::Sparse(_));
+        let data: Result<Vec<(usize, HarmonicData)>, ReceptanceError> = if threads {
+            hs.par_iter().zip(kept.par_iter()).map(one).collect()
+        } else {
+            hs.iter().zip(kept.iter()).map(one).collect()
+        };
+        let data = data?;
+        {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.w == key {
+                for (h, d) in &data {
+                    if let HarmonicData::Direct(d) = d
+                        && !last.harmonics.iter().any(|(k, _)| k == h)
+                    {
+                        last.harmonics.push((*h, d.clone()));
+                    }
+                }
+            }
+        }
+        let data: Vec<HarmonicData> = data.into_iter().map(|(_, d)| d).collect();
         Ok(ReceptanceAt {
             rec: self,
             w,
             harmonics: hs,
-            data: data?,
+            data,
         })
     }
 }
 
 enum HarmonicData {
-    // Boxed: a dense LU is much larger than the modal data.
-    Direct(Box<direct::DirectHarmonic>),
+    // Shared with the cache of the last frequency (a dense LU is much larger than the modal
+    // data).
+    Direct(Arc<direct::DirectHarmonic>),
     Modal(modal::ModalHarmonic),
 }
 
