@@ -395,6 +395,77 @@ fn a_contact_holding_the_whole_structure_is_stable() {
 }
 
 #[test]
+fn a_cyclic_study_is_classified_against_every_inter_sector_phase() {
+    // solver.all_phases: each case's points as `ewr frc --stability --all-phases` gives them.
+    let dir = tempfile::tempdir().unwrap();
+    let model = shipped_model("bladed-disk");
+    let study = dir.path().join("disk.toml");
+    let write = |solver: &str| {
+        std::fs::write(
+            &study,
+            format!(
+                "title = \"disk\"\nmodel = {:?}\n[frequency]\nstart = 1.15\nend = 1.25\n\
+                 step = 0.05\n[solver]\nharmonics = \"odd:7\"\n{solver}\n[grid]\n\
+                 forcing_scale = [1.0]\n",
+                s(&model)
+            ),
+        )
+        .unwrap();
+    };
+    write("stability = true\nall_phases = true");
+    let out = dir.path().join("disk.h5");
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let f = hdf5::File::open(&out).unwrap();
+    let g = f.group("cases/case_00000").unwrap();
+    let omega: Vec<f64> = g.dataset("omega").unwrap().read_raw().unwrap();
+    let mult: Vec<f64> = g.dataset("max_multiplier").unwrap().read_raw().unwrap();
+    let frc = dir.path().join("frc.h5");
+    let o = ewr(&[
+        "frc",
+        s(&model),
+        "--omega-start",
+        "1.15",
+        "--omega-end",
+        "1.25",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "odd:7",
+        "--no-refine",
+        "--stability",
+        "--all-phases",
+        "-o",
+        s(&frc),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let f = hdf5::File::open(&frc).unwrap();
+    let w: Vec<f64> = f.dataset("curve_0/omega").unwrap().read_raw().unwrap();
+    let m: Vec<f64> = f
+        .dataset("curve_0/max_multiplier")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    let families: Vec<f64> = f
+        .dataset("curve_0/phase_max_multiplier")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    assert_eq!(omega.len(), w.len());
+    for k in 0..w.len() {
+        assert!((omega[k] - w[k]).abs() < 1e-12);
+        assert!((mult[k] - m[k]).abs() < 1e-9, "{mult:?} {m:?}");
+        // Above the travelling wave's own family wherever another phase is less damped.
+        assert!(mult[k] >= families[7 * k] - 1e-12);
+    }
+    // all_phases needs stability, and a cyclic sector.
+    write("all_phases = true");
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("solver.stability"), "{}", text(&o).1);
+}
+
+#[test]
 fn a_study_classifies_its_points_and_the_fold_is_where_they_turn_unstable() {
     // `solver.stability = true`: the study's arclength curve through single-contact-3d's fold
     // is classified point by point; stable up to the turning point in frequency, unstable

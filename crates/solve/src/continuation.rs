@@ -432,9 +432,9 @@ const FAR_SIDE_PROBES: usize = 16;
 /// the branch ended at a fold) to the first point ahead that a cold start reaches: cold starts
 /// at 1, 2, 4, ... nominal steps ahead, then at the grid points between (up to
 /// [`FAR_SIDE_PROBES`]), then at the band's end; the first that converges is swept back to
-/// `failed` on the nominal grid, each point started from its neighbour, as a stepped sine coming down
-/// would find them (docs/stuck-contacts.md says why a branch is path-dependent). Returned in
-/// sweep order, the last converged; a point of the way back that does not converge ends it
+/// `failed` on the nominal grid, each point started from its neighbour: the branch a
+/// continuation from above follows (docs/accuracy.md, "A sweep past the end of its branch").
+/// Returned in sweep order, the last converged; a point of the way back that does not converge ends it
 /// there and stays as computed (the first entry is `failed` itself where the way back did not
 /// reach it). `None` where no cold start ahead converges.
 fn from_far_side(

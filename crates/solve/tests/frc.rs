@@ -258,8 +258,7 @@ fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
     // single-contact-3d's upper branch folds back at w = 6.48 (arclength turns there): from
     // its last point no start converges ahead, and cold starts fail up to about 7.2. The
     // sweep finds a cold start that converges further on and fills the gap back from it; the
-    // filled points are the branch a downward sweep from 7.6 follows (an independent path),
-    // as a stepped sine coming down would find them.
+    // filled points are the branch a downward sweep from 7.6 follows (an independent path).
     let model = examples::single_contact_3d();
     let all = |h| HarmonicSet::all(h).unwrap();
     let sweep = |from: f64, to: f64, step: f64| {

@@ -257,6 +257,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             estimate_points: false,
             estimate_peaks: false,
             stability: study.solver.stability,
+            all_phases: study.solver.all_phases,
             ..SweepOptions::new(f.omega_start, f.omega_end, f.step)
         };
         let run = Setup {
@@ -344,7 +345,7 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
         kind: first.kind,
         structural: o.kind.structural(),
         stability: study.solver.stability,
-        all_phases: false,
+        all_phases: study.solver.all_phases,
     };
     let model_at = |v: f64| {
         study

@@ -73,6 +73,7 @@ struct RawSolver {
     dofs: Option<Spanned<toml::Value>>,
     amplitude: Option<Spanned<String>>,
     stability: Option<bool>,
+    all_phases: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -161,6 +162,9 @@ pub struct Solver {
     /// Floquet multipliers of every converged point, refined peak and locus peak
     /// (`solver.stability`, docs/stability.md).
     pub stability: bool,
+    /// With `stability` on a cyclic sector: against every inter-sector phase of the
+    /// perturbation, not only the travelling wave's (`solver.all_phases`).
+    pub all_phases: bool,
 }
 
 /// One swept parameter: what it is and what it acts on.
@@ -707,6 +711,25 @@ impl Study {
             },
             None => ewr_solve::Amplitude::Max,
         };
+        let stability = s.stability.unwrap_or(false);
+        let all_phases = match &s.all_phases {
+            Some(a) if *a.get_ref() && !stability => {
+                return cx.err(
+                    a.span(),
+                    "solver.all_phases classifies the points' stability: set solver.stability = \
+                     true too",
+                );
+            }
+            Some(a) if *a.get_ref() && base.cyclic.is_none() => {
+                return cx.err(
+                    a.span(),
+                    "solver.all_phases: the model is not a cyclic sector (its stability has no \
+                     other inter-sector phases)",
+                );
+            }
+            Some(a) => *a.get_ref(),
+            None => false,
+        };
         let solver = Solver {
             set,
             auto,
@@ -723,7 +746,8 @@ impl Study {
             preconditioner,
             monitor,
             amplitude,
-            stability: s.stability.unwrap_or(false),
+            stability,
+            all_phases,
         };
 
         // Targets.
@@ -1008,6 +1032,7 @@ impl Study {
                 .replace(", auto: None", "")
                 .replace(", amplitude: Max", "")
                 .replace(", stability: false", "")
+                .replace(", all_phases: false", "")
                 .as_bytes(),
         );
         // Cases of 3-D contacts computed before stuck contacts were held along a sweep by
