@@ -433,7 +433,8 @@ const FAR_SIDE_PROBES: usize = 16;
 /// at 1, 2, 4, ... nominal steps ahead, then at the grid points between (up to
 /// [`FAR_SIDE_PROBES`]), then at the band's end; the first that converges is swept back to
 /// `failed` on the nominal grid, each point started from its neighbour: the branch a
-/// continuation from above follows (docs/accuracy.md, "A sweep past the end of its branch").
+/// continuation from above follows, and where a stepped sine lands after the fold on
+/// single-contact-3d (docs/accuracy.md, "A sweep past the end of its branch").
 /// Returned in sweep order, the last converged; a point of the way back that does not converge ends it
 /// there and stays as computed (the first entry is `failed` itself where the way back did not
 /// reach it). `None` where no cold start ahead converges.

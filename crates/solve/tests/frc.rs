@@ -258,7 +258,8 @@ fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
     // single-contact-3d's upper branch folds back at w = 6.48 (arclength turns there): from
     // its last point no start converges ahead, and cold starts fail up to about 7.2. The
     // sweep finds a cold start that converges further on and fills the gap back from it; the
-    // filled points are the branch a downward sweep from 7.6 follows (an independent path).
+    // filled points are the branch a downward sweep from 8 follows (an independent path),
+    // and where a stepped sine (`ewr simulate` from the branch's last state) lands.
     let model = examples::single_contact_3d();
     let all = |h| HarmonicSet::all(h).unwrap();
     let sweep = |from: f64, to: f64, step: f64| {
@@ -268,7 +269,7 @@ fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
             Continuation::Sequential,
             (from, to, step),
         );
-        s.point.set = all(7);
+        s.point.set = all(15);
         s.point.n_samples = default_samples(&s.point.set);
         s.point.newton.tol_residual = 1e-9;
         s.point.monitor = (0..model.n_dofs()).collect();
@@ -288,7 +289,7 @@ fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
         up.windows(2)
             .all(|w| w[1].solution.omega > w[0].solution.omega)
     );
-    let down = sweep(7.6, 6.45, 0.005);
+    let down = sweep(8.0, 6.45, 0.005);
     assert!(down.iter().all(|p| p.solution.status.converged()));
     // The upper branch's end jumps down onto the other branch.
     let top = up
@@ -304,4 +305,51 @@ fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
         filled += 1;
     }
     assert!(filled >= 18, "{filled}");
+    // A stepped sine: `ewr simulate` from the last state of the branch that ends, at the
+    // next frequency, settles on the filled point (to the truncation of all:15).
+    let last = up
+        .iter()
+        .filter(|p| p.solution.omega < 6.49)
+        .max_by(|a, b| {
+            a.solution
+                .dofs
+                .norm_peak
+                .total_cmp(&b.solution.dofs.norm_peak)
+        })
+        .unwrap();
+    let next = up.iter().find(|p| p.solution.omega > 6.6).unwrap();
+    let sol = &last.solution;
+    let (n, nco) = (model.n_dofs(), sol.set.n_coeffs());
+    let mut state = ewr_simulate::State {
+        u: vec![0.0; n],
+        v: vec![0.0; n],
+    };
+    for i in 0..n {
+        for &h in sol.set.harmonics() {
+            let p = sol.set.coeff_index(h).unwrap();
+            state.u[i] += sol.dofs.coeffs[i * nco + p];
+            if h > 0 {
+                state.v[i] += h as f64 * sol.omega * sol.dofs.coeffs[i * nco + p + 1];
+            }
+        }
+    }
+    let mut o = ewr_simulate::Options::new(next.solution.omega);
+    o.dt = Some(o.period() / 4096.0);
+    o.max_periods = 4000;
+    o.tol = 1e-6;
+    o.initial = Some(state);
+    o.record_dofs = (0..n).collect();
+    let sim = ewr_simulate::simulate(&model, &o, &mut |_| {}).unwrap();
+    assert!(sim.converged, "{} periods", sim.periods_run);
+    let stepped = sim
+        .u
+        .chunks(n)
+        .map(|x| x.iter().map(|a| a * a).sum::<f64>().sqrt())
+        .fold(0.0, f64::max);
+    let hb = next.solution.dofs.norm_peak;
+    println!(
+        "w = {}: stepped sine {stepped} after {} periods, filled point {hb}",
+        next.solution.omega, sim.periods_run
+    );
+    assert!((stepped - hb).abs() < 0.03 * hb, "{stepped} against {hb}");
 }
