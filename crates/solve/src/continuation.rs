@@ -88,9 +88,22 @@ pub fn frc(
     s: &FrcSettings,
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
 ) -> Result<Vec<FrcPoint>, SolveError> {
+    frc_until(rec, params, s, on_point, &|| false)
+}
+
+/// [`frc`] that also looks at `stop` where it works a while without a point to report (the
+/// search beyond the end of a branch): once `stop` says so, the search ends and the point
+/// at hand is reported, so that `on_point` can stop the sweep.
+pub fn frc_until(
+    rec: &Receptance,
+    params: &ContactParams,
+    s: &FrcSettings,
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<FrcPoint>, SolveError> {
     check_steps(s)?;
     match s.method {
-        Continuation::Sequential => sequential(rec, params, s, &[], on_point),
+        Continuation::Sequential => sequential(rec, params, s, &[], on_point, stop),
         Continuation::Arclength => arclength(rec, params, s, on_point),
     }
 }
@@ -116,13 +129,25 @@ pub fn frc_resume(
     previous: &[PointSolution],
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
 ) -> Result<Vec<FrcPoint>, SolveError> {
+    frc_resume_until(rec, params, s, previous, on_point, &|| false)
+}
+
+/// [`frc_resume`] with the `stop` of [`frc_until`].
+pub fn frc_resume_until(
+    rec: &Receptance,
+    params: &ContactParams,
+    s: &FrcSettings,
+    previous: &[PointSolution],
+    on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<FrcPoint>, SolveError> {
     if s.method != Continuation::Sequential {
         return Err(SolveError::Start(
             "only sequential sweeps can be resumed".into(),
         ));
     }
     check_steps(s)?;
-    sequential(rec, params, s, previous, on_point)
+    sequential(rec, params, s, previous, on_point, stop)
 }
 
 /// When an automatic set is checked along a sweep: at the first point, then whenever the
@@ -182,6 +207,7 @@ fn sequential(
     s: &FrcSettings,
     previous: &[PointSolution],
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<Vec<FrcPoint>, SolveError> {
     let dir = if s.omega_end >= s.omega_start {
         1.0
@@ -323,7 +349,7 @@ fn sequential(
         // A branch that ends (a fold) leaves the next frequencies unreachable from the last
         // point: they are found from the far side of the gap instead.
         if !ok && prev.is_some() && probing {
-            if let Some(filled) = from_far_side(rec, params, s, point_settings, &sol, dir)? {
+            if let Some(filled) = from_far_side(rec, params, s, point_settings, &sol, dir, stop)? {
                 let mut go_on = true;
                 let (mut last, mut prior): (Option<PointSolution>, Option<PointSolution>) =
                     (None, None);
@@ -445,6 +471,7 @@ fn from_far_side(
     settings: &PointSettings,
     failed: &PointSolution,
     dir: f64,
+    stop: &dyn Fn() -> bool,
 ) -> Result<Option<Vec<PointSolution>>, SolveError> {
     let w0 = failed.omega;
     let room = (s.omega_end - w0) * dir;
@@ -472,6 +499,9 @@ fn from_far_side(
     }
     let mut far = None;
     for d in ahead {
+        if stop() {
+            return Ok(None);
+        }
         let sol = solve_point(rec, params, w0 + dir * d, settings, None)?;
         if sol.status.converged() {
             far = Some((d, sol));
@@ -485,6 +515,9 @@ fn from_far_side(
     let n_back = ((ahead / step) - 1e-9).ceil() as usize;
     let mut back: Vec<PointSolution> = Vec::new();
     for j in (0..n_back).rev() {
+        if stop() {
+            break;
+        }
         let w = w0 + dir * step * j as f64;
         let (p, b) = match back.last() {
             Some(p) => (

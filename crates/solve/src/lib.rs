@@ -26,7 +26,9 @@ pub mod step_control;
 pub mod sweep;
 pub mod unilateral;
 
-pub use continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
+pub use continuation::{
+    Continuation, FrcPoint, FrcSettings, frc, frc_resume, frc_resume_until, frc_until,
+};
 pub use estimate::{Estimate, truncation_error};
 pub use newton::{
     AUTO_MATRIX_FREE_MIN_UNKNOWNS, EvalError, KrylovOptions, LinearSolve, NewtonOptions,

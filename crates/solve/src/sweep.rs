@@ -4,7 +4,7 @@
 //! reach the caller as they are computed ([`SweepObserver`]), so that a CSV row, a progress
 //! bar or a Python callback sees them at once and nothing computed is lost.
 
-use crate::continuation::{Continuation, FrcPoint, FrcSettings, frc, frc_resume};
+use crate::continuation::{Continuation, FrcPoint, FrcSettings, frc_resume_until, frc_until};
 use crate::estimate::truncation_error;
 use crate::peaks::{Peak, refine_peaks};
 use crate::periodic::{PointSolution, SolveError};
@@ -245,6 +245,7 @@ pub fn sweep_curve(
     let classifier = opts
         .stability
         .then(|| Classifier::new(rec, opts.all_phases, observer));
+    let stopping = || observer.stopping();
     let mut on_point = |p: &FrcPoint| {
         let mut p = p.clone();
         if let Some(c) = &classifier {
@@ -269,8 +270,8 @@ pub fn sweep_curve(
         }
     };
     let result = match spec.resume {
-        Some(old) => resume_curve(rec, &params, &settings, old, &mut on_point),
-        None => frc(rec, &params, &settings, &mut on_point)
+        Some(old) => resume_curve(rec, &params, &settings, old, &mut on_point, &stopping),
+        None => frc_until(rec, &params, &settings, &mut on_point, &stopping)
             .map(drop)
             .map_err(|e| StopReason::Error(e.to_string())),
     };
@@ -358,6 +359,7 @@ fn resume_curve(
     settings: &FrcSettings,
     old: &StoredCurve,
     on_point: &mut dyn FnMut(&FrcPoint) -> bool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), StopReason> {
     let point = &settings.point;
     let from = old.set.as_ref().unwrap_or(&point.set);
@@ -374,7 +376,9 @@ fn resume_curve(
     }
     let fail = |e: SolveError| StopReason::Error(e.to_string());
     let Some(&last) = old.omega.last() else {
-        return frc(rec, params, settings, on_point).map(drop).map_err(fail);
+        return frc_until(rec, params, settings, on_point, stop)
+            .map(drop)
+            .map_err(fail);
     };
     let dir = if settings.omega_end >= settings.omega_start {
         1.0
@@ -398,7 +402,7 @@ fn resume_curve(
         ..settings.clone()
     };
     let tail = good.len().saturating_sub(2);
-    frc_resume(rec, params, &next, &good[tail..], on_point)
+    frc_resume_until(rec, params, &next, &good[tail..], on_point, stop)
         .map(drop)
         .map_err(fail)
 }
