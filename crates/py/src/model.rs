@@ -989,17 +989,10 @@ impl PyModel {
             numpy::PyArrayMethods::reshape(&numpy::PyArray1::from_vec(py, shape), [pts.len(), n])?;
         d.set_item("shape", shape)?;
         // Every harmonic of every DOF (NaN rows where a point's could not be recovered).
-        let nco = pts.first().map_or(0, |p| p.set.n_coeffs());
-        let u: Vec<f64> = pts
-            .iter()
-            .flat_map(|p| {
-                if p.displacement.len() == n * nco {
-                    p.displacement.clone()
-                } else {
-                    vec![f64::NAN; n * nco]
-                }
-            })
-            .collect();
+        let (u, nco) = ewr_solve::nonlinear_mode::displacement_rows(&pts, n).unwrap_or_else(|| {
+            let nco = pts.first().map_or(0, |p| p.set.n_coeffs());
+            (vec![f64::NAN; pts.len() * n * nco], nco)
+        });
         d.set_item(
             "displacement",
             crate::convert::array3(py, u, [pts.len(), n, nco])?,

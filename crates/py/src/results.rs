@@ -454,6 +454,10 @@ impl PyFrc {
         }
     }
 
+    fn solutions(&self) -> Vec<&PointSolution> {
+        self.points.iter().map(|p| &p.solution).collect()
+    }
+
     fn column(&self, f: impl Fn(&PointSolution) -> f64) -> Vec<f64> {
         self.points.iter().map(|p| f(&p.solution)).collect()
     }
@@ -547,24 +551,7 @@ impl PyFrc {
     /// -1 not classified; ``None`` on ordinary models.
     #[getter]
     fn travelling_wave_only<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<i64>>> {
-        let cyclic = |st: &ewr_solve::Stability| st.travelling_wave_only || !st.phases.is_empty();
-        let any = self
-            .points
-            .iter()
-            .any(|p| p.solution.stability.as_ref().is_some_and(cyclic));
-        any.then(|| {
-            let v = self
-                .points
-                .iter()
-                .map(|p| {
-                    p.solution
-                        .stability
-                        .as_ref()
-                        .map_or(-1, |st| i64::from(st.travelling_wave_only))
-                })
-                .collect();
-            PyArray1::from_vec(py, v)
-        })
+        ewr_solve::travelling_wave_flags(&self.solutions()).map(|v| PyArray1::from_vec(py, v))
     }
 
     /// With ``frc(all_phases=True)`` on a cyclic sector: per point and inter-sector phase
@@ -572,25 +559,9 @@ impl PyFrc {
     /// classified); ``None`` otherwise. ``max_multiplier`` is each row's largest.
     #[getter]
     fn phase_max_multiplier<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let families = self
-            .points
-            .iter()
-            .filter_map(|p| p.solution.stability.as_ref())
-            .map(|st| st.phases.len())
-            .max()
-            .unwrap_or(0);
-        if families == 0 {
-            return Ok(None);
-        }
-        let mut m = vec![f64::NAN; self.points.len() * families];
-        for (row, p) in m.chunks_mut(families).zip(&self.points) {
-            for f in p.solution.stability.iter().flat_map(|st| &st.phases) {
-                if let Some(x) = row.get_mut(f.p) {
-                    *x = f.max_multiplier.unwrap_or(f64::NAN);
-                }
-            }
-        }
-        array2(py, m, self.points.len(), families).map(Some)
+        ewr_solve::phase_multipliers(&self.solutions())
+            .map(|(m, families)| array2(py, m, self.points.len(), families))
+            .transpose()
     }
 
     /// Stability per point: 1 stable, 0 unstable, -1 not classified.

@@ -352,37 +352,10 @@ fn stability_columns(sols: &[&ewr_solve::PointSolution]) -> (Vec<i64>, Vec<f64>)
 /// not classified) and, with `--all-phases`, `phase_max_multiplier` (`n x (N/2 + 1)`: each
 /// family `p`'s largest multiplier, NaN where not classified). Nothing on ordinary models.
 fn write_phase_columns(g: &hdf5::Group, sols: &[&ewr_solve::PointSolution]) -> Result<(), String> {
-    let cyclic = |st: &ewr_solve::Stability| st.travelling_wave_only || !st.phases.is_empty();
-    if !sols
-        .iter()
-        .any(|s| s.stability.as_ref().is_some_and(cyclic))
-    {
-        return Ok(());
+    if let Some(only) = ewr_solve::travelling_wave_flags(sols) {
+        put_1d(g, "travelling_wave_only", &only)?;
     }
-    let only: Vec<i64> = sols
-        .iter()
-        .map(|s| {
-            s.stability
-                .as_ref()
-                .map_or(-1, |st| i64::from(st.travelling_wave_only))
-        })
-        .collect();
-    put_1d(g, "travelling_wave_only", &only)?;
-    let families = sols
-        .iter()
-        .filter_map(|s| s.stability.as_ref())
-        .map(|st| st.phases.len())
-        .max()
-        .unwrap_or(0);
-    if families > 0 {
-        let mut m = vec![f64::NAN; sols.len() * families];
-        for (row, s) in m.chunks_mut(families).zip(sols) {
-            for f in s.stability.iter().flat_map(|st| &st.phases) {
-                if let Some(x) = row.get_mut(f.p) {
-                    *x = f.max_multiplier.unwrap_or(f64::NAN);
-                }
-            }
-        }
+    if let Some((m, families)) = ewr_solve::phase_multipliers(sols) {
         put_2d(g, "phase_max_multiplier", sols.len(), families, &m)?;
     }
     Ok(())

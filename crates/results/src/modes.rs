@@ -60,18 +60,7 @@ pub fn write_modes_h5(
             put_2d(f, "shape_re", np, n, &re)?;
             put_2d(f, "shape_im", np, n, &im)?;
             // Every harmonic of every DOF, where each point has them (NaN rows elsewhere).
-            let nco = points.first().map_or(0, |p| p.set.n_coeffs());
-            if points.iter().any(|p| p.displacement.len() == n * nco) {
-                let u: Vec<f64> = points
-                    .iter()
-                    .flat_map(|p| {
-                        if p.displacement.len() == n * nco {
-                            p.displacement.clone()
-                        } else {
-                            vec![f64::NAN; n * nco]
-                        }
-                    })
-                    .collect();
+            if let Some((u, nco)) = ewr_solve::nonlinear_mode::displacement_rows(points, n) {
                 put_2d(f, "displacement", np, n * nco, &u)?;
             }
             let len = points.first().map_or(0, |p| p.friction.len());

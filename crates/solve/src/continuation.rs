@@ -253,20 +253,13 @@ fn sequential(
         // one); if Newton does not converge from it, the previous point is tried as well.
         let secant = match (&prev, &before) {
             (Some(p), Some((w0, set0, x0))) if p.omega != *w0 => {
-                let t = (w - p.omega) / (p.omega - w0);
                 // Automatic sets may differ from one point to the next.
                 let x0 = if *set0 == p.set {
                     Some(x0.clone())
                 } else {
                     p.set.prolong(x0, set0).ok()
                 };
-                x0.map(|x0| {
-                    p.friction
-                        .iter()
-                        .zip(&x0)
-                        .map(|(a, b)| a + t * (a - b))
-                        .collect::<Vec<f64>>()
-                })
+                x0.map(|x0| secant(w, (p.omega, &p.friction), (*w0, &x0)))
             }
             _ => None,
         };
@@ -382,15 +375,11 @@ fn sequential(
                 kept = vec![(p.omega, p.dofs.norm_peak.ln())];
                 let last_w = p.omega;
                 prev = Some(p);
-                step = s.step;
-                if (last_w - s.omega_end).abs() <= tol_w {
+                let Some((next_w, next_step)) = next_frequency(s, dir, tol_w, last_w, s.step)
+                else {
                     break;
-                }
-                w = last_w + dir * step;
-                if beyond(w) && !beyond(last_w) {
-                    w = s.omega_end;
-                    step = (s.omega_end - last_w).abs();
-                }
+                };
+                (w, step) = (next_w, next_step);
                 continue;
             }
             // Nothing converges ahead either: give up the frequencies one by one, without
@@ -433,21 +422,43 @@ fn sequential(
         if !go_on {
             break;
         }
-        // A point within rounding of the end frequency ends the sweep (the steps add up to
-        // it only to rounding; a step of that size would creep on by ever longer tiny steps).
-        if (last_w - s.omega_end).abs() <= tol_w {
+        let Some((next_w, next_step)) = next_frequency(s, dir, tol_w, last_w, step) else {
             break;
-        }
-        w = last_w + dir * step;
-        // Land exactly on the end frequency rather than stepping past it.
-        if beyond(w) && !beyond(last_w) {
-            w = s.omega_end;
-            // The step is what is left, so that a retry (a failed or refused point) halves
-            // the real distance and stays inside the band instead of stepping past its end.
-            step = (s.omega_end - last_w).abs();
-        }
+        };
+        (w, step) = (next_w, next_step);
     }
     Ok(out)
+}
+
+/// The frequency after `last_w` at `step` and the step to it, or `None` where `last_w` is
+/// the end of the band: a point within rounding of the end frequency ends the sweep (the
+/// steps add up to it only to rounding; a step of that size would creep on by ever longer
+/// tiny steps), and a step past the end lands exactly on it, the step then being what is
+/// left, so that a retry (a failed or refused point) halves the real distance and stays
+/// inside the band.
+fn next_frequency(
+    s: &FrcSettings,
+    dir: f64,
+    tol_w: f64,
+    last_w: f64,
+    step: f64,
+) -> Option<(f64, f64)> {
+    if (last_w - s.omega_end).abs() <= tol_w {
+        return None;
+    }
+    let beyond = |w: f64| (w - s.omega_end) * dir > tol_w;
+    let w = last_w + dir * step;
+    Some(if beyond(w) && !beyond(last_w) {
+        (s.omega_end, (s.omega_end - last_w).abs())
+    } else {
+        (w, step)
+    })
+}
+
+/// The forces at `w` on the secant through `(w1, x1)` and `(w0, x0)`.
+fn secant(w: f64, (w1, x1): (f64, &[f64]), (w0, x0): (f64, &[f64])) -> Vec<f64> {
+    let t = (w - w1) / (w1 - w0);
+    x1.iter().zip(x0).map(|(a, b)| a + t * (a - b)).collect()
 }
 
 /// Grid points ahead of a point that cannot be reached where a cold start (the harmonic ramp
@@ -528,12 +539,7 @@ fn from_far_side(
         };
         let start = match b {
             Some(b) if b.omega != p.omega && b.set == p.set => {
-                let t = (w - p.omega) / (p.omega - b.omega);
-                p.friction
-                    .iter()
-                    .zip(&b.friction)
-                    .map(|(a, c)| a + t * (a - c))
-                    .collect()
+                secant(w, (p.omega, &p.friction), (b.omega, &b.friction))
             }
             _ => p.friction.clone(),
         };

@@ -47,8 +47,9 @@ pub use setup::{
     DofRef, MAX_POINTS, Opt, OptionError, Setup, SetupError, SolveOptions, Spelling, SweepOptions,
 };
 pub use stability::{
-    Crossing, PhaseFamily, Stability, StabilityChange, StabilityError, floquet, stability,
-    stability_all_phases, stability_changes, stability_families, stability_family, turning_points,
+    Crossing, PhaseFamily, Stability, StabilityChange, StabilityError, floquet, phase_multipliers,
+    stability, stability_all_phases, stability_changes, stability_families, stability_family,
+    travelling_wave_flags, turning_points,
 };
 #[doc(hidden)]
 pub use stability::{

@@ -76,6 +76,26 @@ pub struct ModePoint {
     pub displacement: Vec<f64>,
 }
 
+/// Every point's [`ModePoint::displacement`] as one row of `n_dofs x n_coeffs` coefficients
+/// (NaN where it could not be recovered), with `n_coeffs`; `None` where no point has it.
+pub fn displacement_rows(points: &[ModePoint], n_dofs: usize) -> Option<(Vec<f64>, usize)> {
+    let nco = points.first().map_or(0, |p| p.set.n_coeffs());
+    let has = |p: &ModePoint| p.displacement.len() == n_dofs * nco;
+    points.iter().any(has).then(|| {
+        let rows = points
+            .iter()
+            .flat_map(|p| {
+                if has(p) {
+                    p.displacement.clone()
+                } else {
+                    vec![f64::NAN; n_dofs * nco]
+                }
+            })
+            .collect();
+        (rows, nco)
+    })
+}
+
 /// The linear mode the backbone starts from: mode `mode` (1-based) of the structure with every
 /// contact stuck, its frequency, `M`-normalised shape and modal viscous damping `phi^T C phi`.
 pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), SolveError> {

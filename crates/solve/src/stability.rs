@@ -287,15 +287,64 @@ pub fn stability_families(
     settings: &PointSettings,
     sol: &PointSolution,
 ) -> Result<Vec<(usize, Result<Stability, StabilityError>)>, StabilityError> {
-    let sectors = rec.cyclic().map_or(0, |c| c.sectors);
     let lin = law_at(rec, params, settings, sol)?;
-    Ok((1..=sectors / 2)
+    Ok(families_of(rec, dynamics, &lin, sol))
+}
+
+/// Each other inter-sector phase's family classified, for the law linearised as `lin`.
+fn families_of(
+    rec: &Receptance,
+    dynamics: &ContactDynamics,
+    lin: &Linearization,
+    sol: &PointSolution,
+) -> Vec<(usize, Result<Stability, StabilityError>)> {
+    let sectors = rec.cyclic().map_or(0, |c| c.sectors);
+    (1..=sectors / 2)
         .map(|p| {
-            let st = family_pencil(rec, dynamics, &lin, sol, p)
+            let st = family_pencil(rec, dynamics, lin, sol, p)
                 .and_then(|pencil| classify(&pencil, &sol.set, sol.omega, EigenMethod::Auto));
             (p, st)
         })
-        .collect())
+        .collect()
+}
+
+/// A curve's cyclic-sector classification, for files: per solution 1 where it was classified
+/// against the perturbations that keep the travelling wave only, 0 against every
+/// inter-sector phase, -1 not classified; `None` where none is a classified cyclic sector's.
+pub fn travelling_wave_flags(sols: &[&PointSolution]) -> Option<Vec<i64>> {
+    let cyclic = |st: &Stability| st.travelling_wave_only || !st.phases.is_empty();
+    sols.iter()
+        .any(|s| s.stability.as_ref().is_some_and(cyclic))
+        .then(|| {
+            sols.iter()
+                .map(|s| {
+                    s.stability
+                        .as_ref()
+                        .map_or(-1, |st| i64::from(st.travelling_wave_only))
+                })
+                .collect()
+        })
+}
+
+/// A curve's families ([`stability_all_phases`]), for files: per solution and family `p = 0
+/// ..= N / 2` (row-major, with that many columns) the largest multiplier, NaN where not
+/// classified; `None` where no solution has its families.
+pub fn phase_multipliers(sols: &[&PointSolution]) -> Option<(Vec<f64>, usize)> {
+    let families = sols
+        .iter()
+        .filter_map(|s| s.stability.as_ref())
+        .map(|st| st.phases.len())
+        .max()
+        .filter(|&n| n > 0)?;
+    let mut m = vec![f64::NAN; sols.len() * families];
+    for (row, s) in m.chunks_mut(families).zip(sols) {
+        for f in s.stability.iter().flat_map(|st| &st.phases) {
+            if let Some(x) = row.get_mut(f.p) {
+                *x = f.max_multiplier.unwrap_or(f64::NAN);
+            }
+        }
+    }
+    Some((m, families))
 }
 
 /// [`stability`] of a cyclic sector's solution against every inter-sector phase of the
@@ -309,11 +358,15 @@ pub fn stability_all_phases(
     settings: &PointSettings,
     sol: &PointSolution,
 ) -> Result<Stability, StabilityError> {
-    let st = stability(rec, dynamics, params, settings, sol)?;
     if !dynamics.cyclic {
-        return Ok(st);
+        return stability(rec, dynamics, params, settings, sol);
     }
-    let families = stability_families(rec, dynamics, params, settings, sol)?;
+    // The law linearised once for the travelling wave's pencil and every other family's.
+    let (per_harmonic, lin) = linearised(rec, dynamics, params, settings, sol)?;
+    let families = families_of(rec, dynamics, &lin, sol);
+    let pencil = Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)?;
+    drop((lin, per_harmonic));
+    let st = classify(&pencil, &sol.set, sol.omega, EigenMethod::Auto)?;
     Ok(st.with_families(families))
 }
 
