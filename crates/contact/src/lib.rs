@@ -13,7 +13,7 @@ pub use kinds::{ContactHistories, ContactParams, NormalHistories, NormalParams, 
 pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};
 pub use residual::EwrResidual;
 pub mod unilateral;
-pub use stuck::HOLD_MARGIN;
+pub use stuck::{HOLD_MARGIN, STICK_MARGIN};
 pub use system::{ContactSystem, Linearization};
 pub use unilateral::{
     CondensedContacts, UnilateralHistories, UnilateralParams, UnilateralResidual,

@@ -17,6 +17,13 @@ use faer::{Mat, MatMut, c64};
 /// release contacts that stick (docs/stuck-contacts.md, section 3).
 pub const HOLD_MARGIN: f64 = 0.03;
 
+/// A free contact whose stick margin is at least `-STICK_MARGIN` sticks all period and is
+/// held: a solve that converges onto the bound of its stick region (the law's root nearest
+/// the predictor, where `|z|` touches `b` at an instant) leaves a margin of round-off size
+/// below zero, a slip velocity `rho_T |v|` of that fraction of the bound that the solver
+/// cannot tell from none (docs/stuck-contacts.md, section 6, pitfall 1).
+pub const STICK_MARGIN: f64 = 1e-6;
+
 /// A sample's stick margin `1 - |z| / b` (`slip = |z|`), `-1` where the bound is zero (an
 /// open 3-D contact, or no friction): positive while it sticks with room to spare.
 pub(crate) fn stick_margin(slip: f64, b: f64) -> f64 {

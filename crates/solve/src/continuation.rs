@@ -292,9 +292,20 @@ fn sequential(
                 solve_point(rec, params, w, point_settings, start)?
             }
         };
+        // A contact that slipped at the last point and sticks all period here is held where
+        // it re-stuck in between, located to a fraction of the step.
+        let (sol, reference) = match &prev {
+            Some(p) if sol.status.converged() => {
+                held_where_restuck(rec, params, point_settings, s.step, p, sol, stop)?
+            }
+            _ => (sol, None),
+        };
         let sol = match s.point.auto {
             Some(tol) if sol.status.converged() && auto_check.due(&sol, tol) => {
-                let held = prev.as_ref().map(|p| (&p.set, p.friction.as_slice()));
+                let held = reference
+                    .as_ref()
+                    .or(prev.as_ref())
+                    .map(|p| (&p.set, p.friction.as_slice()));
                 let sol = crate::auto::refine(rec, params, &s.point, tol, sol, held)?;
                 auto_check.checked(&sol);
                 // Far within the tolerance: the next point tries the set below (checked there).
@@ -453,6 +464,114 @@ fn next_frequency(
     } else {
         (w, step)
     })
+}
+
+/// The finest frequency interval a re-stick is located to, as a fraction of the sweep's
+/// nominal step (docs/stuck-contacts.md, section 3).
+const RESTICK_DIVISIONS: f64 = 16.0;
+
+/// Most solves spent locating re-sticks between two points of a sweep.
+const RESTICK_MAX_SOLVES: usize = 24;
+
+/// The stick fraction from which a contact counts as re-stuck while a re-stick is located.
+/// A solve that starts before the re-stick and lands well beyond it converges onto the edge of
+/// the stick region with a slip of a few samples (the Galerkin law tolerates it; 0.996 of the
+/// period stuck on the model of docs/stuck-contacts.md, section 5), a state the slow sweep
+/// never passes through; counted as slipping, it would be taken for the branch and the re-stick
+/// placed beyond it.
+const RESTICK_FRACTION: f64 = 0.99;
+
+/// Whether a contact that slips over more than 1 % of `before`'s period slips over less than
+/// that of `sol`'s.
+fn newly_stuck(sol: &PointSolution, before: &PointSolution) -> bool {
+    let (now, was) = (sol.stick_fractions(), before.stick_fractions());
+    now.iter()
+        .zip(&was)
+        .any(|(&n, &w)| n >= RESTICK_FRACTION && w < RESTICK_FRACTION)
+}
+
+/// `sol` (converged at its frequency, its stuck contacts held at `prev`, the sweep's last
+/// point) with every contact that slipped at `prev` and sticks at `sol` (over at least
+/// [`RESTICK_FRACTION`] of the period) held where
+/// a slow sweep leaves it: where it re-stuck between the two frequencies, located by
+/// bisection to `step / RESTICK_DIVISIONS` (each frequency solved from, and held at, the one
+/// before). Holding at `prev` instead makes the held mean force, and `max_t |u|` with it,
+/// depend on where the grid put the last slipping point (docs/stuck-contacts.md, section 3).
+/// Returns the solution and the solution it was held at (`None`: `prev`). Where a solve on the
+/// way does not converge, or the sweep is stopping, `sol` is returned as it came.
+fn held_where_restuck(
+    rec: &Receptance,
+    params: &ContactParams,
+    settings: &PointSettings,
+    step: f64,
+    prev: &PointSolution,
+    sol: PointSolution,
+    stop: &dyn Fn() -> bool,
+) -> Result<(PointSolution, Option<PointSolution>), SolveError> {
+    let resolution = step / RESTICK_DIVISIONS;
+    let target = sol.omega;
+    if !newly_stuck(&sol, prev) || (target - prev.omega).abs() <= resolution {
+        return Ok((sol, None));
+    }
+    let (mut iterations, mut krylov, mut solves) = (0, 0, 0);
+    let mut solve_held = |w: f64,
+                          start: &PointSolution,
+                          held: &PointSolution|
+     -> Result<Option<PointSolution>, SolveError> {
+        if solves >= RESTICK_MAX_SOLVES || stop() {
+            return Ok(None);
+        }
+        solves += 1;
+        let s = solve_point_holding(
+            rec,
+            params,
+            w,
+            settings,
+            Some((&start.set, &start.friction)),
+            Some((&held.set, &held.friction)),
+        )?;
+        iterations += s.iterations;
+        krylov += s.krylov_iterations;
+        Ok(s.status.converged().then_some(s))
+    };
+    let mut reference = prev.clone();
+    let mut here = sol.clone();
+    while newly_stuck(&here, &reference) && (target - reference.omega).abs() > resolution {
+        // The first re-stick after `reference`: `lo` slips where `reference` does, `hi` (at
+        // `hi_w`, held at `lo`) has a contact stuck that slipped at `lo`.
+        let mut lo = reference.clone();
+        let (mut hi_w, mut hi) = (target, None);
+        while (hi_w - lo.omega).abs() > resolution {
+            let mid_w = 0.5 * (lo.omega + hi_w);
+            let Some(mid) = solve_held(mid_w, &lo, &lo)? else {
+                return Ok((sol, None));
+            };
+            if newly_stuck(&mid, &lo) {
+                (hi_w, hi) = (mid_w, Some(mid));
+            } else {
+                (lo, hi) = (mid, None);
+            }
+        }
+        let hi = match hi {
+            Some(hi) => hi,
+            None => match solve_held(hi_w, &here, &lo)? {
+                Some(hi) => hi,
+                None => return Ok((sol, None)),
+            },
+        };
+        if hi_w == target {
+            (here, reference) = (hi, lo);
+            break;
+        }
+        let Some(next) = solve_held(target, &here, &hi)? else {
+            return Ok((sol, None));
+        };
+        (here, reference) = (next, hi);
+    }
+    // Every solve's work, the first included (`here` is one of them).
+    here.iterations = sol.iterations + iterations;
+    here.krylov_iterations = sol.krylov_iterations + krylov;
+    Ok((here, Some(reference)))
 }
 
 /// The forces at `w` on the secant through `(w1, x1)` and `(w0, x0)`.

@@ -412,7 +412,7 @@ pub(crate) fn solve_holding(
             if hold.held[c] && m < -ewr_contact::HOLD_MARGIN {
                 hold.held[c] = false;
                 changed = true;
-            } else if !hold.held[c] && m >= 0.0 {
+            } else if !hold.held[c] && m >= -ewr_contact::STICK_MARGIN {
                 let rows = c * dim..(c + 1) * dim;
                 let at = if hold.tried[c] {
                     positions[rows.clone()].to_vec()

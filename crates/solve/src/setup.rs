@@ -777,9 +777,10 @@ impl Setup {
             h.add(format!("amplitude {}", p.amplitude).as_bytes());
         }
         // Sweeps of 3-D contacts hold stuck contacts (docs/stuck-contacts.md), since version
-        // 2 by an active set: points stored before would continue with another convention.
+        // 2 by an active set, since version 3 where they re-stuck between two points: points
+        // stored before would continue with another convention.
         if m.contacts.has_normal() {
-            h.add(b"stuck contacts held 2");
+            h.add(b"stuck contacts held 3");
         }
         // So do constant-bound contacts on sets with h = 0 under the exact or the projection
         // law, since the hold was extended to them.
@@ -791,7 +792,7 @@ impl Setup {
             && held_law
             && (p.set.coeff_index(0).is_some() || p.auto.is_some())
         {
-            h.add(b"constant-bound stuck contacts held 1");
+            h.add(b"constant-bound stuck contacts held 2");
         }
         format!("{:016x}", h.0)
     }

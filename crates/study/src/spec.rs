@@ -1036,16 +1036,17 @@ impl Study {
                 .as_bytes(),
         );
         // Cases of 3-D contacts computed before stuck contacts were held along a sweep by
-        // an active set (docs/stuck-contacts.md, version 2) are not reused.
+        // an active set where they re-stuck (docs/stuck-contacts.md, version 3) are not
+        // reused.
         if base.contacts.has_normal() {
-            h.add(b"stuck contacts held 2");
+            h.add(b"stuck contacts held 3");
         }
         // Constant-bound contacts have been held too where a set has h = 0.
         let swept_harmonics = format!("{parameters:?}").contains("harmonics");
         if !base.contacts.has_normal()
             && (solver.set.coeff_index(0).is_some() || solver.auto.is_some() || swept_harmonics)
         {
-            h.add(b"constant-bound stuck contacts held 1");
+            h.add(b"constant-bound stuck contacts held 2");
         }
         h.add(
             format!(
