@@ -470,8 +470,12 @@ fn next_frequency(
 /// nominal step (docs/stuck-contacts.md, section 3).
 const RESTICK_DIVISIONS: f64 = 16.0;
 
-/// Most solves spent locating re-sticks between two points of a sweep.
-const RESTICK_MAX_SOLVES: usize = 24;
+/// Most solves spent locating re-sticks between two points of a sweep: one bisection to
+/// `step / 16` and the solve after it, with room for a second. Where many contacts re-stick
+/// at different frequencies of one step (a 100-contact sector), the search stops there and
+/// keeps what it located: with 24, that sector's 21 points near its resonance took 1430
+/// Newton iterations instead of 487.
+const RESTICK_MAX_SOLVES: usize = 8;
 
 /// The stick fraction from which a contact counts as re-stuck while a re-stick is located.
 /// A solve that starts before the re-stick and lands well beyond it converges onto the edge of
@@ -484,11 +488,24 @@ const RESTICK_FRACTION: f64 = 0.99;
 /// Whether a contact that slips over more than 1 % of `before`'s period slips over less than
 /// that of `sol`'s.
 fn newly_stuck(sol: &PointSolution, before: &PointSolution) -> bool {
+    count_newly_stuck(sol, before) > 0
+}
+
+/// How many contacts that slip over more than 1 % of `before`'s period slip over less than
+/// that of `sol`'s.
+fn count_newly_stuck(sol: &PointSolution, before: &PointSolution) -> usize {
     let (now, was) = (sol.stick_fractions(), before.stick_fractions());
     now.iter()
         .zip(&was)
-        .any(|(&n, &w)| n >= RESTICK_FRACTION && w < RESTICK_FRACTION)
+        .filter(|(n, w)| **n >= RESTICK_FRACTION && **w < RESTICK_FRACTION)
+        .count()
 }
+
+/// Most contacts re-sticking in one step for which the re-stick is searched. On a
+/// 100-contact 3-D sector many contacts re-stick within each step near the resonance; the
+/// search then cost 3-5 times the sweep's Newton iterations (21 points: 487 -> 1430-2266), so
+/// such steps keep the hold at the previous point (docs/stuck-contacts.md, section 3).
+const RESTICK_MAX_CONTACTS: usize = 2;
 
 /// `sol` (converged at its frequency, its stuck contacts held at `prev`, the sweep's last
 /// point) with every contact that slipped at `prev` and sticks at `sol` (over at least
@@ -498,7 +515,9 @@ fn newly_stuck(sol: &PointSolution, before: &PointSolution) -> bool {
 /// before). Holding at `prev` instead makes the held mean force, and `max_t |u|` with it,
 /// depend on where the grid put the last slipping point (docs/stuck-contacts.md, section 3).
 /// Returns the solution and the solution it was held at (`None`: `prev`). Where a solve on the
-/// way does not converge, or the sweep is stopping, `sol` is returned as it came.
+/// way does not converge, the budget of [`RESTICK_MAX_SOLVES`] is spent or the sweep is
+/// stopping, the search ends with the last solution at `sol`'s frequency it has (`sol` itself
+/// if none).
 fn held_where_restuck(
     rec: &Receptance,
     params: &ContactParams,
@@ -510,7 +529,8 @@ fn held_where_restuck(
 ) -> Result<(PointSolution, Option<PointSolution>), SolveError> {
     let resolution = step / RESTICK_DIVISIONS;
     let target = sol.omega;
-    if !newly_stuck(&sol, prev) || (target - prev.omega).abs() <= resolution {
+    let n_new = count_newly_stuck(&sol, prev);
+    if n_new == 0 || n_new > RESTICK_MAX_CONTACTS || (target - prev.omega).abs() <= resolution {
         return Ok((sol, None));
     }
     let (mut iterations, mut krylov, mut solves) = (0, 0, 0);
@@ -536,7 +556,8 @@ fn held_where_restuck(
     };
     let mut reference = prev.clone();
     let mut here = sol.clone();
-    while newly_stuck(&here, &reference) && (target - reference.omega).abs() > resolution {
+    // `here` is always a converged solution at `target` held at `reference`.
+    'search: while newly_stuck(&here, &reference) && (target - reference.omega).abs() > resolution {
         // The first re-stick after `reference`: `lo` slips where `reference` does, `hi` (at
         // `hi_w`, held at `lo`) has a contact stuck that slipped at `lo`.
         let mut lo = reference.clone();
@@ -544,7 +565,7 @@ fn held_where_restuck(
         while (hi_w - lo.omega).abs() > resolution {
             let mid_w = 0.5 * (lo.omega + hi_w);
             let Some(mid) = solve_held(mid_w, &lo, &lo)? else {
-                return Ok((sol, None));
+                break 'search;
             };
             if newly_stuck(&mid, &lo) {
                 (hi_w, hi) = (mid_w, Some(mid));
@@ -556,7 +577,7 @@ fn held_where_restuck(
             Some(hi) => hi,
             None => match solve_held(hi_w, &here, &lo)? {
                 Some(hi) => hi,
-                None => return Ok((sol, None)),
+                None => break 'search,
             },
         };
         if hi_w == target {
@@ -564,14 +585,15 @@ fn held_where_restuck(
             break;
         }
         let Some(next) = solve_held(target, &here, &hi)? else {
-            return Ok((sol, None));
+            break 'search;
         };
         (here, reference) = (next, hi);
     }
-    // Every solve's work, the first included (`here` is one of them).
+    // Every solve's work, the first included (`here` is `sol` or one of them).
     here.iterations = sol.iterations + iterations;
     here.krylov_iterations = sol.krylov_iterations + krylov;
-    Ok((here, Some(reference)))
+    let moved = reference.omega != prev.omega;
+    Ok((here, moved.then_some(reference)))
 }
 
 /// The forces at `w` on the secant through `(w1, x1)` and `(w0, x0)`.
