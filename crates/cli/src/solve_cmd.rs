@@ -137,7 +137,9 @@ pub struct FrcArgs {
     /// Last frequency (below the first for a downward sweep).
     #[arg(long, value_name = "B", allow_hyphen_values = true)]
     pub omega_end: f64,
-    /// Frequency step (sequential) or initial arclength step (arclength).
+    /// Frequency step (sequential: the points `A + k S`; a point that does not converge is
+    /// retried at halved steps, after which the sweep returns to that grid) or initial
+    /// arclength step (arclength).
     #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub step: f64,
     /// Continuation: sequential (fixed frequency steps, each point started from the secant

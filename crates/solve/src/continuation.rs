@@ -230,6 +230,8 @@ fn sequential(
         .map_or_else(|| s.point.set.clone(), |p| p.set.clone());
     let mut w = s.omega_start;
     let mut step = s.step;
+    // The step the sweep meant to take to `w` (`step` is shorter where the grid cut it).
+    let mut stride = s.step;
     // Whether a failed point searches for the branch on the far side of the gap.
     let mut probing = true;
     // The last two kept points as (w, ln A), for the adaptive step.
@@ -328,10 +330,11 @@ fn sequential(
         if !ok && prev.is_some() && step / 2.0 >= s.min_step {
             // Retry closer to the last good point.
             step /= 2.0;
+            stride = step;
             w = prev.as_ref().map_or(w, |p| p.omega) + dir * step;
             continue;
         }
-        let mut next_step = (step * 1.5).min(s.step);
+        let mut next_step = (stride * 1.5).min(s.step);
         if let (true, Some(tol), Some(p)) = (ok, s.adaptive, &prev) {
             match step_control::judge(
                 tol,
@@ -344,6 +347,7 @@ fn sequential(
             ) {
                 Verdict::Retry(smaller) => {
                     step = smaller;
+                    stride = step;
                     w = p.omega + dir * step;
                     continue;
                 }
@@ -390,7 +394,7 @@ fn sequential(
                 else {
                     break;
                 };
-                (w, step) = (next_w, next_step);
+                (w, step, stride) = (next_w, next_step, s.step);
                 continue;
             }
             // Nothing converges ahead either: give up the frequencies one by one, without
@@ -436,7 +440,7 @@ fn sequential(
         let Some((next_w, next_step)) = next_frequency(s, dir, tol_w, last_w, step) else {
             break;
         };
-        (w, step) = (next_w, next_step);
+        (w, step, stride) = (next_w, next_step, step);
     }
     Ok(out)
 }
@@ -446,7 +450,9 @@ fn sequential(
 /// steps add up to it only to rounding; a step of that size would creep on by ever longer
 /// tiny steps), and a step past the end lands exactly on it, the step then being what is
 /// left, so that a retry (a failed or refused point) halves the real distance and stays
-/// inside the band.
+/// inside the band. On a fixed grid a step past the next grid point lands on it likewise:
+/// after halved steps (or a branch found from the far side of a gap) the sweep comes back
+/// to `omega_start + k step`, so that curves of one grid share their frequencies.
 fn next_frequency(
     s: &FrcSettings,
     dir: f64,
@@ -458,12 +464,25 @@ fn next_frequency(
         return None;
     }
     let beyond = |w: f64| (w - s.omega_end) * dir > tol_w;
-    let w = last_w + dir * step;
+    let mut w = last_w + dir * step;
+    if s.adaptive.is_none() {
+        let g = grid_after(s, dir, last_w);
+        if (w - g) * dir > tol_w {
+            w = g;
+        }
+    }
     Some(if beyond(w) && !beyond(last_w) {
         (s.omega_end, (s.omega_end - last_w).abs())
     } else {
-        (w, step)
+        (w, (w - last_w).abs())
     })
+}
+
+/// The first point of the sweep's nominal grid `omega_start + k step` beyond `w` in the
+/// sweep's direction (a point within rounding of `w` counts as `w`).
+pub(crate) fn grid_after(s: &FrcSettings, dir: f64, w: f64) -> f64 {
+    let k = ((w - s.omega_start) * dir / s.step + 1e-9).floor() + 1.0;
+    s.omega_start + dir * k * s.step
 }
 
 /// The finest frequency interval a re-stick is located to, as a fraction of the sweep's
@@ -507,6 +526,20 @@ fn count_newly_stuck(sol: &PointSolution, before: &PointSolution) -> usize {
 /// such steps keep the hold at the previous point (docs/stuck-contacts.md, section 3).
 const RESTICK_MAX_CONTACTS: usize = 2;
 
+/// Least share of the model's contacts that must re-stick in a step for the re-stick to be
+/// searched. A contact's held mean force moves the response by about its share of the
+/// interface: on the 100-contact 3-D sector (one or two re-stick per step) the search
+/// changed the amplitudes between steps 10 and 5 by 0.01 % of them, at twice the cost
+/// (docs/stuck-contacts.md, section 3), while a damper's one or two contacts decide it.
+const RESTICK_MIN_SHARE: f64 = 0.1;
+
+/// Whether a step in which `n_new` of `n_contacts` contacts re-stick is searched.
+fn restick_searched(n_new: usize, n_contacts: usize) -> bool {
+    n_new > 0
+        && n_new <= RESTICK_MAX_CONTACTS
+        && n_new as f64 >= RESTICK_MIN_SHARE * n_contacts as f64
+}
+
 /// `sol` (converged at its frequency, its stuck contacts held at `prev`, the sweep's last
 /// point) with every contact that slipped at `prev` and sticks at `sol` (over at least
 /// [`RESTICK_FRACTION`] of the period) held where
@@ -530,7 +563,7 @@ fn held_where_restuck(
     let resolution = step / RESTICK_DIVISIONS;
     let target = sol.omega;
     let n_new = count_newly_stuck(&sol, prev);
-    if n_new == 0 || n_new > RESTICK_MAX_CONTACTS || (target - prev.omega).abs() <= resolution {
+    if !restick_searched(n_new, sol.contacts.len()) || (target - prev.omega).abs() <= resolution {
         return Ok((sol, None));
     }
     let (mut iterations, mut krylov, mut solves) = (0, 0, 0);
@@ -603,14 +636,15 @@ fn secant(w: f64, (w1, x1): (f64, &[f64]), (w0, x0): (f64, &[f64])) -> Vec<f64> 
 }
 
 /// Grid points ahead of a point that cannot be reached where a cold start (the harmonic ramp
-/// from zero force) is tried besides those at 1, 2, 4, ... nominal steps and the band's end.
+/// from zero force) is tried besides the 1st, 2nd, 4th, ... and the band's end.
 const FAR_SIDE_PROBES: usize = 16;
 
 /// The frequencies from `failed` (not reached from the last converged point, most often where
 /// the branch ended at a fold) to the first point ahead that a cold start reaches: cold starts
-/// at 1, 2, 4, ... nominal steps ahead, then at the grid points between (up to
-/// [`FAR_SIDE_PROBES`]), then at the band's end; the first that converges is swept back to
-/// `failed` on the nominal grid, each point started from its neighbour: the branch a
+/// at the 1st, 2nd, 4th, ... point of the sweep's grid (`omega_start + k step`) ahead, then at
+/// the grid points between (up to [`FAR_SIDE_PROBES`]), then at the band's end; the first that
+/// converges is swept back over the grid points to `failed`, each point started from its
+/// neighbour: the branch a
 /// continuation from above follows, and where a stepped sine lands after the fold on
 /// single-contact-3d (docs/accuracy.md, "A sweep past the end of its branch").
 /// Returned in sweep order, the last converged; a point of the way back that does not converge ends it
@@ -632,21 +666,28 @@ fn from_far_side(
     if room <= 0.0 {
         return Ok(None);
     }
-    // Nominal steps ahead: 1, 2, 4, ... (long gaps cheaply), then the grid points skipped
-    // (a cold start's success is erratic near a fold), then the band's end.
-    let grid = ((room / step) + 1e-9).floor() as usize;
+    // The grid points ahead, `first + (k - 1) step` (`failed` was reached by halved steps
+    // and is seldom one of them): the 1st, 2nd, 4th, ... (long gaps cheaply), then those
+    // skipped (a cold start's success is erratic near a fold), then the band's end.
+    let first = (grid_after(s, dir, w0) - w0) * dir;
+    let grid = if room + 1e-9 * step >= first {
+        ((room - first) / step + 1e-9).floor() as usize + 1
+    } else {
+        0
+    };
+    let at = |k: usize| first + (k - 1) as f64 * step;
     let mut ahead: Vec<f64> = Vec::new();
     let mut k = 1usize;
     while k <= grid {
-        ahead.push(k as f64 * step);
+        ahead.push(at(k));
         k *= 2;
     }
     ahead.extend(
         (1..=grid.min(FAR_SIDE_PROBES))
             .filter(|j| !j.is_power_of_two())
-            .map(|j| j as f64 * step),
+            .map(at),
     );
-    if room - grid as f64 * step > 1e-9 * step {
+    if grid == 0 || room - at(grid) > 1e-9 * step {
         ahead.push(room);
     }
     let mut far = None;
@@ -663,14 +704,16 @@ fn from_far_side(
     let Some((ahead, far)) = far else {
         return Ok(None);
     };
-    // Back to `failed` on the grid `w0 + j step`, j < ahead / step.
-    let n_back = ((ahead / step) - 1e-9).ceil() as usize;
+    // Back to `failed` over the grid points before the far point, then `failed` itself.
+    let mut way: Vec<f64> = vec![0.0];
+    way.extend((1..=grid).map(at).take_while(|d| *d < ahead - 1e-9 * step));
+    let n_back = way.len();
     let mut back: Vec<PointSolution> = Vec::new();
-    for j in (0..n_back).rev() {
+    for &d in way.iter().rev() {
         if stop() {
             break;
         }
-        let w = w0 + dir * step * j as f64;
+        let w = w0 + dir * d;
         let (p, b) = match back.last() {
             Some(p) => (
                 p,

@@ -782,6 +782,11 @@ impl Setup {
         if m.contacts.has_normal() {
             h.add(b"stuck contacts held 3");
         }
+        // Since re-sticks are searched only where at least a tenth of the contacts re-stick
+        // (`RESTICK_MIN_SHARE`), models of more than 10 contacts are swept another way.
+        if m.contacts.len() > 10 {
+            h.add(b"re-stick searched from a tenth of the contacts");
+        }
         // So do constant-bound contacts on sets with h = 0 under the exact or the projection
         // law, since the hold was extended to them.
         let held_law = matches!(

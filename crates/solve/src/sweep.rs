@@ -391,8 +391,13 @@ fn resume_curve(
     if dir * (last - settings.omega_end) >= -tol_w {
         return Ok(());
     }
-    // The next point, landing on the end rather than past it.
-    let w = last + dir * settings.step;
+    // The next point: on a fixed grid its next grid point (the sweep may have left it at
+    // halved steps), landing on the end rather than past it.
+    let w = if settings.adaptive.is_none() {
+        crate::continuation::grid_after(settings, dir, last)
+    } else {
+        last + dir * settings.step
+    };
     let next = FrcSettings {
         omega_start: if dir * (w - settings.omega_end) > 0.0 {
             settings.omega_end

@@ -305,6 +305,16 @@ fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
         filled += 1;
     }
     assert!(filled >= 18, "{filled}");
+    // Past the gap the sweep is back on its grid 6.3 + 0.05 k (it reached the fold by halved
+    // steps): curves of one grid share their frequencies.
+    for p in up.iter().filter(|p| p.solution.omega > 6.5) {
+        let k = (p.solution.omega - 6.3) / 0.05;
+        assert!(
+            (k - k.round()).abs() < 1e-6,
+            "w = {} is off the grid",
+            p.solution.omega
+        );
+    }
     // A stepped sine: `ewr simulate` from the last state of the branch that ends, at the
     // next frequency, settles on the filled point (to the truncation of all:15).
     let last = up

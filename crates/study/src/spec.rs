@@ -1041,6 +1041,11 @@ impl Study {
         if base.contacts.has_normal() {
             h.add(b"stuck contacts held 3");
         }
+        // Since re-sticks are searched only where at least a tenth of the contacts re-stick
+        // (`RESTICK_MIN_SHARE`), models of more than 10 contacts are swept another way.
+        if base.contacts.len() > 10 {
+            h.add(b"re-stick searched from a tenth of the contacts");
+        }
         // Constant-bound contacts have been held too where a set has h = 0.
         let swept_harmonics = format!("{parameters:?}").contains("harmonics");
         if !base.contacts.has_normal()
