@@ -22,6 +22,7 @@ use ewr_hb::receptance::ReceptanceAt;
 use ewr_hb::{FourierSampler, HarmonicSet};
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, MatRef, c64};
+use rayon::prelude::*;
 
 pub use crate::error::ResidualError;
 pub use crate::kinds::{ContactHistories, ContactParams, NormalHistories, NormalParams};
@@ -50,6 +51,10 @@ pub struct EwrResidual<'a> {
     d_v: Vec<f64>,
     cx: Mat<c64>,
     cy: Mat<c64>,
+    /// The products by every `G_h` of the set at once (column `j` for the set's `j`-th
+    /// harmonic) where the receptance is modal: they read its residual flexibility once
+    /// instead of once per harmonic.
+    product: Option<ewr_hb::ModalProduct>,
     galerkin: Mat<f64>,
     /// The hold of contacts stuck all period (`crate::stuck`): on sets with `h = 0`, where
     /// such a contact's mean friction force is free, with the exact or the projection law
@@ -154,6 +159,7 @@ impl<'a> EwrResidual<'a> {
             }
             _ => None,
         };
+        let product = rec.modal_product(set.harmonics());
         Ok(EwrResidual {
             held,
             margins: vec![-1.0; params.len()],
@@ -171,6 +177,7 @@ impl<'a> EwrResidual<'a> {
             d_v: vec![0.0; m * d * nt],
             cx: Mat::zeros(m, 1),
             cy: Mat::zeros(m, 1),
+            product,
             galerkin: Mat::zeros(nco, nco),
             set,
             params,
@@ -247,23 +254,39 @@ impl<'a> EwrResidual<'a> {
             Some(a) => out.copy_from_slice(a),
             None => out.fill(0.0),
         }
-        for &h in self.set.harmonics() {
+        let coeffs = |h: usize, s: usize| {
+            let p = self.set.coeff_index(h).expect("h is in the set");
+            let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
+            c64::new(x[s * nco + p], -b)
+        };
+        // The modal product's `G_h` are symmetric (never a cyclic sector's): `transpose` is
+        // the same product.
+        let all = self.product.as_ref().map(|product| {
+            let hs = self.set.harmonics();
+            let xc = Mat::from_fn(m, hs.len(), |s, j| coeffs(hs[j], s));
+            let mut y = Mat::zeros(m, hs.len());
+            product.apply(xc.as_ref(), y.as_mut());
+            y
+        });
+        for (j, &h) in self.set.harmonics().iter().enumerate() {
             if velocity && h == 0 {
                 continue;
             }
             let p = self.set.coeff_index(h).expect("h is in the set");
-            for s in 0..m {
-                let a = x[s * nco + p];
-                let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
-                self.cx[(s, 0)] = c64::new(a, -b);
-            }
-            if transpose {
-                self.rec
-                    .apply_transpose(h, self.cx.as_ref(), self.cy.as_mut())
+            if let Some(all) = &all {
+                self.cy.col_mut(0).copy_from(all.col(j));
             } else {
-                self.rec.apply(h, self.cx.as_ref(), self.cy.as_mut())
+                for s in 0..m {
+                    self.cx[(s, 0)] = coeffs(h, s);
+                }
+                if transpose {
+                    self.rec
+                        .apply_transpose(h, self.cx.as_ref(), self.cy.as_mut())
+                } else {
+                    self.rec.apply(h, self.cx.as_ref(), self.cy.as_mut())
+                }
+                .map_err(ResidualError::Receptance)?;
             }
-            .map_err(ResidualError::Receptance)?;
             let hw = h as f64 * self.omega;
             for s in 0..m {
                 let y = self.cy[(s, 0)];
@@ -699,35 +722,54 @@ impl<'a> EwrResidual<'a> {
                 av[s * d + ni] = mean(&self.d_v, idx);
             }
         }
-        let mut out = Vec::with_capacity(self.set.harmonics().len());
-        for &h in self.set.harmonics() {
-            let mut k = Mat::<c64>::zeros(m, m);
-            if h > 0 {
-                let gh = self.rec.contact_receptance(h)?;
-                let hw = h as f64 * self.omega;
-                for j in 0..m {
-                    for s in 0..m {
-                        let c0 = (s / d) * d;
-                        let mut acc = c64::new(0.0, 0.0);
-                        for ni in 0..d {
-                            acc += gh[(c0 + ni, j)] * av[s * d + ni];
+        // The harmonics in parallel, each column of `G_h` read as a slice (faer's checked
+        // indexing cost several times the arithmetic).
+        self.set
+            .harmonics()
+            .par_iter()
+            .map(|&h| {
+                let mut k = Mat::<c64>::zeros(m, m);
+                if h > 0 {
+                    let gh = self.rec.contact_receptance(h)?;
+                    let hw = h as f64 * self.omega;
+                    let mut gcol = vec![c64::new(0.0, 0.0); m];
+                    for j in 0..m {
+                        let gj: &[c64] = match gh.col(j).try_as_col_major() {
+                            Some(c) => c.as_slice(),
+                            None => {
+                                gcol.iter_mut()
+                                    .zip(gh.col(j).iter())
+                                    .for_each(|(a, b)| *a = *b);
+                                &gcol
+                            }
+                        };
+                        let kj = k
+                            .col_mut(j)
+                            .try_as_col_major_mut()
+                            .expect("an owned matrix's columns are contiguous")
+                            .as_slice_mut();
+                        for (s, kj) in kj.iter_mut().enumerate() {
+                            let c0 = (s / d) * d;
+                            let mut acc = c64::new(0.0, 0.0);
+                            for ni in 0..d {
+                                acc += gj[c0 + ni] * av[s * d + ni];
+                            }
+                            *kj = c64::new(-hw * acc.im, hw * acc.re);
                         }
-                        k[(s, j)] = c64::new(-hw * acc.im, hw * acc.re);
                     }
                 }
-            }
-            for s in 0..m {
-                let c0 = (s / d) * d;
-                for ni in 0..d {
-                    k[(s, c0 + ni)] += c64::new(ar[s * d + ni], 0.0);
+                for s in 0..m {
+                    let c0 = (s / d) * d;
+                    for ni in 0..d {
+                        k[(s, c0 + ni)] += c64::new(ar[s * d + ni], 0.0);
+                    }
                 }
-            }
-            if let (0, Some(held)) = (h, &self.held) {
-                held.add_to_static_harmonic(&mut k);
-            }
-            out.push(k);
-        }
-        Ok(out)
+                if let (0, Some(held)) = (h, &self.held) {
+                    held.add_to_static_harmonic(&mut k);
+                }
+                Ok(k)
+            })
+            .collect()
     }
 
     /// Time histories of displacement, velocity and friction force at every contact for the

@@ -268,13 +268,24 @@ impl HeldSlip {
     /// Adds the hold to the `h = 0` harmonic's averaged Jacobian (`m x m`, one row per
     /// signal).
     pub(crate) fn add_to_static_harmonic(&self, k: &mut Mat<c64>) {
+        self.add_to_static_harmonic_as(k, false);
+    }
+
+    /// [`add_to_static_harmonic`](Self::add_to_static_harmonic) into `k` or, with
+    /// `transposed`, into its transpose.
+    pub(crate) fn add_to_static_harmonic_as(&self, k: &mut Mat<c64>, transposed: bool) {
         for i in 0..self.rows() {
             let w = self.weights[i / self.dim];
             if w == 0.0 {
                 continue;
             }
             for s in 0..self.g0.ncols() {
-                k[(i, s)] += c64::new(w * self.stiffness[i] * self.g0[(i, s)], 0.0);
+                let a = c64::new(w * self.stiffness[i] * self.g0[(i, s)], 0.0);
+                if transposed {
+                    k[(s, i)] += a;
+                } else {
+                    k[(i, s)] += a;
+                }
             }
         }
     }

@@ -63,6 +63,15 @@ pub trait ContactSystem: Send {
     /// time variation of stick and slip.
     fn averaged_harmonic_jacobians(&self) -> Result<Vec<Mat<c64>>, ResidualError>;
 
+    /// The matrices of [`ContactSystem::averaged_harmonic_jacobians`] as the preconditioner
+    /// factorises them: those, or their transposes where the system forms those faster
+    /// (`true`; a factorisation of `K^T` solves with `K` by its transposed solve).
+    fn averaged_harmonic_jacobians_to_factor(
+        &self,
+    ) -> Result<(Vec<Mat<c64>>, bool), ResidualError> {
+        Ok((self.averaged_harmonic_jacobians()?, false))
+    }
+
     /// Sampled histories of the contacts for the force coefficients `x`.
     fn histories(&mut self, x: &[f64]) -> Result<ContactHistories, ResidualError>;
 

@@ -34,7 +34,7 @@ pub use crate::kinds::SampleState;
 use crate::kinds::{ContactHistories, NormalHistories};
 use crate::stuck::{HeldSlip, stick_margin};
 use ewr_hb::receptance::ReceptanceAt;
-use ewr_hb::{FourierSampler, HarmonicSet};
+use ewr_hb::{FourierSampler, HarmonicSet, ModalProduct};
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, c64};
 use rayon::prelude::*;
@@ -137,6 +137,13 @@ pub struct CondensedContacts {
     pub omega: f64,
     /// Per harmonic of the set, in its order: `(h, G_h (m x m), Q_h (m))`.
     pub harmonics: Vec<(usize, Mat<c64>, Vec<c64>)>,
+    /// The products by every `G_h` at once from the modal receptance's factors (column `j`
+    /// for `harmonics[j]`), which read far less memory than the `G_h` one by one; `None`
+    /// where the receptance is not modal: the products then use the `G_h` above.
+    pub product: Option<ModalProduct>,
+    /// Whether every `G_h` is symmetric (all but a cyclic sector's): the preconditioner then
+    /// forms its averaged Jacobians transposed, from columns of `G_h` alone.
+    pub symmetric: bool,
 }
 
 impl CondensedContacts {
@@ -157,6 +164,8 @@ impl CondensedContacts {
         Ok(CondensedContacts {
             omega: at.frequency(),
             harmonics,
+            product: at.modal_product(set.harmonics()),
+            symmetric: at.is_symmetric(),
         })
     }
 
@@ -310,17 +319,32 @@ impl UnilateralResidual {
         let m = self.params.rows();
         let mt = self.friction_rows();
         out.fill(0.0);
-        for (h, g, q) in &self.cond.harmonics {
+        // `X_h = a_h - i b_h` per harmonic (zero for one the set lacks).
+        let coeffs = |x: &[f64], h: usize, s: usize| match self.set.coeff_index(h) {
+            Some(p) => {
+                let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
+                c64::new(x[s * nco + p], -b)
+            }
+            None => c64::new(0.0, 0.0),
+        };
+        let all = match (&self.cond.product, x) {
+            (Some(product), Some(x)) => {
+                let hs = &self.cond.harmonics;
+                let xc = Mat::from_fn(m, hs.len(), |s, j| coeffs(x, hs[j].0, s));
+                let mut y = Mat::zeros(m, hs.len());
+                product.apply(xc.as_ref(), y.as_mut());
+                Some(y)
+            }
+            _ => None,
+        };
+        for (j, (h, g, q)) in self.cond.harmonics.iter().enumerate() {
             let h = *h;
             let Some(p) = self.set.coeff_index(h) else {
                 continue;
             };
-            let gx = x.map(|x| {
-                let xc = Mat::from_fn(m, 1, |s, _| {
-                    let b = if h > 0 { x[s * nco + p + 1] } else { 0.0 };
-                    c64::new(x[s * nco + p], -b)
-                });
-                g * &xc
+            let gx = x.map(|x| match &all {
+                Some(all) => all.col(j).as_mat().to_owned(),
+                None => g * Mat::from_fn(m, 1, |s, _| coeffs(x, h, s)),
             });
             let hw = h as f64 * self.cond.omega;
             for s in 0..m {
@@ -353,20 +377,34 @@ impl UnilateralResidual {
         let m = self.params.rows();
         let mt = self.friction_rows();
         out.fill(0.0);
-        for (h, g, _) in &self.cond.harmonics {
+        let w_of = |h: usize, t: usize| match self.set.coeff_index(h) {
+            Some(p) => {
+                let b = if h > 0 { x[t * nco + p + 1] } else { 0.0 };
+                // conj(X) = a + i b; friction rows times i h w.
+                let cx = c64::new(x[t * nco + p], b);
+                let hw = h as f64 * self.cond.omega;
+                if t < mt { c64::new(0.0, hw) * cx } else { cx }
+            }
+            None => c64::new(0.0, 0.0),
+        };
+        // The modal product's `G_h` are symmetric (never a cyclic sector's).
+        let all = self.cond.product.as_ref().map(|product| {
+            let hs = &self.cond.harmonics;
+            let w = Mat::from_fn(m, hs.len(), |t, j| w_of(hs[j].0, t));
+            let mut y = Mat::zeros(m, hs.len());
+            product.apply(w.as_ref(), y.as_mut());
+            y
+        });
+        for (j, (h, g, _)) in self.cond.harmonics.iter().enumerate() {
             let h = *h;
             let Some(p) = self.set.coeff_index(h) else {
                 continue;
             };
-            let hw = h as f64 * self.cond.omega;
-            let w = Mat::from_fn(m, 1, |t, _| {
-                let b = if h > 0 { x[t * nco + p + 1] } else { 0.0 };
-                // conj(X) = a + i b; friction rows times i h w.
-                let cx = c64::new(x[t * nco + p], b);
-                if t < mt { c64::new(0.0, hw) * cx } else { cx }
-            });
             // G_h^T: equal to G_h except on a cyclic sector.
-            let gw = g.transpose() * &w;
+            let gw = match &all {
+                Some(all) => all.col(j).as_mat().to_owned(),
+                None => g.transpose() * Mat::from_fn(m, 1, |t, _| w_of(h, t)),
+            };
             for s in 0..m {
                 let y = gw[(s, 0)];
                 // conj(y) = Re y - i Im y, i.e. (a, b) = (Re y, Im y).
@@ -653,43 +691,51 @@ impl UnilateralResidual {
     }
 
     /// Per sample and contact: `psi = dX xs + dY ys` (forward, from `x_samples`,
-    /// `y_samples`), or `xs = dX^T psi, ys = dY^T psi` (transposed, from `psi`).
+    /// `y_samples`), or `xs = dX^T psi, ys = dY^T psi` (transposed, from `psi`). Each term is
+    /// a product of two sampled signals, taken a whole signal at a time (contiguous, so it
+    /// vectorises: GMRES calls this twice per iteration).
     fn apply_derivatives(&mut self, transpose: bool) {
         let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let l = d + 1;
         let mt = d * nc;
         let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
+        let (psi, xs, ys) = (&mut self.psi, &mut self.x_samples, &mut self.y_samples);
+        let (dx, dy) = (&self.d_x, &self.d_y);
+        fn row(v: &[f64], k: usize, nt: usize) -> &[f64] {
+            &v[k * nt..(k + 1) * nt]
+        }
         for c in 0..nc {
-            for s in 0..nt {
-                let mut a = [0.0; 3];
-                let mut bx = [0.0; 3];
-                let mut by = [0.0; 3];
-                for i in 0..l {
-                    let v = if transpose {
-                        self.psi[sig(c, i) * nt + s]
-                    } else {
-                        0.0
-                    };
-                    a[i] = v;
-                }
-                for i in 0..l {
-                    for j in 0..l {
-                        let idx = ((c * l + i) * l + j) * nt + s;
-                        if transpose {
-                            bx[j] += self.d_x[idx] * a[i];
-                            by[j] += self.d_y[idx] * a[i];
-                        } else {
-                            bx[i] += self.d_x[idx] * self.x_samples[sig(c, j) * nt + s]
-                                + self.d_y[idx] * self.y_samples[sig(c, j) * nt + s];
+            let block = |i: usize, j: usize| ((c * l + i) * l + j) * nt;
+            if transpose {
+                for j in 0..l {
+                    let sj = sig(c, j);
+                    let (ox, oy) = (
+                        &mut xs[sj * nt..(sj + 1) * nt],
+                        &mut ys[sj * nt..(sj + 1) * nt],
+                    );
+                    ox.fill(0.0);
+                    oy.fill(0.0);
+                    for i in 0..l {
+                        let a = row(psi, sig(c, i), nt);
+                        let (ax, ay) = (&dx[block(i, j)..][..nt], &dy[block(i, j)..][..nt]);
+                        for s in 0..nt {
+                            ox[s] += ax[s] * a[s];
+                            oy[s] += ay[s] * a[s];
                         }
                     }
                 }
+            } else {
                 for i in 0..l {
-                    if transpose {
-                        self.x_samples[sig(c, i) * nt + s] = bx[i];
-                        self.y_samples[sig(c, i) * nt + s] = by[i];
-                    } else {
-                        self.psi[sig(c, i) * nt + s] = bx[i];
+                    let si = sig(c, i);
+                    let out = &mut psi[si * nt..(si + 1) * nt];
+                    out.fill(0.0);
+                    for j in 0..l {
+                        let sj = sig(c, j);
+                        let (x, y) = (row(xs, sj, nt), row(ys, sj, nt));
+                        let (ax, ay) = (&dx[block(i, j)..][..nt], &dy[block(i, j)..][..nt]);
+                        for s in 0..nt {
+                            out[s] += ax[s] * x[s] + ay[s] * y[s];
+                        }
                     }
                 }
             }
@@ -745,6 +791,15 @@ impl UnilateralResidual {
     /// of the time variation of stick, slip and lift-off (the harmonic level of the two-level
     /// preconditioner), at the last point evaluated with derivatives.
     pub fn averaged_harmonic_jacobians(&self) -> Vec<Mat<c64>> {
+        self.averaged_harmonic_jacobians_as(false)
+    }
+
+    /// [`averaged_harmonic_jacobians`](Self::averaged_harmonic_jacobians), or with
+    /// `transposed` their transposes. Where `G_h` is symmetric the transposes are formed a
+    /// contiguous column at a time, `K_h^T[:, sig(c, i)] = sum_j f_cij G_h[:, sig(c, j)]`:
+    /// on the 200-contact 3-D sector forming `K_h` row by row from `G_h`'s columns cost a
+    /// sixth of its LU (docs/performance.md).
+    pub fn averaged_harmonic_jacobians_as(&self, transposed: bool) -> Vec<Mat<c64>> {
         let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let l = d + 1;
         let m = self.params.rows();
@@ -758,12 +813,11 @@ impl UnilateralResidual {
             *b = mean(&self.d_y, k * nt);
         }
         let omega = self.cond.omega;
-        // Row sig(c, i) of K_h is a_ci + sum_j f_cij G_h[sig(c, j), :], formed a column of
-        // G_h at a time: reading G_h by rows (strided, column-major) cost about as much as the
-        // LU of K_h on the 200-contact sector (docs/performance.md).
+        // Row sig(c, i) of K_h is a_ci + sum_j f_cij G_h[sig(c, j), :].
         let rows: Vec<usize> = (0..nc)
             .flat_map(|c| (0..l).map(move |i| sig(c, i)))
             .collect();
+        let by_columns = transposed && self.cond.symmetric;
         self.set
             .harmonics()
             .par_iter()
@@ -790,18 +844,66 @@ impl UnilateralResidual {
                     })
                     .collect();
                 let mut k = Mat::<c64>::zeros(m, m);
-                let mut g = vec![c64::new(0.0, 0.0); l];
-                for t in 0..m {
-                    let gt = gh.col(t);
-                    let mut kt = k.col_mut(t);
+                if by_columns {
+                    // K_h^T[t, sig_i] = sum_j f_ij G_h[sig_j, t] = sum_j f_ij G_h[t, sig_j].
+                    let mut gcol = vec![c64::new(0.0, 0.0); m];
                     for c in 0..nc {
                         let sigs = &rows[c * l..(c + 1) * l];
-                        for (gj, &sj) in g.iter_mut().zip(sigs) {
-                            *gj = gt[sj];
-                        }
                         for (i, &row) in sigs.iter().enumerate() {
-                            let fi = &f[(c * l + i) * l..(c * l + i + 1) * l];
-                            kt[row] += fi.iter().zip(&g).map(|(a, b)| *a * *b).sum::<c64>();
+                            let kt = k
+                                .col_mut(row)
+                                .try_as_col_major_mut()
+                                .expect("an owned matrix's columns are contiguous")
+                                .as_slice_mut();
+                            for (j, &sj) in sigs.iter().enumerate() {
+                                let fij = f[(c * l + i) * l + j];
+                                if fij == c64::new(0.0, 0.0) {
+                                    continue;
+                                }
+                                let g: &[c64] = match gh.col(sj).try_as_col_major() {
+                                    Some(col) => col.as_slice(),
+                                    None => {
+                                        gcol.iter_mut()
+                                            .zip(gh.col(sj).iter())
+                                            .for_each(|(a, b)| *a = *b);
+                                        &gcol
+                                    }
+                                };
+                                for (kt, g) in kt.iter_mut().zip(g) {
+                                    *kt += fij * g;
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    let mut g = vec![c64::new(0.0, 0.0); l];
+                    let mut gcol = vec![c64::new(0.0, 0.0); m];
+                    for t in 0..m {
+                        // Both columns as plain slices: faer's checked indexing cost several
+                        // times the arithmetic here.
+                        let gt: &[c64] = match gh.col(t).try_as_col_major() {
+                            Some(c) => c.as_slice(),
+                            None => {
+                                gcol.iter_mut()
+                                    .zip(gh.col(t).iter())
+                                    .for_each(|(a, b)| *a = *b);
+                                &gcol
+                            }
+                        };
+                        let kt = k
+                            .col_mut(t)
+                            .try_as_col_major_mut()
+                            .expect("an owned matrix's columns are contiguous")
+                            .as_slice_mut();
+                        for c in 0..nc {
+                            let sigs = &rows[c * l..(c + 1) * l];
+                            for (gj, &sj) in g.iter_mut().zip(sigs) {
+                                *gj = gt[sj];
+                            }
+                            for (i, &row) in sigs.iter().enumerate() {
+                                let fi = &f[(c * l + i) * l..(c * l + i + 1) * l];
+                                kt[row] += fi.iter().zip(&g).map(|(a, b)| *a * *b).sum::<c64>();
+                            }
                         }
                     }
                 }
@@ -809,14 +911,23 @@ impl UnilateralResidual {
                     let sigs = &rows[c * l..(c + 1) * l];
                     for (i, &row) in sigs.iter().enumerate() {
                         for (j, &col) in sigs.iter().enumerate() {
-                            k[(row, col)] += c64::new(ax[(c * l + i) * l + j], 0.0);
+                            let a = c64::new(ax[(c * l + i) * l + j], 0.0);
+                            if by_columns {
+                                k[(col, row)] += a;
+                            } else {
+                                k[(row, col)] += a;
+                            }
                         }
                     }
                 }
                 if h == 0 {
-                    self.held.add_to_static_harmonic(&mut k);
+                    self.held.add_to_static_harmonic_as(&mut k, by_columns);
                 }
-                k
+                if transposed && !by_columns {
+                    k.transpose().to_owned()
+                } else {
+                    k
+                }
             })
             .collect()
     }
@@ -1193,6 +1304,13 @@ impl crate::ContactSystem for UnilateralResidual {
 
     fn averaged_harmonic_jacobians(&self) -> Result<Vec<Mat<c64>>, ResidualError> {
         Ok(UnilateralResidual::averaged_harmonic_jacobians(self))
+    }
+
+    fn averaged_harmonic_jacobians_to_factor(
+        &self,
+    ) -> Result<(Vec<Mat<c64>>, bool), ResidualError> {
+        let transposed = self.cond.symmetric;
+        Ok((self.averaged_harmonic_jacobians_as(transposed), transposed))
     }
 
     fn histories(&mut self, x: &[f64]) -> Result<ContactHistories, ResidualError> {

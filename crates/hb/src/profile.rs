@@ -30,15 +30,19 @@ pub enum Phase {
     Jacobian,
     /// Building the matrix-free preconditioner (contact and harmonic blocks).
     Preconditioner,
+    /// Part of [`Phase::Preconditioner`]: the LUs of the harmonic-averaged Jacobians.
+    HarmonicFactor,
     /// Jacobian products and preconditioner applications inside GMRES.
     Krylov,
+    /// Part of [`Phase::Krylov`]: the solves with the harmonic-averaged Jacobians' LUs.
+    HarmonicSolve,
     /// Histories, summaries and monitored DOFs of a solution.
     Post,
     /// Writing results.
     Output,
 }
 
-const PHASES: [Phase; 12] = [
+const PHASES: [Phase; 14] = [
     Phase::Read,
     Phase::Setup,
     Phase::Factor,
@@ -48,7 +52,9 @@ const PHASES: [Phase; 12] = [
     Phase::Residual,
     Phase::Jacobian,
     Phase::Preconditioner,
+    Phase::HarmonicFactor,
     Phase::Krylov,
+    Phase::HarmonicSolve,
     Phase::Post,
     Phase::Output,
 ];
@@ -66,7 +72,9 @@ impl Phase {
             Phase::Residual => "residual",
             Phase::Jacobian => "jacobian + LU",
             Phase::Preconditioner => "preconditioner build",
+            Phase::HarmonicFactor => "harmonic LUs",
             Phase::Krylov => "GMRES products",
+            Phase::HarmonicSolve => "harmonic LU solves",
             Phase::Post => "post-processing",
             Phase::Output => "output",
         }
@@ -76,6 +84,8 @@ impl Phase {
     pub fn part_of(self) -> Option<Phase> {
         match self {
             Phase::Factor | Phase::Lanczos | Phase::ResidualFlexibility => Some(Phase::Setup),
+            Phase::HarmonicFactor => Some(Phase::Preconditioner),
+            Phase::HarmonicSolve => Some(Phase::Krylov),
             _ => None,
         }
     }

@@ -678,6 +678,104 @@ enum HarmonicData {
     Modal(modal::ModalHarmonic),
 }
 
+/// `G_h x` for several harmonics at once, from the modal receptance's real factors
+/// (`W Phi`, the residual flexibility `R`, the series compliance) without forming any `G_h`
+/// (see [`ReceptanceAt::modal_product`]). Matrix-free Newton multiplies by every `G_h` of
+/// the set at each GMRES step; one harmonic at a time that read `R` (`m x m`) once per
+/// harmonic, a few flops per entry read, while here one real product reads it once for all
+/// (docs/performance.md, "The receptance product of all harmonics at once").
+#[derive(Clone)]
+pub struct ModalProduct {
+    factors: Arc<modal::ContactFactors>,
+    /// Per column: `1 / d_r` per mode.
+    inv_d: Vec<Vec<c64>>,
+    /// Per column: the residual flexibility's factor.
+    res_factor: Vec<c64>,
+}
+
+impl std::fmt::Debug for ModalProduct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModalProduct")
+            .field("rows", &self.rows())
+            .field("modes", &self.factors.w_phi.ncols())
+            .field("columns", &self.columns())
+            .finish()
+    }
+}
+
+impl ModalProduct {
+    /// Contact rows `m`.
+    pub fn rows(&self) -> usize {
+        self.factors.w_phi.nrows()
+    }
+
+    /// Columns of the input: one per harmonic given to [`ReceptanceAt::modal_product`].
+    pub fn columns(&self) -> usize {
+        self.res_factor.len()
+    }
+
+    /// `out[:, j] = G_{h_j} x[:, j]` (`x` and `out` are `m x columns`). `G_h` is symmetric, so
+    /// this is also the product by `G_h^T`.
+    ///
+    /// # Panics
+    /// If `x` or `out` is not `m x columns`.
+    pub fn apply(&self, x: MatRef<'_, c64>, mut out: MatMut<'_, c64>) {
+        let f = &*self.factors;
+        let (m, k) = (self.rows(), self.columns());
+        assert!(x.nrows() == m && x.ncols() == k && out.nrows() == m && out.ncols() == k);
+        let r = f.w_phi.ncols();
+        // Real and imaginary parts side by side: `[Re X | Im X]`.
+        let split = |scale: &dyn Fn(usize) -> c64| {
+            Mat::from_fn(m, 2 * k, |i, j| {
+                let z = x[(i, j % k)] * scale(j % k);
+                if j < k { z.re } else { z.im }
+            })
+        };
+        let xr = split(&|_| c64::new(1.0, 0.0));
+        let mut t = Mat::<f64>::zeros(r, 2 * k);
+        faer::linalg::matmul::matmul(
+            t.as_mut(),
+            faer::Accum::Replace,
+            f.w_phi.transpose(),
+            xr.as_ref(),
+            1.0,
+            par(),
+        );
+        for (j, d) in self.inv_d.iter().enumerate() {
+            for (q, d) in d.iter().enumerate() {
+                let z = c64::new(t[(q, j)], t[(q, j + k)]) * d;
+                t[(q, j)] = z.re;
+                t[(q, j + k)] = z.im;
+            }
+        }
+        let mut y = Mat::<f64>::zeros(m, 2 * k);
+        faer::linalg::matmul::matmul(
+            y.as_mut(),
+            faer::Accum::Replace,
+            f.w_phi.as_ref(),
+            t.as_ref(),
+            1.0,
+            par(),
+        );
+        let xs = split(&|j| self.res_factor[j]);
+        faer::linalg::matmul::matmul(
+            y.as_mut(),
+            faer::Accum::Add,
+            f.residual.as_ref(),
+            xs.as_ref(),
+            1.0,
+            par(),
+        );
+        for j in 0..k {
+            for i in 0..m {
+                // No compliance (rigid contacts) is an empty list.
+                let c = f.compliance.get(i).copied().unwrap_or(0.0);
+                out[(i, j)] = c64::new(y[(i, j)], y[(i, j + k)]) + x[(i, j)] * c;
+            }
+        }
+    }
+}
+
 /// The receptance at one fundamental frequency for a set of harmonics (see
 /// [`Receptance::prepare`]). All queries are read-only and may run concurrently.
 pub struct ReceptanceAt<'a> {
@@ -845,6 +943,32 @@ impl<'a> ReceptanceAt<'a> {
             }
             _ => self.apply(h, x, out),
         }
+    }
+
+    /// The product by every `G_h` of `hs` at once from the modal backend's factors (column
+    /// `j` of its input multiplied by `G_{hs[j]}`), or `None` where a harmonic of `hs` is not
+    /// condensed by modes (other backends, a cyclic sector, harmonics above an automatic
+    /// choice's coverage) or was not prepared.
+    pub fn modal_product(&self, hs: &[usize]) -> Option<ModalProduct> {
+        let Backend::Modal(b) = &self.rec.backend else {
+            return None;
+        };
+        let mut inv_d = Vec::with_capacity(hs.len());
+        let mut res_factor = Vec::with_capacity(hs.len());
+        for &h in hs {
+            match self.get(h).ok()? {
+                HarmonicData::Modal(d) => {
+                    inv_d.push(d.inv_d().to_vec());
+                    res_factor.push(d.res_factor());
+                }
+                HarmonicData::Direct(_) => return None,
+            }
+        }
+        Some(ModalProduct {
+            factors: b.factors.clone(),
+            inv_d,
+            res_factor,
+        })
     }
 
     /// `y = G_h x` for one vector (convenience form of [`apply`](Self::apply)).

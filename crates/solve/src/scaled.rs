@@ -2,7 +2,7 @@
 //! scale, so that the tolerance is dimensionless, with the preconditioner of the matrix-free
 //! path (contact blocks, harmonic-averaged Jacobians, or both).
 
-use crate::newton::{EvalError, Residual, pin_empty_rows};
+use crate::newton::{EvalError, Residual, pin_empty_columns, pin_empty_rows};
 use crate::periodic::Preconditioner;
 use ewr_contact::{ContactSystem, ResidualError};
 use ewr_hb::HarmonicSet;
@@ -67,6 +67,8 @@ pub struct ScaledContacts<'a> {
     blocks: Vec<(Vec<usize>, PartialPivLu<f64>)>,
     /// LU of each harmonic's averaged Jacobian, with the harmonic's coefficient index.
     harmonic: Vec<HarmonicLu>,
+    /// Whether `harmonic` factorises the transposes (solved by the transposed solve).
+    harmonic_transposed: bool,
     /// Preconditioner applications since the last linearisation (the last GMRES's length).
     applications: usize,
 }
@@ -81,6 +83,7 @@ pub(crate) type HarmonicLu = (usize, bool, PartialPivLu<c64>);
 
 /// LU of each harmonic's averaged Jacobian `ks` (in the order of `set`), scaled by `scale`.
 fn factor_harmonics(ks: &mut [faer::Mat<c64>], set: &HarmonicSet, scale: f64) -> Vec<HarmonicLu> {
+    let _t = crate::profile::span(crate::profile::Phase::HarmonicFactor);
     ks.par_iter_mut()
         .zip(set.harmonics().par_iter())
         .map(|(k, &h)| {
@@ -92,11 +95,13 @@ fn factor_harmonics(ks: &mut [faer::Mat<c64>], set: &HarmonicSet, scale: f64) ->
 }
 
 /// Applies the harmonic LUs to `v` (hb layout, `nco` coefficients per signal): each harmonic
-/// reads and writes its own coefficients only; a singular one leaves them unchanged.
-fn apply_harmonics(harmonic: &[HarmonicLu], nco: usize, v: &mut [f64]) {
+/// reads and writes its own coefficients only; a singular one leaves them unchanged. With
+/// `transposed` the LUs are of the transposes, and solved transposed.
+fn apply_harmonics(harmonic: &[HarmonicLu], nco: usize, v: &mut [f64], transposed: bool) {
     if harmonic.is_empty() {
         return;
     }
+    let _t = crate::profile::span(crate::profile::Phase::HarmonicSolve);
     let m = v.len() / nco;
     let solved: Vec<Vec<c64>> = harmonic
         .par_iter()
@@ -108,7 +113,12 @@ fn apply_harmonics(harmonic: &[HarmonicLu], nco: usize, v: &mut [f64]) {
                 })
                 .collect();
             let keep = z.clone();
-            lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, m, 1));
+            let zm = faer::MatMut::from_column_major_slice_mut(&mut z, m, 1);
+            if transposed {
+                lu.solve_transpose_in_place(zm);
+            } else {
+                lu.solve_in_place(zm);
+            }
             if z.iter().any(|x| !x.re.is_finite() || !x.im.is_finite()) {
                 return keep;
             }
@@ -134,6 +144,7 @@ impl<'a> ScaledContacts<'a> {
             policy,
             blocks: Vec::new(),
             harmonic: Vec::new(),
+            harmonic_transposed: false,
             applications: 0,
         }
     }
@@ -160,18 +171,24 @@ impl<'a> ScaledContacts<'a> {
     }
 
     fn factor_harmonic_blocks(&mut self) -> Result<(), EvalError> {
-        let mut ks = self.inner.averaged_harmonic_jacobians().map_err(eval_err)?;
+        let (mut ks, transposed) = self
+            .inner
+            .averaged_harmonic_jacobians_to_factor()
+            .map_err(eval_err)?;
         if self.policy.pin_empty_rows {
             // |re| + |im| finds the empty rows as well as the modulus, without a hypot per
             // entry (a third of the harmonic level's time on the 100-contact 3-D sector).
+            let abs = |x: c64| x.re.abs() + x.im.abs();
+            let from = |a| c64::new(a, 0.0);
             ks.par_iter_mut().for_each(|k| {
-                pin_empty_rows(
-                    k.as_mut(),
-                    |x| x.re.abs() + x.im.abs(),
-                    |a| c64::new(a, 0.0),
-                )
+                if transposed {
+                    pin_empty_columns(k.as_mut(), abs, from)
+                } else {
+                    pin_empty_rows(k.as_mut(), abs, from)
+                }
             });
         }
+        self.harmonic_transposed = transposed;
         self.harmonic = factor_harmonics(&mut ks, self.inner.harmonic_set(), self.scale);
         Ok(())
     }
@@ -201,7 +218,12 @@ impl<'a> ScaledContacts<'a> {
     }
 
     fn apply_harmonic_blocks(&self, v: &mut [f64]) {
-        apply_harmonics(&self.harmonic, self.inner.harmonic_set().n_coeffs(), v);
+        apply_harmonics(
+            &self.harmonic,
+            self.inner.harmonic_set().n_coeffs(),
+            v,
+            self.harmonic_transposed,
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 //! finite differences, and the 2-D contact element under prescribed motion against an
 //! independent time-marching reference (seed 004 digest, table V2).
 
-use ewr_contact::{CondensedContacts, UnilateralParams, UnilateralResidual};
+use ewr_contact::{CondensedContacts, ContactSystem, UnilateralParams, UnilateralResidual};
 use ewr_hb::HarmonicSet;
 use ewr_solve::newton::{self, NewtonOptions};
 use ewr_solve::{Policy, ScaledContacts};
@@ -51,6 +51,8 @@ fn element(set: &HarmonicSet, x: &Motion, y: &Motion) -> (CondensedContacts, Uni
     let cond = CondensedContacts {
         omega: 1.0,
         harmonics,
+        product: None,
+        symmetric: true,
     };
     let params = UnilateralParams {
         dim: 1,
@@ -380,6 +382,8 @@ fn coupled_pair(set: &HarmonicSet) -> (CondensedContacts, UnilateralParams) {
         CondensedContacts {
             omega: 1.3,
             harmonics,
+            product: None,
+            symmetric: true,
         },
         UnilateralParams {
             dim: 2,
@@ -1009,6 +1013,7 @@ fn averaged_harmonic_jacobians_are_the_complex_part_of_the_dense_jacobians_diago
             }
         }
     }
+    cond.symmetric = false;
     let mut sys = UnilateralResidual::new(cond, set.clone(), 64, params).unwrap();
     let n = sys.len();
     let nco = set.n_coeffs();
@@ -1040,4 +1045,51 @@ fn averaged_harmonic_jacobians_are_the_complex_part_of_the_dense_jacobians_diago
         }
     }
     assert!(worst < 1e-12 * scale, "{worst:e} against |J| {scale:e}");
+}
+
+#[test]
+fn the_averaged_jacobians_are_factorised_transposed_where_the_receptance_is_symmetric() {
+    // With a symmetric G_h the preconditioner forms K_h^T from columns of G_h (contiguous)
+    // and solves transposed: K_h^T must be the transpose of the K_h checked above against
+    // the dense Jacobian, entry for entry; with a G_h that is not symmetric it gets K_h.
+    let set: HarmonicSet = "all:4".parse().unwrap();
+    let (mut cond, params) = coupled_pair(&set);
+    for (h, g, _) in cond.harmonics.iter_mut() {
+        for i in 0..g.nrows() {
+            for j in 0..i {
+                let damp = if *h > 0 { 0.02 / K } else { 0.0 };
+                let v = c64::new(0.07 / K * (i + 3 * j + *h) as f64, damp);
+                g[(i, j)] += v;
+                g[(j, i)] += v;
+            }
+        }
+    }
+    let mut sys = UnilateralResidual::new(cond.clone(), set.clone(), 64, params.clone()).unwrap();
+    let n = sys.len();
+    let x: Vec<f64> = (0..n).map(|i| 20.0 * ((i as f64 * 0.77).sin())).collect();
+    let mut g = vec![0.0; n];
+    sys.residual_keep_derivatives(&x, &mut g).unwrap();
+    let ks = sys.averaged_harmonic_jacobians();
+    let (kts, transposed) = ContactSystem::averaged_harmonic_jacobians_to_factor(&sys).unwrap();
+    assert!(transposed);
+    let mut worst = 0.0f64;
+    let mut scale = 0.0f64;
+    for (k, kt) in ks.iter().zip(&kts) {
+        for s in 0..k.nrows() {
+            for t in 0..k.ncols() {
+                worst = worst.max((kt[(t, s)] - k[(s, t)]).norm());
+                scale = scale.max(k[(s, t)].norm());
+            }
+        }
+    }
+    assert!(worst <= 1e-14 * scale, "{worst:e} against {scale:e}");
+    cond.symmetric = false;
+    let mut sys = UnilateralResidual::new(cond, set, 64, params).unwrap();
+    sys.residual_keep_derivatives(&x, &mut g).unwrap();
+    let (k2, transposed) = ContactSystem::averaged_harmonic_jacobians_to_factor(&sys).unwrap();
+    assert!(!transposed);
+    assert_eq!(k2.len(), ks.len());
+    for (a, b) in k2.iter().zip(&ks) {
+        assert!((a - b).norm_l2() <= 1e-14 * scale * a.nrows() as f64);
+    }
 }

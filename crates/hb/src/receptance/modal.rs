@@ -200,6 +200,19 @@ pub(crate) struct ModalBackend {
     static_columns: Mutex<HashMap<usize, Arc<Vec<f64>>>>,
     /// Series compliance per contact row (see `Structure::compliance`).
     compliance: Vec<f64>,
+    /// The real factors of every `G_h`, shared with the products handed out.
+    pub factors: Arc<ContactFactors>,
+}
+
+/// The modal receptance's real factors at the contacts: `G_h = W Phi diag(1 / d_r) Phi^T W^T
+/// + f_h R + diag(compliance)`, with `d_r` and the scalar `f_h` per harmonic.
+pub(crate) struct ContactFactors {
+    /// `W Phi` (`m x modes`).
+    pub w_phi: Mat<f64>,
+    /// The residual flexibility `R` (`m x m`, symmetric).
+    pub residual: Mat<f64>,
+    /// Series compliance per contact row.
+    pub compliance: Vec<f64>,
 }
 
 fn real_mul(a: &faer::sparse::SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
@@ -377,6 +390,11 @@ impl ModalBackend {
         let scale = lambda.iter().fold(lam_scale, |a, &l| a.max(l));
         let to_c =
             |a: &Mat<f64>| Mat::from_fn(a.nrows(), a.ncols(), |i, j| c64::new(a[(i, j)], 0.0));
+        let factors = Arc::new(ContactFactors {
+            w_phi: w_phi.clone(),
+            residual: residual.clone(),
+            compliance: s.compliance.clone(),
+        });
         Ok(ModalBackend {
             w_phi_c: to_c(&w_phi),
             residual_c: to_c(&residual),
@@ -394,6 +412,7 @@ impl ModalBackend {
             scale,
             static_columns: Mutex::new(HashMap::new()),
             compliance: s.compliance.clone(),
+            factors,
         })
     }
 
@@ -474,6 +493,16 @@ pub(crate) struct ModalHarmonic {
 }
 
 impl ModalHarmonic {
+    /// `1 / d_r` per mode.
+    pub fn inv_d(&self) -> &[c64] {
+        &self.inv_d
+    }
+
+    /// The residual flexibility's factor `f_h`.
+    pub fn res_factor(&self) -> c64 {
+        self.res_factor
+    }
+
     /// `G_h`, formed on first use.
     pub fn g(&self, b: &ModalBackend) -> &Mat<c64> {
         self.g.get_or_init(|| {

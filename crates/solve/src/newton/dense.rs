@@ -112,21 +112,55 @@ pub(crate) fn pin_empty_rows<T: Copy>(
     from: impl Fn(f64) -> T,
 ) {
     let n = a.nrows().min(a.ncols());
-    let mut big = 0.0f64;
     let mut rows = vec![0.0f64; a.nrows()];
     for j in 0..a.ncols() {
-        for (i, r) in rows.iter_mut().enumerate() {
-            let v = abs(a[(i, j)]);
-            *r = r.max(v);
-            big = big.max(v);
+        // A contiguous column is read as a slice (it vectorises; the preconditioner's harmonic
+        // level scans `m^2` entries per harmonic at every build).
+        match a.as_ref().col(j).try_as_col_major() {
+            Some(col) => {
+                for (r, &v) in rows.iter_mut().zip(col.as_slice()) {
+                    *r = r.max(abs(v));
+                }
+            }
+            None => {
+                for (i, r) in rows.iter_mut().enumerate() {
+                    *r = r.max(abs(a[(i, j)]));
+                }
+            }
         }
     }
+    let big = rows.iter().fold(0.0f64, |b, &r| b.max(r));
     if !(big > 0.0 && big.is_finite()) {
         return;
     }
     for (i, &r) in rows.iter().enumerate().take(n) {
         if r <= 1e-12 * big {
             a[(i, i)] = from(big);
+        }
+    }
+}
+
+/// [`pin_empty_rows`] of `a^T`, in place in `a`: the empty columns of `a` pinned on the
+/// diagonal (for a matrix factorised transposed).
+pub(crate) fn pin_empty_columns<T: Copy>(
+    mut a: faer::MatMut<'_, T>,
+    abs: impl Fn(T) -> f64,
+    from: impl Fn(f64) -> T,
+) {
+    let n = a.nrows().min(a.ncols());
+    let cols: Vec<f64> = (0..a.ncols())
+        .map(|j| match a.as_ref().col(j).try_as_col_major() {
+            Some(col) => col.as_slice().iter().fold(0.0f64, |b, &v| b.max(abs(v))),
+            None => (0..a.nrows()).fold(0.0f64, |b, i| b.max(abs(a[(i, j)]))),
+        })
+        .collect();
+    let big = cols.iter().fold(0.0f64, |b, &r| b.max(r));
+    if !(big > 0.0 && big.is_finite()) {
+        return;
+    }
+    for (j, &c) in cols.iter().enumerate().take(n) {
+        if c <= 1e-12 * big {
+            a[(j, j)] = from(big);
         }
     }
 }

@@ -40,7 +40,7 @@ mod dogleg;
 mod gmres;
 mod polish;
 
-pub(crate) use dense::pin_empty_rows;
+pub(crate) use dense::{pin_empty_columns, pin_empty_rows};
 pub use gmres::{GmresSolution, gmres};
 
 use dense::{DenseWork, linearize_dense};
