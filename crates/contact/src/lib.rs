@@ -1,5 +1,6 @@
 //! Friction laws on sampled time histories and the multi-contact E-WR weighted residual.
 
+mod columns;
 mod disc;
 mod error;
 mod kinds;

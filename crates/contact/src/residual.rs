@@ -734,20 +734,8 @@ impl<'a> EwrResidual<'a> {
                     let hw = h as f64 * self.omega;
                     let mut gcol = vec![c64::new(0.0, 0.0); m];
                     for j in 0..m {
-                        let gj: &[c64] = match gh.col(j).try_as_col_major() {
-                            Some(c) => c.as_slice(),
-                            None => {
-                                gcol.iter_mut()
-                                    .zip(gh.col(j).iter())
-                                    .for_each(|(a, b)| *a = *b);
-                                &gcol
-                            }
-                        };
-                        let kj = k
-                            .col_mut(j)
-                            .try_as_col_major_mut()
-                            .expect("an owned matrix's columns are contiguous")
-                            .as_slice_mut();
+                        let gj = crate::columns::column(gh.as_ref(), j, &mut gcol);
+                        let kj = crate::columns::column_mut(k.as_mut(), j);
                         for (s, kj) in kj.iter_mut().enumerate() {
                             let c0 = (s / d) * d;
                             let mut acc = c64::new(0.0, 0.0);

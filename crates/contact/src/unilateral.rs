@@ -850,25 +850,13 @@ impl UnilateralResidual {
                     for c in 0..nc {
                         let sigs = &rows[c * l..(c + 1) * l];
                         for (i, &row) in sigs.iter().enumerate() {
-                            let kt = k
-                                .col_mut(row)
-                                .try_as_col_major_mut()
-                                .expect("an owned matrix's columns are contiguous")
-                                .as_slice_mut();
+                            let kt = crate::columns::column_mut(k.as_mut(), row);
                             for (j, &sj) in sigs.iter().enumerate() {
                                 let fij = f[(c * l + i) * l + j];
                                 if fij == c64::new(0.0, 0.0) {
                                     continue;
                                 }
-                                let g: &[c64] = match gh.col(sj).try_as_col_major() {
-                                    Some(col) => col.as_slice(),
-                                    None => {
-                                        gcol.iter_mut()
-                                            .zip(gh.col(sj).iter())
-                                            .for_each(|(a, b)| *a = *b);
-                                        &gcol
-                                    }
-                                };
+                                let g = crate::columns::column(gh.as_ref(), sj, &mut gcol);
                                 for (kt, g) in kt.iter_mut().zip(g) {
                                     *kt += fij * g;
                                 }
@@ -881,20 +869,8 @@ impl UnilateralResidual {
                     for t in 0..m {
                         // Both columns as plain slices: faer's checked indexing cost several
                         // times the arithmetic here.
-                        let gt: &[c64] = match gh.col(t).try_as_col_major() {
-                            Some(c) => c.as_slice(),
-                            None => {
-                                gcol.iter_mut()
-                                    .zip(gh.col(t).iter())
-                                    .for_each(|(a, b)| *a = *b);
-                                &gcol
-                            }
-                        };
-                        let kt = k
-                            .col_mut(t)
-                            .try_as_col_major_mut()
-                            .expect("an owned matrix's columns are contiguous")
-                            .as_slice_mut();
+                        let gt = crate::columns::column(gh.as_ref(), t, &mut gcol);
+                        let kt = crate::columns::column_mut(k.as_mut(), t);
                         for c in 0..nc {
                             let sigs = &rows[c * l..(c + 1) * l];
                             for (gj, &sj) in g.iter_mut().zip(sigs) {

@@ -996,6 +996,24 @@ fn a_contact_held_toward_an_unreachable_position_is_held_on_the_bound() {
     );
 }
 
+/// Couples every contact row with the others through `G_h` (below the diagonal, and above
+/// it too when `symmetric`; damped for `h > 0`), as a structure between the contacts would.
+fn couple_rows(cond: &mut CondensedContacts, symmetric: bool) {
+    for (h, g, _) in cond.harmonics.iter_mut() {
+        for i in 0..g.nrows() {
+            for j in 0..i {
+                let damp = if *h > 0 { 0.02 / K } else { 0.0 };
+                let v = c64::new(0.07 / K * (i + 3 * j + *h) as f64, damp);
+                g[(i, j)] += v;
+                if symmetric {
+                    g[(j, i)] += v;
+                }
+            }
+        }
+    }
+    cond.symmetric = symmetric;
+}
+
 #[test]
 fn averaged_harmonic_jacobians_are_the_complex_part_of_the_dense_jacobians_diagonal_blocks() {
     // With every law derivative replaced by its period mean, J's block for harmonic h is
@@ -1005,15 +1023,7 @@ fn averaged_harmonic_jacobians_are_the_complex_part_of_the_dense_jacobians_diago
     // not symmetric (as for a cyclic sector) tells rows from columns; G_0 stays real.
     let set: HarmonicSet = "all:4".parse().unwrap();
     let (mut cond, params) = coupled_pair(&set);
-    for (h, g, _) in cond.harmonics.iter_mut() {
-        for i in 0..g.nrows() {
-            for j in 0..i {
-                let damp = if *h > 0 { 0.02 / K } else { 0.0 };
-                g[(i, j)] += c64::new(0.07 / K * (i + 3 * j + *h) as f64, damp);
-            }
-        }
-    }
-    cond.symmetric = false;
+    couple_rows(&mut cond, false);
     let mut sys = UnilateralResidual::new(cond, set.clone(), 64, params).unwrap();
     let n = sys.len();
     let nco = set.n_coeffs();
@@ -1054,16 +1064,7 @@ fn the_averaged_jacobians_are_factorised_transposed_where_the_receptance_is_symm
     // the dense Jacobian, entry for entry; with a G_h that is not symmetric it gets K_h.
     let set: HarmonicSet = "all:4".parse().unwrap();
     let (mut cond, params) = coupled_pair(&set);
-    for (h, g, _) in cond.harmonics.iter_mut() {
-        for i in 0..g.nrows() {
-            for j in 0..i {
-                let damp = if *h > 0 { 0.02 / K } else { 0.0 };
-                let v = c64::new(0.07 / K * (i + 3 * j + *h) as f64, damp);
-                g[(i, j)] += v;
-                g[(j, i)] += v;
-            }
-        }
-    }
+    couple_rows(&mut cond, true);
     let mut sys = UnilateralResidual::new(cond.clone(), set.clone(), 64, params.clone()).unwrap();
     let n = sys.len();
     let x: Vec<f64> = (0..n).map(|i| 20.0 * ((i as f64 * 0.77).sin())).collect();
