@@ -327,30 +327,23 @@ impl UnilateralResidual {
             }
             None => c64::new(0.0, 0.0),
         };
-        let all = match (&self.cond.product, x) {
-            (Some(product), Some(x)) => {
-                let hs = &self.cond.harmonics;
-                let xc = Mat::from_fn(m, hs.len(), |s, j| coeffs(x, hs[j].0, s));
-                let mut y = Mat::zeros(m, hs.len());
-                product.apply(xc.as_ref(), y.as_mut());
-                Some(y)
-            }
-            _ => None,
-        };
-        for (j, (h, g, q)) in self.cond.harmonics.iter().enumerate() {
+        let hs = &self.cond.harmonics;
+        let gx = x.map(|x| {
+            self.receptance_products(
+                Mat::from_fn(m, hs.len(), |s, j| coeffs(x, hs[j].0, s)),
+                false,
+            )
+        });
+        for (j, (h, _, q)) in hs.iter().enumerate() {
             let h = *h;
             let Some(p) = self.set.coeff_index(h) else {
                 continue;
             };
-            let gx = x.map(|x| match &all {
-                Some(all) => all.col(j).as_mat().to_owned(),
-                None => g * Mat::from_fn(m, 1, |s, _| coeffs(x, h, s)),
-            });
             let hw = h as f64 * self.cond.omega;
             for s in 0..m {
                 let mut y = if forced { q[s] } else { c64::new(0.0, 0.0) };
                 if let Some(gx) = &gx {
-                    y += gx[(s, 0)];
+                    y += gx[(s, j)];
                 }
                 if s < mt {
                     // Velocity: V = i h w Y.
@@ -366,6 +359,23 @@ impl UnilateralResidual {
                 }
             }
         }
+    }
+
+    /// Column `j` of `x` multiplied by `G_h` (by `G_h^T` with `transpose`; they differ only on
+    /// a cyclic sector) for the `j`-th condensed harmonic: all at once from the modal
+    /// factors where the receptance is modal (symmetric), else one dense `G_h` at a time.
+    fn receptance_products(&self, x: Mat<c64>, transpose: bool) -> Mat<c64> {
+        let mut y = Mat::zeros(x.nrows(), x.ncols());
+        match &self.cond.product {
+            Some(product) => product.apply(x.as_ref(), y.as_mut()),
+            None => {
+                for (j, (_, g, _)) in self.cond.harmonics.iter().enumerate() {
+                    let g = if transpose { g.transpose() } else { g.as_ref() };
+                    y.col_mut(j).copy_from(g * x.col(j));
+                }
+            }
+        }
+        y
     }
 
     /// `out = T^T x` (no forced part). The real `2 x 2` block of a complex entry `a` is
@@ -387,26 +397,15 @@ impl UnilateralResidual {
             }
             None => c64::new(0.0, 0.0),
         };
-        // The modal product's `G_h` are symmetric (never a cyclic sector's).
-        let all = self.cond.product.as_ref().map(|product| {
-            let hs = &self.cond.harmonics;
-            let w = Mat::from_fn(m, hs.len(), |t, j| w_of(hs[j].0, t));
-            let mut y = Mat::zeros(m, hs.len());
-            product.apply(w.as_ref(), y.as_mut());
-            y
-        });
-        for (j, (h, g, _)) in self.cond.harmonics.iter().enumerate() {
+        let hs = &self.cond.harmonics;
+        let gw = self.receptance_products(Mat::from_fn(m, hs.len(), |t, j| w_of(hs[j].0, t)), true);
+        for (j, (h, _, _)) in hs.iter().enumerate() {
             let h = *h;
             let Some(p) = self.set.coeff_index(h) else {
                 continue;
             };
-            // G_h^T: equal to G_h except on a cyclic sector.
-            let gw = match &all {
-                Some(all) => all.col(j).as_mat().to_owned(),
-                None => g.transpose() * Mat::from_fn(m, 1, |t, _| w_of(h, t)),
-            };
             for s in 0..m {
-                let y = gw[(s, 0)];
+                let y = gw[(s, j)];
                 // conj(y) = Re y - i Im y, i.e. (a, b) = (Re y, Im y).
                 out[s * nco + p] = y.re;
                 if h > 0 {

@@ -198,8 +198,6 @@ pub(crate) struct ModalBackend {
     /// recovering a few DOFs at every frequency point then costs `O(n)` per DOF instead of
     /// sparse solves with the whole factor.
     static_columns: Mutex<HashMap<usize, Arc<Vec<f64>>>>,
-    /// Series compliance per contact row (see `Structure::compliance`).
-    compliance: Vec<f64>,
     /// The real factors of every `G_h`, shared with the products handed out.
     pub factors: Arc<ContactFactors>,
 }
@@ -411,7 +409,6 @@ impl ModalBackend {
             forced,
             scale,
             static_columns: Mutex::new(HashMap::new()),
-            compliance: s.compliance.clone(),
             factors,
         })
     }
@@ -515,7 +512,7 @@ impl ModalHarmonic {
             let mut g = Mat::from_fn(m, m, |i, j| {
                 0.5 * (g[(i, j)] + g[(j, i)]) + self.res_factor * b.residual_c[(i, j)]
             });
-            for (i, c) in b.compliance.iter().enumerate() {
+            for (i, c) in b.factors.compliance.iter().enumerate() {
                 g[(i, i)] += c64::new(*c, 0.0);
             }
             g
