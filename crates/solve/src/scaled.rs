@@ -165,13 +165,7 @@ impl HarmonicFactor {
             HarmonicFactor::Complex(lu) => {
                 solve_with(lu, MatMut::from_column_major_slice_mut(z, m, 1), transposed);
             }
-            HarmonicFactor::Real(lu) => {
-                let mut r = Mat::from_fn(m, 2, |i, j| if j == 0 { z[i].re } else { z[i].im });
-                solve_with(lu, r.as_mut(), transposed);
-                for (i, z) in z.iter_mut().enumerate() {
-                    *z = c64::new(r[(i, 0)], r[(i, 1)]);
-                }
-            }
+            HarmonicFactor::Real(lu) => solve_parts(lu, z, transposed, |x| x, |x| *x),
             HarmonicFactor::ComplexSingle(lu) => {
                 let mut r = Mat::from_fn(m, 1, |i, _| c32::new(z[i].re as f32, z[i].im as f32));
                 solve_with(lu, r.as_mut(), transposed);
@@ -180,14 +174,27 @@ impl HarmonicFactor {
                 }
             }
             HarmonicFactor::RealSingle(lu) => {
-                let mut r =
-                    Mat::from_fn(m, 2, |i, j| (if j == 0 { z[i].re } else { z[i].im }) as f32);
-                solve_with(lu, r.as_mut(), transposed);
-                for (i, z) in z.iter_mut().enumerate() {
-                    *z = c64::new(r[(i, 0)] as f64, r[(i, 1)] as f64);
-                }
+                solve_parts(lu, z, transposed, |x| x as f32, |x| *x as f64)
             }
         }
+    }
+}
+
+/// A real `lu` solved for the real and imaginary parts of `z` as two right-hand sides, in
+/// the precision `to` rounds them to.
+fn solve_parts<T: faer::traits::ComplexField>(
+    lu: &PartialPivLu<T>,
+    z: &mut [c64],
+    transposed: bool,
+    to: impl Fn(f64) -> T,
+    back: impl Fn(&T) -> f64,
+) {
+    let mut r = Mat::from_fn(z.len(), 2, |i, j| {
+        to(if j == 0 { z[i].re } else { z[i].im })
+    });
+    solve_with(lu, r.as_mut(), transposed);
+    for (i, z) in z.iter_mut().enumerate() {
+        *z = c64::new(back(&r[(i, 0)]), back(&r[(i, 1)]));
     }
 }
 

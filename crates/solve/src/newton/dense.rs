@@ -107,7 +107,7 @@ const NEAR_SINGULAR_STEP: f64 = 1e3;
 /// unknown where it is, instead of a singular factorisation (and, in a preconditioner block,
 /// a fallback to the identity for the whole block).
 pub(crate) fn pin_empty_rows<T: Copy>(
-    mut a: faer::MatMut<'_, T>,
+    a: faer::MatMut<'_, T>,
     abs: impl Fn(T) -> f64,
     from: impl Fn(f64) -> T,
 ) {
@@ -129,11 +129,18 @@ pub(crate) fn pin_empty_rows<T: Copy>(
             }
         }
     }
-    let big = rows.iter().fold(0.0f64, |b, &r| b.max(r));
+    pin_diagonal(a, &rows, n, from);
+}
+
+/// The largest of `norms` (each row's or column's largest magnitude) put on the first `n`
+/// diagonal entries of `a` whose norm is below `1e-12` of it; nothing where all vanish or one
+/// is not finite.
+fn pin_diagonal<T>(mut a: faer::MatMut<'_, T>, norms: &[f64], n: usize, from: impl Fn(f64) -> T) {
+    let big = norms.iter().fold(0.0f64, |b, &r| b.max(r));
     if !(big > 0.0 && big.is_finite()) {
         return;
     }
-    for (i, &r) in rows.iter().enumerate().take(n) {
+    for (i, &r) in norms.iter().enumerate().take(n) {
         if r <= 1e-12 * big {
             a[(i, i)] = from(big);
         }
@@ -143,7 +150,7 @@ pub(crate) fn pin_empty_rows<T: Copy>(
 /// [`pin_empty_rows`] of `a^T`, in place in `a`: the empty columns of `a` pinned on the
 /// diagonal (for a matrix factorised transposed).
 pub(crate) fn pin_empty_columns<T: Copy>(
-    mut a: faer::MatMut<'_, T>,
+    a: faer::MatMut<'_, T>,
     abs: impl Fn(T) -> f64,
     from: impl Fn(f64) -> T,
 ) {
@@ -154,15 +161,7 @@ pub(crate) fn pin_empty_columns<T: Copy>(
             None => (0..a.nrows()).fold(0.0f64, |b, i| b.max(abs(a[(i, j)]))),
         })
         .collect();
-    let big = cols.iter().fold(0.0f64, |b, &r| b.max(r));
-    if !(big > 0.0 && big.is_finite()) {
-        return;
-    }
-    for (j, &c) in cols.iter().enumerate().take(n) {
-        if c <= 1e-12 * big {
-            a[(j, j)] = from(big);
-        }
-    }
+    pin_diagonal(a, &cols, n, from);
 }
 
 /// `-(J^T J + mu I)^{-1} J^T g` with `mu = 1e-10 ||J||_F^2 / n`: the Gauss-Newton step,
