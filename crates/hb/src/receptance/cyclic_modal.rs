@@ -24,7 +24,7 @@ use faer::sparse::{SparseColMat, Triplet};
 use faer::{Accum, Mat, c64};
 
 use super::direct::{DirectHarmonic, Solver};
-use super::lanczos::lowest_modes;
+use super::lanczos::{block_size, lowest_modes};
 use super::nd_modes::{NdModes, NdSolve, factor};
 use super::{ReceptanceError, Structure};
 
@@ -146,6 +146,7 @@ impl CyclicModalBackend {
             2 * self.modes,
             0.0,
             LANCZOS_TOL,
+            block_size(llt.entries()),
         )?;
         drop(_lanczos_span);
         // Complex modes, M_k-orthonormal, repeats dropped.

@@ -243,32 +243,25 @@ fn orthonormalise(
     }
 }
 
-/// Lowest `nev` modes of `(K, M)` given `solve`, which overwrites its argument (any number
-/// of columns) with `(K - sigma M)^{-1}` times it (a positive definite factorisation with
-/// `factor_len` entries, which sets the block size and how often convergence is checked).
-///
-/// `rank_bound` bounds the number of finite eigenvalues (the DOFs with mass); if the Krylov
-/// space is exhausted before `nev` modes, all finite modes are returned.
-pub(crate) fn lowest_modes(
-    solve: &dyn Fn(MatMut<'_, f64>),
-    factor_len: usize,
-    mass: SparseColMatRef<'_, usize, f64>,
-    rank_bound: usize,
-    nev: usize,
-    sigma: f64,
-    tol: f64,
-) -> Result<LanczosModes, ReceptanceError> {
-    let block = if factor_len >= BLOCK_MIN_FACTOR {
+/// Vectors per factor solve for a factor of `factor_len` entries ([`BLOCK`] from
+/// [`BLOCK_MIN_FACTOR`], else 1).
+pub(crate) fn block_size(factor_len: usize) -> usize {
+    if factor_len >= BLOCK_MIN_FACTOR {
         BLOCK
     } else {
         1
-    };
-    block_lowest_modes(solve, factor_len, mass, rank_bound, nev, sigma, tol, block)
+    }
 }
 
-/// [`lowest_modes`] with `block` vectors per factor solve.
+/// Lowest `nev` modes of `(K, M)` given `solve`, which overwrites its argument (any number
+/// of columns) with `(K - sigma M)^{-1}` times it (a positive definite factorisation with
+/// `factor_len` entries, which sets how often convergence is checked), `block` vectors per
+/// solve ([`block_size`]).
+///
+/// `rank_bound` bounds the number of finite eigenvalues (the DOFs with mass); if the Krylov
+/// space is exhausted before `nev` modes, all finite modes are returned.
 #[allow(clippy::too_many_arguments)]
-fn block_lowest_modes(
+pub(crate) fn lowest_modes(
     solve: &dyn Fn(MatMut<'_, f64>),
     factor_len: usize,
     mass: SparseColMatRef<'_, usize, f64>,
@@ -516,31 +509,24 @@ mod tests {
     use super::*;
     use faer::sparse::{SparseColMat, Triplet};
 
-    /// `chains` fixed-free spring chains of `len` unit masses, one after another: `K` block
-    /// tridiagonal, `M = I`. Chain `c` has springs of stiffness `1 + c split`, so its
-    /// eigenvalues are `(1 + c split) 4 sin^2((2 j - 1) pi / (2 (2 len + 1)))`, `j = 1..len`:
-    /// with `split = 0` each one `chains` times, else clusters of relative width `split`.
+    /// `chains` identical fixed-free spring chains of `len` unit masses and unit springs,
+    /// one after another: `K` block tridiagonal, `M = I`. Each chain's eigenvalues are
+    /// `4 sin^2((2 j - 1) pi / (2 (2 len + 1)))`, `j = 1..len`, every one `chains` times.
     struct Chains {
         len: usize,
         chains: usize,
-        split: f64,
     }
 
     impl Chains {
-        fn stiffness(&self, chain: usize) -> f64 {
-            1.0 + chain as f64 * self.split
-        }
-
         fn exact(&self, count: usize) -> Vec<f64> {
             let mut l: Vec<f64> = (1..=self.len)
                 .flat_map(|j| {
                     let s = ((2 * j - 1) as f64 * std::f64::consts::PI
                         / (2.0 * (2 * self.len + 1) as f64))
                         .sin();
-                    (0..self.chains).map(move |c| (1.0 + c as f64 * self.split) * 4.0 * s * s)
+                    std::iter::repeat_n(4.0 * s * s, self.chains)
                 })
                 .collect();
-            l.sort_by(f64::total_cmp);
             l.truncate(count);
             l
         }
@@ -551,17 +537,16 @@ mod tests {
             for c in 0..x.ncols() {
                 for chain in 0..self.chains {
                     let o = chain * n;
-                    // Diagonal 2 k (k at the free end), off-diagonal -k.
-                    let k = self.stiffness(chain);
-                    let diag = |i: usize| if i + 1 == n { k } else { 2.0 * k } - sigma;
+                    // Diagonal 2 (1 at the free end), off-diagonal -1.
+                    let diag = |i: usize| if i + 1 == n { 1.0 } else { 2.0 } - sigma;
                     let mut cp = vec![0.0; n];
                     let mut dp = vec![0.0; n];
-                    cp[0] = -k / diag(0);
+                    cp[0] = -1.0 / diag(0);
                     dp[0] = x[(o, c)] / diag(0);
                     for i in 1..n {
-                        let m = diag(i) + k * cp[i - 1];
-                        cp[i] = -k / m;
-                        dp[i] = (x[(o + i, c)] + k * dp[i - 1]) / m;
+                        let m = diag(i) + cp[i - 1];
+                        cp[i] = -1.0 / m;
+                        dp[i] = (x[(o + i, c)] + dp[i - 1]) / m;
                     }
                     x[(o + n - 1, c)] = dp[n - 1];
                     for i in (0..n - 1).rev() {
@@ -583,15 +568,14 @@ mod tests {
             let mut r = 0.0f64;
             for chain in 0..self.chains {
                 let o = chain * n;
-                let s = self.stiffness(chain);
                 for i in 0..n {
-                    let d = if i + 1 == n { s } else { 2.0 * s };
+                    let d = if i + 1 == n { 1.0 } else { 2.0 };
                     let mut k = d * phi[(o + i, 0)];
                     if i > 0 {
-                        k -= s * phi[(o + i - 1, 0)];
+                        k -= phi[(o + i - 1, 0)];
                     }
                     if i + 1 < n {
-                        k -= s * phi[(o + i + 1, 0)];
+                        k -= phi[(o + i + 1, 0)];
                     }
                     r = r.max((k - lambda * phi[(o + i, 0)]).abs());
                 }
@@ -600,55 +584,53 @@ mod tests {
         }
     }
 
-    fn check(chains: &Chains, nev: usize, block: usize) {
+    /// The lowest `nev` modes of `chains` chains of `len` masses, in each of `blocks`, against
+    /// the closed form: eigenvalues, residuals and `M`-orthonormality.
+    fn check(len: usize, chains: usize, nev: usize, blocks: &[usize]) {
+        let chains = Chains { len, chains };
         let m = chains.identity();
         let sigma = -1e-3;
-        let modes = block_lowest_modes(
-            &|x| chains.solve(sigma, x),
-            10 * chains.len,
-            m.as_ref(),
-            m.nrows(),
-            nev,
-            sigma,
-            1e-10,
-            block,
-        )
-        .unwrap();
         let exact = chains.exact(nev);
-        for (i, (l, e)) in modes.lambda.iter().zip(&exact).enumerate() {
-            assert!(
-                (l - e).abs() <= 1e-9 * e,
-                "block {block}: mode {i} lambda {l} against {e}"
-            );
-            let r = chains.residual(modes.phi.subcols(i, 1), *l);
-            assert!(
-                r <= 1e-8 * e.sqrt(),
-                "block {block}: mode {i} residual {r:e}"
-            );
-        }
-        let g = modes.phi.transpose() * &modes.phi;
-        for a in 0..nev {
-            for b in 0..nev {
-                let d = g[(a, b)] - if a == b { 1.0 } else { 0.0 };
+        for &block in blocks {
+            let modes = lowest_modes(
+                &|x| chains.solve(sigma, x),
+                10 * chains.len,
+                m.as_ref(),
+                m.nrows(),
+                nev,
+                sigma,
+                1e-10,
+                block,
+            )
+            .unwrap();
+            for (i, (l, e)) in modes.lambda.iter().zip(&exact).enumerate() {
                 assert!(
-                    d.abs() < 1e-10,
-                    "block {block}: phi^T M phi [{a},{b}] = {}",
-                    g[(a, b)]
+                    (l - e).abs() <= 1e-9 * e,
+                    "block {block}: mode {i} lambda {l} against {e}"
                 );
+                let r = chains.residual(modes.phi.subcols(i, 1), *l);
+                assert!(
+                    r <= 1e-8 * e.sqrt(),
+                    "block {block}: mode {i} residual {r:e}"
+                );
+            }
+            let g = modes.phi.transpose() * &modes.phi;
+            for a in 0..nev {
+                for b in 0..nev {
+                    let d = g[(a, b)] - if a == b { 1.0 } else { 0.0 };
+                    assert!(
+                        d.abs() < 1e-10,
+                        "block {block}: phi^T M phi [{a},{b}] = {}",
+                        g[(a, b)]
+                    );
+                }
             }
         }
     }
 
     #[test]
     fn blocks_and_single_vectors_find_the_exact_lowest_modes_of_a_chain() {
-        let chain = Chains {
-            len: 3000,
-            chains: 1,
-            split: 0.0,
-        };
-        for block in [1, 4, 8] {
-            check(&chain, 60, block);
-        }
+        check(3000, 1, 60, &[1, 4, 8]);
     }
 
     /// A repeated eigenvalue has a one-dimensional trace in a single-vector Krylov space:
@@ -656,35 +638,16 @@ mod tests {
     /// least the multiplicity find every copy.
     #[test]
     fn blocks_find_every_copy_of_a_repeated_eigenvalue() {
-        let chains = Chains {
-            len: 800,
-            chains: 3,
-            split: 0.0,
-        };
-        for block in [4, 8] {
-            check(&chains, 45, block);
-        }
+        check(800, 3, 45, &[4, 8]);
     }
 
     /// Asking for as many modes as the structure has: the blocks run out of directions (the
-    /// last ones deflate, fresh vectors find nothing left) and every mode comes back exact.
+    /// last ones deflate, fresh vectors find nothing left) and every mode comes back exact;
+    /// with two identical chains, every eigenvalue twice.
     #[test]
     fn a_block_run_that_exhausts_the_space_returns_every_mode() {
-        let chain = Chains {
-            len: 30,
-            chains: 1,
-            split: 0.0,
-        };
-        for block in [1, 8] {
-            check(&chain, 30, block);
-        }
-        // Two identical chains: every eigenvalue twice, 60 in all, in blocks of 8.
-        let chains = Chains {
-            len: 30,
-            chains: 2,
-            split: 0.0,
-        };
-        check(&chains, 60, 8);
+        check(30, 1, 30, &[1, 8]);
+        check(30, 2, 60, &[8]);
     }
 
     /// faer's divide and conquer (its default from 128 rows) returned eigenvectors of this

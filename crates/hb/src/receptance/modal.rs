@@ -49,7 +49,7 @@ use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
 use faer::{Accum, Mat, MatMut, MatRef, c64};
 
 use super::cholesky::{Cholesky, CholeskyPattern};
-use super::lanczos::{LanczosModes, lowest_modes};
+use super::lanczos::{LanczosModes, block_size, lowest_modes};
 use super::{ReceptanceError, Structure};
 
 /// Eigenvalues below `RIGID_REL * tr K / tr M` are rigid-body modes (`lambda = 0`).
@@ -249,6 +249,7 @@ impl ModalBackend {
                 nev,
                 sigma,
                 LANCZOS_TOL,
+                block_size(llt.entries()),
             )
         };
         let rigid_tol = RIGID_REL * lam_scale;
