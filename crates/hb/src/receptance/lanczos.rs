@@ -217,7 +217,7 @@ fn orthonormalise(
     for c in 0..w {
         let mut v = x.subcols(c, 1).to_owned();
         let mut mv = mx.subcols(c, 1).to_owned();
-        let mut norm = dot(v.as_ref(), mv.as_ref()).max(0.0).sqrt();
+        let mut norm = col_norms(v.as_ref(), mv.as_ref())[0];
         for _ in 0..2 {
             if kept == 0 {
                 break;
@@ -231,12 +231,12 @@ fn orthonormalise(
                 }
             }
             let before = norm;
-            norm = dot(v.as_ref(), mv.as_ref()).max(0.0).sqrt();
+            norm = col_norms(v.as_ref(), mv.as_ref())[0];
             if norm >= std::f64::consts::FRAC_1_SQRT_2 * before {
                 break;
             }
             mv = m_mul(mass, v.as_ref());
-            norm = dot(v.as_ref(), mv.as_ref()).max(0.0).sqrt();
+            norm = col_norms(v.as_ref(), mv.as_ref())[0];
         }
         if norm > floor && norm.is_finite() {
             b[(kept, c)] = norm;
@@ -434,6 +434,8 @@ pub(crate) fn lowest_modes(
         let mut new_mq = next.mq;
         let kept = new_q.ncols();
         if kept < width {
+            // The kept columns join the basis for a moment, so that the fresh vectors are
+            // made orthogonal to them too; they are pushed again below with the fresh ones.
             basis.push(new_q.as_ref(), new_mq.as_ref());
             let extra = fresh(&mut rng, &basis, width - kept);
             basis.q.truncate(n * j);
