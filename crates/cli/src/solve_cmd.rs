@@ -308,15 +308,16 @@ struct SolveSummary<'a> {
 /// A truncation-error estimate as JSON.
 #[derive(Serialize)]
 struct EstimateSummary {
-    /// The richer set the solution was compared with.
+    /// The set the solution was compared with: the richer set, or the next coarser for
+    /// `auto`'s checks of sets from h = 31 (docs/accuracy.md, "A check from below").
     harmonics: String,
-    /// `|A(richer) - A|` of the monitored amplitude.
+    /// `|A(richer) - A|` of the monitored amplitude (from below: the conservative estimate).
     amplitude: f64,
     /// The same relative to the amplitude.
     relative: f64,
     /// Largest change of a force coefficient, relative to the largest.
     force: f64,
-    /// Whether the richer solution converged.
+    /// Whether the solutions compared with converged.
     converged: bool,
 }
 

@@ -283,7 +283,8 @@ impl PySolution {
     }
 
     /// The truncation error, where it was estimated: the same point solved on the richer set
-    /// `harmonics` (2H+1), `{"harmonics", "amplitude" (|A' - A|), "relative", "force",
+    /// `harmonics` (2H+1; for `auto` on sets from h = 31, the conservative check from the set
+    /// below, docs/accuracy.md), `{"harmonics", "amplitude" (|A' - A|), "relative", "force",
     /// "dof_peaks", "converged"}`; `None` otherwise.
     #[getter]
     fn error_estimate<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
@@ -523,7 +524,8 @@ impl PyFrc {
     }
 
     /// The truncation error of `amplitude` per point (`frc(estimate=True)`: the point on the
-    /// richer set 2H+1), NaN where not estimated.
+    /// richer set 2H+1; `auto`'s checked points, from below on sets from h = 31), NaN where not
+    /// estimated.
     #[getter]
     fn amplitude_error<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         PyArray1::from_vec(

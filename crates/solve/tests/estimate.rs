@@ -6,7 +6,7 @@ use ewr_contact::ContactParams;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_hb::{HarmonicSet, default_samples};
 use ewr_model::Model;
-use ewr_solve::{NewtonOptions, PointSettings, solve_point, truncation_error};
+use ewr_solve::{NewtonOptions, PointSettings, from_below, solve_point, truncation_error};
 
 fn settings(set: &str, n: usize) -> PointSettings {
     let set: HarmonicSet = set.parse().unwrap();
@@ -155,4 +155,60 @@ fn an_auto_sweep_follows_the_rich_curve() {
         sets.insert(a.set.h_max());
     }
     assert!(sets.len() > 1, "the set follows the curve: {sets:?}");
+}
+
+/// The cases of `model` at `omegas` whose true error (against `sets[3]`) exceeds 1e-3 of the
+/// amplitude, each asserted to have its check from below (`sets[0]` against `sets[1]` and
+/// `sets[2]`) at least a third of it.
+fn check_from_below(model: &Model, omegas: &[f64], sets: [&str; 4]) -> usize {
+    let [h, l1, l2, rich] = sets;
+    let rec = Receptance::new(model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let n = model.n_dofs();
+    let mut checked = 0;
+    for &w in omegas {
+        let truth = solve_point(&rec, &params, w, &settings(rich, n), None).unwrap();
+        let sol = solve_point(&rec, &params, w, &settings(h, n), None).unwrap();
+        assert!(
+            truth.status.converged() && sol.status.converged(),
+            "w = {w}"
+        );
+        let start = Some((&sol.set, sol.friction.as_slice()));
+        let below = |s: &str| {
+            let b = solve_point(&rec, &params, w, &settings(s, n), start).unwrap();
+            assert!(b.status.converged(), "{s} at {w}");
+            b
+        };
+        let e = from_below(&sol, &below(l1), &below(l2));
+        assert!(e.converged);
+        assert_eq!(e.set.to_string(), l1);
+        let err = (sol.dofs.norm_peak - truth.dofs.norm_peak).abs();
+        if err > 1e-3 * truth.dofs.norm_peak {
+            assert!(
+                e.amplitude >= err / 3.0,
+                "w = {w}, {h}: from below {:.3e}, true error {err:.3e}",
+                e.amplitude
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn the_check_from_below_is_never_below_a_third_of_the_true_error() {
+    // `auto` checks a set from h = 31 up on the two sets below it (docs/accuracy.md, "A check
+    // from below"). On the 2-D oscillator, and on the 3-D contact with lift-off, whose slow
+    // convergence makes the re-solve on 2H + 1 see about half the error (1.1-1.8 % here).
+    let n = check_from_below(
+        &ewr_model::examples::oscillator_2d(),
+        &[0.3, 0.7, 1.0, 1.3],
+        ["odd:31", "odd:15", "odd:7", "odd:255"],
+    );
+    let m = check_from_below(
+        &ewr_model::examples::single_contact_3d(),
+        &[3.5, 5.0, 6.0, 8.0],
+        ["all:31", "all:15", "all:7", "all:127"],
+    );
+    assert!(n + m >= 4, "{} cases above 1e-3", n + m);
 }
