@@ -56,7 +56,10 @@ pub fn enriched(set: &HarmonicSet) -> Result<HarmonicSet, SolveError> {
 }
 
 /// The settings of the enriched solve of a solution on `set`: the richer set, enough samples
-/// for it (at least the solution's own), no ramp (it starts from the solution).
+/// for it (at least the solution's own), no ramp (it starts from the solution), and no
+/// automatic set (an `auto` point's estimate is the change on its own `2H + 1`; before, its
+/// solve was automatic too and checked `2H + 1` on `4H + 3`, the cost of most of a curve's
+/// peak estimates).
 pub fn enriched_settings(
     settings: &PointSettings,
     set: &HarmonicSet,
@@ -67,6 +70,7 @@ pub fn enriched_settings(
         n_samples,
         set,
         ramp: false,
+        auto: None,
         ..settings.clone()
     })
 }

@@ -113,8 +113,9 @@ fn auto_reaches_the_rich_answer_within_its_tolerance() {
 
 #[test]
 fn an_auto_sweep_follows_the_rich_curve() {
-    // Seed 000 Fig. 5, mu N = 8: every point within 2 % of odd:255 (measured 1.3 % at most,
-    // the same as a fixed odd:31), each on its own set.
+    // Seed 000 Fig. 5, mu N = 8: every point within auto's 1 % of odd:255, each on its own set
+    // (measured 0.84 % at most; 1.01 % without the tail beyond the richer set, 1.3 % before
+    // the check from below; a fixed odd:31 reaches 1.3 %).
     use ewr_solve::{Continuation, FrcSettings, frc};
     let model = ewr_model::examples::oscillator_2d();
     let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
@@ -145,7 +146,7 @@ fn an_auto_sweep_follows_the_rich_curve() {
         assert_eq!(a.omega, r.omega);
         let rel = (a.dofs.norm_peak - r.dofs.norm_peak).abs() / r.dofs.norm_peak;
         assert!(
-            rel < 0.02,
+            rel < 0.01,
             "w = {}: {} on {} against {}",
             a.omega,
             a.dofs.norm_peak,
@@ -211,4 +212,65 @@ fn the_check_from_below_is_never_below_a_third_of_the_true_error() {
         ["all:31", "all:15", "all:7", "all:127"],
     );
     assert!(n + m >= 4, "{} cases above 1e-3", n + m);
+}
+
+#[test]
+fn an_auto_sweep_of_a_contact_that_lifts_off_meets_its_tolerance() {
+    // single-contact-3d converges like 1 / H, where the re-solve on 2H + 1 sees half the
+    // error, and at w = 3 all:1 and all:3 agree by chance. Before the tail beyond the richer
+    // set and the start set's second comparison, auto from w = 3 kept all:1 to 3.3 rad/s (8-11 %
+    // off all:127) and all:31 to 4.3 rad/s (1.1-1.5 %); now every point is within its 1 %
+    // (measured 0.94 % at most, on all:31 at 3.3 rad/s).
+    use ewr_solve::{Continuation, FrcSettings, frc};
+    let model = ewr_model::examples::single_contact_3d();
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let n = model.n_dofs();
+    let sweep = |point: PointSettings| FrcSettings {
+        omega_start: 3.0,
+        omega_end: 4.5,
+        step: 0.1,
+        min_step: 0.1 / 64.0,
+        max_step: 0.1,
+        method: Continuation::Sequential,
+        point,
+        max_points: 100,
+        adaptive: None,
+        keep_histories: false,
+    };
+    let rich = frc(&rec, &params, &sweep(settings("all:127", n)), &mut |_| true).unwrap();
+    let auto = PointSettings {
+        auto: Some(0.01),
+        ..settings("all:1", n)
+    };
+    let pts = frc(&rec, &params, &sweep(auto), &mut |_| true).unwrap();
+    assert_eq!(pts.len(), rich.len());
+    let mut worst = 0.0f64;
+    for (a, r) in pts.iter().zip(&rich) {
+        let (a, r) = (&a.solution, &r.solution);
+        assert!(a.status.converged() && r.status.converged());
+        assert_eq!(a.omega, r.omega);
+        let rel = (a.dofs.norm_peak - r.dofs.norm_peak).abs() / r.dofs.norm_peak;
+        eprintln!("w = {:.2}: {} error {rel:.3e}", a.omega, a.set);
+        worst = worst.max(rel);
+    }
+    assert!(worst < 0.01, "largest error {worst:.3e}");
+}
+
+#[test]
+fn an_auto_point_s_estimate_is_the_change_on_its_own_2h_plus_1() {
+    // Peaks and `--estimate` points of an `auto` curve are estimated by truncation_error with
+    // the curve's settings: the re-solve is on 2H + 1, not itself automatic (it used to grow
+    // past 2H + 1 until its own check passed, at the cost of most of a curve's peak estimates).
+    let model = ewr_model::examples::oscillator_2d();
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let sol = solve_point(&rec, &params, 1.0, &settings("odd:3", 2), None).unwrap();
+    let auto = PointSettings {
+        auto: Some(1e-4),
+        ..settings("odd:1", 2)
+    };
+    let e = truncation_error(&rec, &params, &auto, &sol).unwrap();
+    assert_eq!(e.set.to_string(), "odd:7");
+    assert!(e.converged && e.relative > 1e-3, "{e:?}");
 }
