@@ -478,30 +478,10 @@ pub(crate) fn lowest_modes(
 /// Ritz residuals it could not reach. The QR algorithm costs a few `j^3`, small beside the
 /// Lanczos vectors.
 fn projected_eigen(t: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>), ReceptanceError> {
-    use faer::dyn_stack::{MemBuffer, MemStack};
-    use faer::linalg::evd::{self, ComputeEigenvectors, SelfAdjointEvdParams};
     let j = t.nrows();
-    let mut params = <SelfAdjointEvdParams as faer::Auto<f64>>::auto();
-    params.recursion_threshold = usize::MAX;
-    let par = super::par();
-    let mut buf = MemBuffer::try_new(evd::self_adjoint_evd_scratch::<f64>(
-        j,
-        ComputeEigenvectors::Yes,
-        par,
-        params.into(),
-    ))
-    .map_err(|_| ReceptanceError::Lanczos("out of memory for the projected eigenproblem".into()))?;
-    let mut s = faer::diag::Diag::<f64>::zeros(j);
-    let mut u = Mat::<f64>::zeros(j, j);
-    evd::self_adjoint_evd(
-        t,
-        s.as_mut(),
-        Some(u.as_mut()),
-        par,
-        MemStack::new(&mut buf),
-        params.into(),
-    )
-    .map_err(|_| ReceptanceError::Lanczos("the projected eigensolver did not converge".into()))?;
+    let (s, u) = crate::modes::symmetric_eigen(t, super::par()).ok_or_else(|| {
+        ReceptanceError::Lanczos("the projected eigensolver did not converge".into())
+    })?;
     // Ascending from faer; reverse to descending theta.
     let theta: Vec<f64> = (0..j).rev().map(|i| s[i]).collect();
     let y = Mat::from_fn(j, j, |r, c| u[(r, j - 1 - c)]);
