@@ -38,11 +38,20 @@ pub enum Phase {
     HarmonicSolve,
     /// Histories, summaries and monitored DOFs of a solution.
     Post,
+    /// Floquet multipliers of solutions (Hill's method): the law linearised, the pencil
+    /// built, shifted, factorised and its eigenvalues near the axis found.
+    Stability,
+    /// Part of [`Phase::Stability`]: the shifted pencil's LUs (per harmonic, and the forces'
+    /// Schur complement).
+    StabilityFactor,
+    /// Part of [`Phase::Stability`]: the eigensolve on the shifted operator (dense, or
+    /// Arnoldi with its solves).
+    StabilityEigen,
     /// Writing results.
     Output,
 }
 
-const PHASES: [Phase; 14] = [
+const PHASES: [Phase; 17] = [
     Phase::Read,
     Phase::Setup,
     Phase::Factor,
@@ -56,6 +65,9 @@ const PHASES: [Phase; 14] = [
     Phase::Krylov,
     Phase::HarmonicSolve,
     Phase::Post,
+    Phase::Stability,
+    Phase::StabilityFactor,
+    Phase::StabilityEigen,
     Phase::Output,
 ];
 
@@ -76,6 +88,9 @@ impl Phase {
             Phase::Krylov => "GMRES products",
             Phase::HarmonicSolve => "harmonic LU solves",
             Phase::Post => "post-processing",
+            Phase::Stability => "stability",
+            Phase::StabilityFactor => "shifted pencil LUs",
+            Phase::StabilityEigen => "eigensolve",
             Phase::Output => "output",
         }
     }
@@ -86,6 +101,7 @@ impl Phase {
             Phase::Factor | Phase::Lanczos | Phase::ResidualFlexibility => Some(Phase::Setup),
             Phase::HarmonicFactor => Some(Phase::Preconditioner),
             Phase::HarmonicSolve => Some(Phase::Krylov),
+            Phase::StabilityFactor | Phase::StabilityEigen => Some(Phase::Stability),
             _ => None,
         }
     }

@@ -182,6 +182,7 @@ pub fn stability_by(
     sol: &PointSolution,
     method: EigenMethod,
 ) -> Result<Stability, StabilityError> {
+    let _t = crate::profile::span(crate::profile::Phase::Stability);
     let (per_harmonic, lin) = linearised(rec, dynamics, params, settings, sol)?;
     let pencil = Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)?;
     // The linearisation's dense matrices are not needed any more (0.65 GB each at 9000
@@ -361,6 +362,7 @@ pub fn stability_all_phases(
     if !dynamics.cyclic {
         return stability(rec, dynamics, params, settings, sol);
     }
+    let _t = crate::profile::span(crate::profile::Phase::Stability);
     // The law linearised once for the travelling wave's pencil and every other family's.
     let (per_harmonic, lin) = linearised(rec, dynamics, params, settings, sol)?;
     let families = families_of(rec, dynamics, &lin, sol);
@@ -540,6 +542,7 @@ pub fn floquet_by(
                 .into(),
         ));
     }
+    let _t = crate::profile::span(crate::profile::Phase::Stability);
     pencil_size_check(dynamics.n_states(), set, lin.d_force.nrows())?;
     let per_harmonic: Vec<HarmonicDynamics> = set
         .harmonics()
@@ -1196,6 +1199,7 @@ impl Pencil {
     /// `A - sigma B` factorised by blocks (a singular block shows as non-finite solves, which
     /// the callers test).
     fn shifted(&self, sigma: f64) -> Shifted<'_> {
+        let _t = crate::profile::span(crate::profile::Phase::StabilityFactor);
         let (m, nco) = (self.m, self.nco);
         let mut schur = self.axx.clone();
         self.add_bxx(schur.as_mut(), -sigma);
@@ -1293,6 +1297,7 @@ impl Pencil {
         let n = self.size();
         let bs = self.b_columns(cols);
         let shifted = self.shifted(sigma);
+        let _t = crate::profile::span(crate::profile::Phase::StabilityEigen);
         let x = shifted.solve(bs.as_ref());
         // ||A - sigma B|| ||x|| / ||B|| bounds the condition number from below.
         let cond = shifted.a_max * x.norm_max() / self.b_max;
@@ -1328,6 +1333,7 @@ impl Pencil {
     ) -> Result<Option<(Vec<c64>, Mat<c64>)>, StabilityError> {
         let n = self.size();
         let shifted = self.shifted(sigma);
+        let _t = crate::profile::span(crate::profile::Phase::StabilityEigen);
         let b_max = self.b_max;
         let a_max = shifted.a_max;
         let need = self.omega * self.spacing as f64;
