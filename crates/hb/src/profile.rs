@@ -134,6 +134,26 @@ pub fn notes() -> Vec<String> {
     NOTES.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+static COUNTS: Mutex<Vec<(&'static str, u64)>> = Mutex::new(Vec::new());
+
+/// Counts one more of a choice a run makes many times (e.g. a harmonic LU kept in single
+/// precision, or one that fell back to double), printed under the table as `what: count`;
+/// nothing when not enabled.
+pub fn count(what: &'static str) {
+    if ON.load(Ordering::Relaxed) {
+        let mut counts = COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+        match counts.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((what, 1)),
+        }
+    }
+}
+
+/// The counts of [`count`], in the order first counted.
+pub fn counts() -> Vec<(&'static str, u64)> {
+    COUNTS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Starts recording (for the rest of the process).
 pub fn enable() {
     ON.store(true, Ordering::Relaxed);
@@ -250,12 +270,30 @@ pub fn table(total_wall_s: f64) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    for (what, n) in counts() {
+        out.push_str(&format!("{what}: {n}\n"));
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_add_up_in_the_order_first_counted() {
+        enable();
+        for _ in 0..3 {
+            count("test: kept");
+        }
+        count("test: fell back");
+        let c = counts();
+        let kept = c.iter().position(|(w, n)| *w == "test: kept" && *n == 3);
+        let back = c
+            .iter()
+            .position(|(w, n)| *w == "test: fell back" && *n == 1);
+        assert!(kept.is_some() && back.is_some() && kept < back, "{c:?}");
+    }
 
     #[test]
     fn spans_add_up_when_enabled() {
@@ -276,6 +314,6 @@ mod tests {
         assert_eq!(l.part_of, Some("receptance setup"));
         assert!(table(1.0).contains("\n  Lanczos"));
         note(|| "a choice".into());
-        assert!(table(1.0).ends_with("a choice\n"));
+        assert!(table(1.0).contains("\na choice\n"));
     }
 }

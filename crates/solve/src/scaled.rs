@@ -110,8 +110,12 @@ impl HarmonicFactor {
         if k.nrows() >= SINGLE_PRECISION_MIN_ROWS {
             let single = Self::single(k, real);
             if single.test_residual(k) <= SINGLE_PRECISION_MAX_RESIDUAL {
+                crate::profile::count("harmonic LUs in single precision");
                 return single;
             }
+            crate::profile::count(
+                "harmonic LUs fallen back to double (single solved worse than 1e-3)",
+            );
         }
         if real {
             let r = Mat::from_fn(k.nrows(), k.ncols(), |i, j| k[(i, j)].re);
