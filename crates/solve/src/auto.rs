@@ -231,8 +231,8 @@ impl Point<'_> {
     /// from `sol` to `finer` is `d_H`, the error falls by `r = d_H / d_L` per doubling, and the
     /// whole error of `sol` is about `d_H / (1 - r)` (`r` at most [`TAIL_RATIO_MAX`]): without
     /// it the re-solve sees about half the error of a series converging like `1 / H`. A set
-    /// with none below (the first of the sequence) is compared with `4H + 3` as well, and the
-    /// larger change counts: the first sets can agree by chance (`single-contact-3d` at
+    /// with none below (the first of the sequence, below `h = 31`) is compared with `4H + 3`
+    /// as well, and the larger change counts: the first sets can agree by chance (`single-contact-3d` at
     /// `w = 3`: all:1 and all:3 within 0.4 %, all:7 3.8 % away). docs/accuracy.md, "The tail
     /// beyond the richer set".
     fn with_tail(
@@ -262,7 +262,9 @@ impl Point<'_> {
             }
             None => {
                 let richer = enriched(&finer.set)?;
-                if finer.set.h_max() < MAX_HARMONIC
+                // Only where `4H + 3` is cheap: the chance agreement is of the first sets.
+                if sol.set.h_max() < CHECK_FROM_BELOW
+                    && finer.set.h_max() < MAX_HARMONIC
                     && self.fits(&richer)
                     && let Some(f2) = self.converged(&richer, finer)?
                 {
