@@ -1,8 +1,11 @@
 //! Automatic harmonic sets (`--harmonics auto[:TOL]`): the smallest set of the doubling
 //! sequence `odd:1, odd:3, odd:7, ...` (or `all:1, all:3, ...` where the static term or even
 //! harmonics are needed) whose truncation error ([`crate::estimate`]) is within `TOL` of the
-//! amplitude. A point solved on `H` and found too coarse continues on `2H + 1`, where the
-//! estimate has already solved it, so no solve is wasted. Along a sweep the set only grows
+//! amplitude. A set is checked by the re-solve on `2H + 1` with the tail beyond it (the rate
+//! from the set below), or, from `h = 31`, from the two sets below it, which cost a fraction
+//! of a solve on `2H + 1`. A point found too coarse on `H` continues on `2H + 1`, solved once
+//! for the check or the growth and reused by the next check. Along a sweep the set is
+//! checked where the curve changes, and may step down where a check is far within `TOL`
 //! (docs/accuracy.md, "Automatic harmonics").
 
 use crate::estimate::{Estimate, compare, enriched, from_below};
