@@ -311,6 +311,8 @@ struct EstimateSummary {
     /// The set the solution was compared with: the richer set, or the next coarser for
     /// `auto`'s checks of sets from h = 31 (docs/accuracy.md, "A check from below").
     harmonics: String,
+    /// How: `richer`, `richer-with-tail` or `from-below` (docs/accuracy.md).
+    method: &'static str,
     /// `|A(richer) - A|` of the monitored amplitude (from below: the conservative estimate).
     amplitude: f64,
     /// The same relative to the amplitude.
@@ -325,6 +327,7 @@ impl EstimateSummary {
     fn of(e: &ewr_solve::Estimate) -> Self {
         EstimateSummary {
             harmonics: e.set.to_string(),
+            method: e.method.name(),
             amplitude: e.amplitude,
             relative: e.relative,
             force: e.force,
@@ -564,11 +567,13 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         .as_ref()
         .filter(|e| e.relative > ESTIMATE_WARN)
     {
+        // A check from below names the set under the solution's; more harmonics are above.
+        let richer = ewr_solve::estimate::enriched(&sol.set)
+            .map_or_else(|_| e.harmonics.clone(), |set| set.to_string());
         say_err!(
             "warning: the truncation error is {:.1}% of the amplitude: use more harmonics \
-             (e.g. --harmonics {}, or --harmonics auto)",
+             (e.g. --harmonics {richer}, or --harmonics auto)",
             100.0 * e.relative,
-            e.harmonics
         );
     }
     if converged {
@@ -703,8 +708,13 @@ fn print_solution(s: &SolveSummary<'_>) {
         }
     }
     if let Some(e) = &s.estimate {
+        let how = match e.method {
+            "richer-with-tail" => " (with the tail beyond it)",
+            "from-below" => " and the set below it (auto's conservative check from below)",
+            _ => "",
+        };
         say!(
-            "truncation error: the amplitude moves by {:.3e} ({:.2}%) on {}{}",
+            "truncation error: the amplitude moves by {:.3e} ({:.2}%) on {}{how}{}",
             e.amplitude,
             100.0 * e.relative,
             e.harmonics,

@@ -41,6 +41,7 @@ fn contact_array<'py>(
 fn estimate_dict<'py>(py: Python<'py>, e: &ewr_solve::Estimate) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("harmonics", e.set.to_string())?;
+    d.set_item("method", e.method.name())?;
     d.set_item("amplitude", e.amplitude)?;
     d.set_item("relative", e.relative)?;
     d.set_item("force", e.force)?;
@@ -284,8 +285,9 @@ impl PySolution {
 
     /// The truncation error, where it was estimated: the same point solved on the richer set
     /// `harmonics` (2H+1; for `auto` on sets from h = 31, the conservative check from the set
-    /// below, docs/accuracy.md), `{"harmonics", "amplitude" (|A' - A|), "relative", "force",
-    /// "dof_peaks", "converged"}`; `None` otherwise.
+    /// below, docs/accuracy.md), `{"harmonics", "method" ("richer", "richer-with-tail",
+    /// "from-below"), "amplitude" (|A' - A|), "relative", "force", "dof_peaks", "converged"}`;
+    /// `None` otherwise.
     #[getter]
     fn error_estimate<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         self.s

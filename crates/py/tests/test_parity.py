@@ -279,8 +279,11 @@ def test_auto_harmonics_and_the_error_estimate():
     with pytest.warns(UserWarning, match="truncation error"):
         coarse = m.solve(1.0, harmonics="odd:1")
     assert coarse.error_estimate["relative"] > 0.3
+    assert coarse.error_estimate["method"] == "richer"
     auto = m.solve(1.0, harmonics="auto")
     assert auto.harmonics != "odd:1" and auto.error_estimate["relative"] <= 0.01
+    # auto's check of a set with one below it adds the tail beyond 2H+1 (docs/accuracy.md).
+    assert auto.error_estimate["method"] == "richer-with-tail"
     rich = m.solve(1.0, harmonics="odd:255", estimate=False)
     assert rich.error_estimate is None
     assert auto.dof_peaks[0] == pytest.approx(rich.dof_peaks[0], rel=0.01)

@@ -98,6 +98,7 @@ pub fn write_solution(
             if let Some(e) = &s.estimate {
                 // The truncation error: the same point on a richer set (docs/accuracy.md).
                 put_str(f, "estimate_harmonics", &e.set.to_string())?;
+                put_str(f, "estimate_method", e.method.name())?;
                 put_f64(f, "estimate_amplitude", e.amplitude)?;
                 put_f64(f, "estimate_relative", e.relative)?;
                 put_f64(f, "estimate_force", e.force)?;

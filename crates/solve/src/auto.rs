@@ -8,7 +8,7 @@
 //! checked where the curve changes, and may step down where a check is far within `TOL`
 //! (docs/accuracy.md, "Automatic harmonics").
 
-use crate::estimate::{Estimate, compare, enriched, from_below};
+use crate::estimate::{Estimate, EstimateMethod, compare, enriched, from_below};
 use crate::periodic::{PointSettings, PointSolution, SolveError};
 use crate::point::solve_point_holding;
 use ewr_contact::ContactParams;
@@ -257,6 +257,7 @@ impl Point<'_> {
                         0.0
                     };
                     let factor = 1.0 / (1.0 - ratio);
+                    estimate.method = EstimateMethod::RicherWithTail;
                     estimate.amplitude *= factor;
                     estimate.relative *= factor;
                     estimate.force *= factor;

@@ -15,9 +15,35 @@ use ewr_hb::{HarmonicKind, HarmonicSet, default_samples};
 /// the amplitude (the default tolerance of `--harmonics auto`).
 pub const WARN_ABOVE: f64 = 0.01;
 
+/// How an [`Estimate`] was obtained (docs/accuracy.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EstimateMethod {
+    /// The change on the richer set ([`truncation_error`], [`compare`]).
+    Richer,
+    /// The change on the richer set times `1 / (1 - r)`, the tail beyond it from the rate
+    /// `r` seen against the set below (`auto`'s checks below `h = 31`).
+    RicherWithTail,
+    /// [`from_below`]: the conservative change from the two sets below (`auto`'s checks from
+    /// `h = 31`).
+    FromBelow,
+}
+
+impl EstimateMethod {
+    /// Its name in result files, JSON and Python: `richer`, `richer-with-tail`, `from-below`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EstimateMethod::Richer => "richer",
+            EstimateMethod::RicherWithTail => "richer-with-tail",
+            EstimateMethod::FromBelow => "from-below",
+        }
+    }
+}
+
 /// The estimated truncation error of a periodic solution's amplitudes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Estimate {
+    /// How it was obtained.
+    pub method: EstimateMethod,
     /// The harmonic set the solution was compared with: the enriched set `2H + 1`, or the next
     /// coarser set for `auto`'s checks from below ([`from_below`]).
     pub set: HarmonicSet,
@@ -122,6 +148,7 @@ pub fn from_below(sol: &PointSolution, l1: &PointSolution, l2: &PointSolution) -
         .map(|(d1, d2)| (0.5 * d1).max(0.25 * d2))
         .collect();
     Estimate {
+        method: EstimateMethod::FromBelow,
         set: l1.set.clone(),
         amplitude,
         relative,
@@ -167,6 +194,7 @@ pub fn compare(coarse: &PointSolution, fine: &PointSolution) -> Estimate {
         .fold(0.0f64, f64::max)
         / scale;
     Estimate {
+        method: EstimateMethod::Richer,
         set: fine.set.clone(),
         amplitude,
         relative,

@@ -29,7 +29,7 @@ pub mod unilateral;
 pub use continuation::{
     Continuation, FrcPoint, FrcSettings, frc, frc_resume, frc_resume_until, frc_until,
 };
-pub use estimate::{Estimate, from_below, truncation_error};
+pub use estimate::{Estimate, EstimateMethod, from_below, truncation_error};
 pub use newton::{
     AUTO_MATRIX_FREE_MIN_UNKNOWNS, EvalError, KrylovOptions, LinearSolve, NewtonOptions,
     NewtonReport, NewtonStatus, Residual, solve,

@@ -6,7 +6,9 @@ use ewr_contact::ContactParams;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_hb::{HarmonicSet, default_samples};
 use ewr_model::Model;
-use ewr_solve::{NewtonOptions, PointSettings, from_below, solve_point, truncation_error};
+use ewr_solve::{
+    EstimateMethod, NewtonOptions, PointSettings, from_below, solve_point, truncation_error,
+};
 
 fn settings(set: &str, n: usize) -> PointSettings {
     let set: HarmonicSet = set.parse().unwrap();
@@ -101,6 +103,8 @@ fn auto_reaches_the_rich_answer_within_its_tolerance() {
         .as_ref()
         .expect("auto solutions carry their estimate");
     assert!(e.relative <= 0.01, "{e:?}");
+    // Its set has one below it: the re-solve with the tail beyond 2H + 1.
+    assert_eq!(e.method, EstimateMethod::RicherWithTail);
     assert!(sol.set.h_max() > 1, "{}", sol.set);
     let rel = (sol.dofs.peak[0] - truth.dofs.peak[0]).abs() / truth.dofs.peak[0];
     assert!(
@@ -181,7 +185,7 @@ fn check_from_below(model: &Model, omegas: &[f64], sets: [&str; 4]) -> usize {
             b
         };
         let e = from_below(&sol, &below(l1), &below(l2));
-        assert!(e.converged);
+        assert!(e.converged && e.method == EstimateMethod::FromBelow);
         assert_eq!(e.set.to_string(), l1);
         let err = (sol.dofs.norm_peak - truth.dofs.norm_peak).abs();
         if err > 1e-3 * truth.dofs.norm_peak {
@@ -272,5 +276,6 @@ fn an_auto_point_s_estimate_is_the_change_on_its_own_2h_plus_1() {
     };
     let e = truncation_error(&rec, &params, &auto, &sol).unwrap();
     assert_eq!(e.set.to_string(), "odd:7");
+    assert_eq!(e.method, EstimateMethod::Richer);
     assert!(e.converged && e.relative > 1e-3, "{e:?}");
 }
