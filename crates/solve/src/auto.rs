@@ -222,11 +222,14 @@ impl Point<'_> {
         let Some(l2) = lower(&l1, smallest) else {
             return Ok(None);
         };
-        if self.converged(&l1, sol)?.is_none() || self.converged(&l2, sol)?.is_none() {
+        let i1 = self.solve(&l1, sol)?;
+        if !self.solved[i1].status.converged() {
             return Ok(None);
         }
-        let find = |set: &HarmonicSet| self.solved.iter().find(|s| s.set == *set);
-        Ok(find(&l1).zip(find(&l2)).map(|(a, b)| from_below(sol, a, b)))
+        // `solve` only appends, so `i1` still points at `l1`'s solution.
+        let i2 = self.solve(&l2, sol)?;
+        let (a, b) = (&self.solved[i1], &self.solved[i2]);
+        Ok(b.status.converged().then(|| from_below(sol, a, b)))
     }
 
     /// The re-solve's estimate of `sol` against `finer` (its set's `2H + 1`), with the tail of
@@ -235,9 +238,9 @@ impl Point<'_> {
     /// whole error of `sol` is about `d_H / (1 - r)` (`r` at most [`TAIL_RATIO_MAX`]): without
     /// it the re-solve sees about half the error of a series converging like `1 / H`. A set
     /// with none below (the first of the sequence, below `h = 31`) is compared with `4H + 3`
-    /// as well, and the larger change counts: the first sets can agree by chance (`single-contact-3d` at
-    /// `w = 3`: all:1 and all:3 within 0.4 %, all:7 3.8 % away). docs/accuracy.md, "The tail
-    /// beyond the richer set".
+    /// as well, and the larger change counts: the first sets can agree by chance
+    /// (`single-contact-3d` at `w = 3`: all:1 and all:3 within 0.4 %, all:7 3.8 % away).
+    /// docs/accuracy.md, "The tail beyond the richer set".
     fn with_tail(
         &mut self,
         sol: &PointSolution,

@@ -132,15 +132,9 @@ pub fn truncation_error(
 /// re-solve in docs/accuracy.md ("A check from below").
 pub fn from_below(sol: &PointSolution, l1: &PointSolution, l2: &PointSolution) -> Estimate {
     let (e1, e2) = (compare(l1, sol), compare(l2, sol));
+    // Both changes are relative to `sol`'s amplitude, so their relatives combine as they do.
     let amplitude = (0.5 * e1.amplitude).max(0.25 * e2.amplitude);
-    let a = sol.dofs.norm_peak.abs();
-    let relative = if a > 0.0 {
-        amplitude / a
-    } else if amplitude == 0.0 {
-        0.0
-    } else {
-        f64::INFINITY
-    };
+    let relative = (0.5 * e1.relative).max(0.25 * e2.relative);
     let dof_peaks = e1
         .dof_peaks
         .iter()
