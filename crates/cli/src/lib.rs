@@ -140,7 +140,10 @@ pub fn run(args: Vec<OsString>, relaunch: Option<Vec<OsString>>) -> u8 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let result = match cli.command {
+    // The command runs on one of rayon's workers: a parallel call made from a thread outside
+    // the pool is handed to a worker and waited for through the kernel (a futex round trip per
+    // call), which small models pay thousands of times a second.
+    let result = rayon::scope(move |_| match cli.command {
         Command::Model(cmd) => model_cmd::run(cmd),
         Command::Solve(a) => solve_cmd::solve(&a),
         Command::Frc(a) => solve_cmd::frc_cmd(&a),
@@ -150,7 +153,7 @@ pub fn run(args: Vec<OsString>, relaunch: Option<Vec<OsString>>) -> u8 {
         Command::Simulate(a) => simulate_cmd::simulate(&a),
         Command::Compare(a) => simulate_cmd::compare(&a),
         Command::Study(a) => study_cmd::run(&a),
-    };
+    });
     match result {
         Ok(()) => 0,
         Err(f) => {

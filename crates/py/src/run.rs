@@ -88,7 +88,7 @@ fn receptance(setup: &Setup) -> PyResult<ewr_hb::Receptance> {
         .map_err(|e| InputError::new_err(format!("cannot condense the model: {e}")))
 }
 
-/// Runs `work` on a worker thread; the calling thread waits with the GIL released and checks
+/// Runs `work` on one of rayon's worker threads; the calling thread waits with the GIL released and checks
 /// for Ctrl-C every 50 ms, raising `interrupted` when one arrives (the work sees it and
 /// finishes early).
 pub(crate) fn run_interruptible<T: Send>(
@@ -97,7 +97,9 @@ pub(crate) fn run_interruptible<T: Send>(
     work: impl FnOnce() -> T + Send,
 ) -> T {
     std::thread::scope(|scope| {
-        let handle = scope.spawn(work);
+        // On one of rayon's workers, as the command line does (ewr_cli::run): parallel calls
+        // from a thread outside the pool each cost a handover through the kernel.
+        let handle = scope.spawn(|| rayon::scope(|_| work()));
         while !handle.is_finished() {
             py.detach(|| std::thread::sleep(Duration::from_millis(50)));
             if let Err(e) = py.check_signals() {
@@ -132,33 +134,35 @@ pub fn solve(
     let setup = opts.resolve(model, opts.mu_n)?;
     warn_setup(py, &setup)?;
     let _claims = outputs.check()?;
-    let sol = py.detach(|| -> PyResult<_> {
-        let rec = receptance(&setup)?;
-        let params = setup.params();
-        let mut sol = solve_point(&rec, &params, omega, &setup.point, None)
-            .map_err(|e| SolveError::new_err(format!("at w = {omega}: {e}")))?;
-        if estimate && sol.status.converged() && sol.estimate.is_none() {
-            sol.estimate = ewr_solve::truncation_error(&rec, &params, &setup.point, &sol).ok();
-        }
-        // Where it cannot be classified (too large, a direct receptance on a large model),
-        // `stable` stays None and the reason is a warning.
-        let mut unclassified = None;
-        if stability && sol.status.converged() {
-            match rec
-                .dynamics()
-                .map_err(|e| ewr_solve::StabilityError::Unsupported(e.to_string()))
-                .and_then(|d| {
-                    if all_phases {
-                        ewr_solve::stability_all_phases(&rec, &d, &params, &setup.point, &sol)
-                    } else {
-                        ewr_solve::stability(&rec, &d, &params, &setup.point, &sol)
-                    }
-                }) {
-                Ok(st) => sol.stability = Some(st),
-                Err(e) => unclassified = Some(e.to_string()),
+    let sol = py.detach(|| {
+        rayon::scope(|_| -> PyResult<_> {
+            let rec = receptance(&setup)?;
+            let params = setup.params();
+            let mut sol = solve_point(&rec, &params, omega, &setup.point, None)
+                .map_err(|e| SolveError::new_err(format!("at w = {omega}: {e}")))?;
+            if estimate && sol.status.converged() && sol.estimate.is_none() {
+                sol.estimate = ewr_solve::truncation_error(&rec, &params, &setup.point, &sol).ok();
             }
-        }
-        Ok((sol, unclassified))
+            // Where it cannot be classified (too large, a direct receptance on a large model),
+            // `stable` stays None and the reason is a warning.
+            let mut unclassified = None;
+            if stability && sol.status.converged() {
+                match rec
+                    .dynamics()
+                    .map_err(|e| ewr_solve::StabilityError::Unsupported(e.to_string()))
+                    .and_then(|d| {
+                        if all_phases {
+                            ewr_solve::stability_all_phases(&rec, &d, &params, &setup.point, &sol)
+                        } else {
+                            ewr_solve::stability(&rec, &d, &params, &setup.point, &sol)
+                        }
+                    }) {
+                    Ok(st) => sol.stability = Some(st),
+                    Err(e) => unclassified = Some(e.to_string()),
+                }
+            }
+            Ok((sol, unclassified))
+        })
     })?;
     let (sol, unclassified) = sol;
     if let Some(why) = unclassified {
