@@ -2,7 +2,9 @@
 //! friction bounds (in parallel, over one condensation), resumed from stored points, capped,
 //! interrupted, their peaks and phase resonances refined, each stop with its reason. Points
 //! reach the caller as they are computed ([`SweepObserver`]), so that a CSV row, a progress
-//! bar or a Python callback sees them at once and nothing computed is lost.
+//! bar or a Python callback sees them at once and nothing computed is lost. A point's
+//! stability and truncation estimate need only that point: on small models they run on the
+//! other threads while the sweep goes on, and the caller still sees the points in order.
 
 use crate::continuation::{Continuation, FrcPoint, FrcSettings, frc_resume_until, frc_until};
 use crate::estimate::truncation_error;
@@ -189,6 +191,16 @@ impl<'r> Classifier<'r> {
         }
     }
 
+    /// Whether `sol`'s pencil is small enough to classify several at once (memory), and
+    /// small enough that faer's kernels gain little from the cores on one of them.
+    fn small(&self, sol: &PointSolution) -> bool {
+        self.dynamics.as_ref().is_some_and(|d| {
+            let n_force = sol.friction.len() * if self.all_phases { 2 } else { 1 };
+            crate::stability::pencil_unknowns(d, &sol.set, n_force) <= CONCURRENT_PENCIL_UP_TO
+                && n_force <= CONCURRENT_FORCES_UP_TO
+        })
+    }
+
     fn classify(
         &self,
         params: &ContactParams,
@@ -208,6 +220,86 @@ impl<'r> Classifier<'r> {
         match classified {
             Ok(s) => sol.stability = Some(s),
             Err(e) => observer.warn(&format!("warning: no stability at w = {}: {e}", sol.omega)),
+        }
+    }
+}
+
+/// Largest pencil (unknowns) classified beside other points: the Arnoldi basis and the dense
+/// blocks of one then take tens of MB, and its kernels are too small to split well.
+const CONCURRENT_PENCIL_UP_TO: usize = 6000;
+
+/// Largest force part of a pencil classified beside other points (its Schur complement's
+/// dense LU, 11.5 MB at this size, is the part faer would otherwise run on every core).
+const CONCURRENT_FORCES_UP_TO: usize = 1200;
+
+/// What is done to each point once it is solved and before the caller sees it: its
+/// stability and its truncation estimate. Neither changes the sweep's next points, so on
+/// small models they run beside the sweep, on the other cores (one point's stability is ten
+/// times its solve there, and its kernels too small to split).
+struct PointWork<'a> {
+    rec: &'a Receptance,
+    params: &'a ContactParams,
+    point: &'a crate::periodic::PointSettings,
+    classifier: Option<Classifier<'a>>,
+    estimate: bool,
+    observer: &'a dyn SweepObserver,
+}
+
+impl PointWork<'_> {
+    fn needed(&self) -> bool {
+        self.classifier.is_some() || self.estimate
+    }
+
+    /// Whether `p`'s work may run beside the sweep: more than one thread, and small enough
+    /// that several at once fit in memory (an estimate is a solve on about twice the
+    /// harmonics).
+    fn concurrent(&self, p: &FrcPoint) -> bool {
+        let sol = &p.solution;
+        rayon::current_num_threads() > 1
+            && sol.status.converged()
+            && sol.friction.len() <= CONCURRENT_FORCES_UP_TO
+            && self.classifier.as_ref().is_none_or(|c| c.small(sol))
+    }
+
+    fn apply(&self, p: &mut FrcPoint) {
+        if let Some(c) = &self.classifier {
+            c.classify(self.params, self.point, &mut p.solution, self.observer);
+        }
+        if self.estimate && p.solution.status.converged() {
+            match truncation_error(self.rec, self.params, self.point, &p.solution) {
+                Ok(e) => p.solution.estimate = Some(e),
+                Err(e) => self.observer.warn(&format!(
+                    "warning: no truncation estimate at w = {}: {e}",
+                    p.solution.omega
+                )),
+            }
+        }
+    }
+}
+
+/// Points handed to the caller in the order they were solved, whatever order their work
+/// finished in; the first `Err` of the caller is kept as the curve's stop.
+struct InOrder<'a> {
+    curve: usize,
+    mu_n: Option<f64>,
+    observer: &'a dyn SweepObserver,
+    next: usize,
+    done: std::collections::BTreeMap<usize, FrcPoint>,
+    points: Vec<FrcPoint>,
+    stop: Option<StopReason>,
+}
+
+impl InOrder<'_> {
+    fn finished(&mut self, index: usize, p: FrcPoint) {
+        self.done.insert(index, p);
+        while let Some(p) = self.done.remove(&self.next) {
+            self.next += 1;
+            // After a stop, points already solved are still kept and shown (nothing computed
+            // is lost); the caller's further refusals say nothing new.
+            if let Err(reason) = self.observer.point(self.curve, self.mu_n, &p) {
+                self.stop.get_or_insert(reason);
+            }
+            self.points.push(p);
         }
     }
 }
@@ -238,43 +330,75 @@ pub fn sweep_curve(
     let setup = spec.setup;
     let params = setup.params();
     let settings = opts.settings(&setup.point);
-    // Points are kept here as they arrive, so that a curve that stops on an error still has
-    // every point it computed.
-    let mut points = Vec::new();
-    let mut stop: Option<StopReason> = None;
-    let classifier = opts
-        .stability
-        .then(|| Classifier::new(rec, opts.all_phases, observer));
+    let work = PointWork {
+        rec,
+        params: &params,
+        point: &setup.point,
+        classifier: opts
+            .stability
+            .then(|| Classifier::new(rec, opts.all_phases, observer)),
+        estimate: opts.estimate_points,
+        observer,
+    };
+    // Points are kept as they arrive, so that a curve that stops on an error still has every
+    // point it computed.
+    let mut order = InOrder {
+        curve: index,
+        mu_n: spec.mu_n,
+        observer,
+        next: 0,
+        done: Default::default(),
+        points: Vec::new(),
+        stop: None,
+    };
     let stopping = || observer.stopping();
-    let mut on_point = |p: &FrcPoint| {
-        let mut p = p.clone();
-        if let Some(c) = &classifier {
-            c.classify(&params, &setup.point, &mut p.solution, observer);
-        }
-        if opts.estimate_points && p.solution.status.converged() {
-            match truncation_error(rec, &params, &setup.point, &p.solution) {
-                Ok(e) => p.solution.estimate = Some(e),
-                Err(e) => observer.warn(&format!(
-                    "warning: no truncation estimate at w = {}: {e}",
-                    p.solution.omega
-                )),
-            }
-        }
-        points.push(p.clone());
-        match observer.point(index, spec.mu_n, &p) {
-            Ok(()) => true,
-            Err(reason) => {
-                stop = Some(reason);
-                false
-            }
-        }
+    let finished = std::sync::Mutex::new(Vec::<(usize, FrcPoint)>::new());
+    let take = |finished: &std::sync::Mutex<Vec<(usize, FrcPoint)>>| {
+        std::mem::take(&mut *finished.lock().unwrap_or_else(|e| e.into_inner()))
     };
-    let result = match spec.resume {
-        Some(old) => resume_curve(rec, &params, &settings, old, &mut on_point, &stopping),
-        None => frc_until(rec, &params, &settings, &mut on_point, &stopping)
-            .map(drop)
-            .map_err(|e| StopReason::Error(e.to_string())),
-    };
+    // Work running beside the sweep at most: one per thread, so that solved points wait for
+    // their work no longer than the sweep takes to solve that many.
+    let most = rayon::current_num_threads();
+    let result = rayon::scope(|scope| {
+        let (work, order, finished) = (&work, &mut order, &finished);
+        let mut solved = 0;
+        let mut running = 0;
+        let mut on_point = |p: &FrcPoint| {
+            let index = solved;
+            solved += 1;
+            for (i, q) in take(finished) {
+                running -= 1;
+                order.finished(i, q);
+            }
+            let mut p = p.clone();
+            if work.needed() && running < most && work.concurrent(&p) {
+                running += 1;
+                scope.spawn(move |_| {
+                    work.apply(&mut p);
+                    finished
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((index, p));
+                });
+            } else {
+                work.apply(&mut p);
+                order.finished(index, p);
+            }
+            order.stop.is_none()
+        };
+        match spec.resume {
+            Some(old) => resume_curve(rec, &params, &settings, old, &mut on_point, &stopping),
+            None => frc_until(rec, &params, &settings, &mut on_point, &stopping)
+                .map(drop)
+                .map_err(|e| StopReason::Error(e.to_string())),
+        }
+    });
+    // The scope has waited for every point's work.
+    for (i, q) in take(&finished) {
+        order.finished(i, q);
+    }
+    let InOrder { points, stop, .. } = order;
+    let classifier = work.classifier;
     let stopped = match (result, stop) {
         (Err(e), _) => Some(e),
         (Ok(()), Some(reason)) => Some(reason),
@@ -306,8 +430,15 @@ pub fn sweep_curve(
         }
     }
     if let Some(c) = &classifier {
-        for pk in &mut peaks {
-            c.classify(&params, &setup.point, &mut pk.solution, observer);
+        // Each refined peak is classified alone; small pencils side by side.
+        if rayon::current_num_threads() > 1 && peaks.iter().all(|pk| c.small(&pk.solution)) {
+            peaks
+                .par_iter_mut()
+                .for_each(|pk| c.classify(&params, &setup.point, &mut pk.solution, observer));
+        } else {
+            for pk in &mut peaks {
+                c.classify(&params, &setup.point, &mut pk.solution, observer);
+            }
         }
     }
     let forced = setup.phase_dof();
