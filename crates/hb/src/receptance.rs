@@ -60,6 +60,100 @@ fn par() -> faer::Par {
     crate::deterministic_parallelism()
 }
 
+/// Rows of the product per task in [`symmetric_times`] and [`sparse_times`].
+const SYMMETRIC_ROWS: usize = 2048;
+
+/// `a x` for a symmetric sparse `a` (a mass matrix) and a block `x`, reading `a` once for the
+/// whole block: row `k` of the product is column `k` of `a` against the rows of `x`, which are
+/// gathered contiguous (a block of 8 is one cache line a row). faer's product streams `a` once
+/// per column of `x`, on one thread; this one splits the rows among threads, each row summed
+/// in the same order on any number of them.
+fn symmetric_times(
+    a: faer::sparse::SparseColMatRef<'_, usize, f64>,
+    x: faer::MatRef<'_, f64>,
+) -> faer::Mat<f64> {
+    use rayon::prelude::*;
+    let (n, b) = (x.nrows(), x.ncols());
+    debug_assert_eq!(a.nrows(), a.ncols());
+    if b == 0 || n == 0 {
+        return faer::Mat::zeros(n, b);
+    }
+    let mut rows = vec![0.0; n * b];
+    rows.par_chunks_mut(SYMMETRIC_ROWS * b)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let i0 = c * SYMMETRIC_ROWS;
+            for j in 0..b {
+                let col = x.col(j);
+                for (r, row) in chunk.chunks_mut(b).enumerate() {
+                    row[j] = col[i0 + r];
+                }
+            }
+        });
+    let mut out = vec![0.0; n * b];
+    out.par_chunks_mut(SYMMETRIC_ROWS * b)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let k0 = c * SYMMETRIC_ROWS;
+            for (r, y) in chunk.chunks_mut(b).enumerate() {
+                let k = k0 + r;
+                for (&i, &v) in a.row_idx_of_col_raw(k).iter().zip(a.val_of_col(k)) {
+                    let xi = &rows[i * b..(i + 1) * b];
+                    for (yj, xj) in y.iter_mut().zip(xi) {
+                        *yj += v * xj;
+                    }
+                }
+            }
+        });
+    faer::Mat::from_fn(n, b, |i, j| out[i * b + j])
+}
+
+/// `a x` for a sparse `a` with few entries a row (the contacts' map `W`, `m x n`) and a tall
+/// block `x`: each row of the product gathers its few rows of `x`, where faer's product walks
+/// all `n` columns of `a` once per column of `x`, on one thread. Rows are split among threads,
+/// each summed in the same order on any number of them.
+fn sparse_times(
+    a: faer::sparse::SparseColMatRef<'_, usize, f64>,
+    x: faer::MatRef<'_, f64>,
+) -> faer::Mat<f64> {
+    use rayon::prelude::*;
+    let (m, b) = (a.nrows(), x.ncols());
+    let Ok(by_rows) = a.to_row_major() else {
+        // Out of memory for the copy by rows: faer's product needs none.
+        let mut y = faer::Mat::zeros(m, b);
+        faer::sparse::linalg::matmul::sparse_dense_matmul(
+            y.as_mut(),
+            faer::Accum::Replace,
+            a,
+            x,
+            1.0,
+            faer::Par::Seq,
+        );
+        return y;
+    };
+    let by_rows = by_rows.as_ref();
+    let mut out = vec![0.0; m * b];
+    if b > 0 {
+        out.par_chunks_mut(SYMMETRIC_ROWS * b)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (r, y) in chunk.chunks_mut(b).enumerate() {
+                    let k = c * SYMMETRIC_ROWS + r;
+                    for (&i, &v) in by_rows
+                        .col_idx_of_row_raw(k)
+                        .iter()
+                        .zip(by_rows.val_of_row(k))
+                    {
+                        for (j, yj) in y.iter_mut().enumerate() {
+                            *yj += v * x[(i, j)];
+                        }
+                    }
+                }
+            });
+    }
+    faer::Mat::from_fn(m, b, |i, j| out[i * b + j])
+}
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -1115,5 +1209,75 @@ mod tests {
         );
         let r = Receptance::new(&mz, ReceptanceKind::Auto).unwrap();
         assert_eq!(r.kind(), ReceptanceKind::Modal { modes: 2 });
+    }
+
+    /// A pseudo-random sparse `rows x cols` matrix with about `per_col` entries a column,
+    /// symmetric (both triangles stored) when asked.
+    fn random_sparse(
+        rows: usize,
+        cols: usize,
+        per_col: usize,
+        symmetric: bool,
+    ) -> SparseColMat<usize, f64> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut triplets = Vec::new();
+        for j in 0..cols {
+            for _ in 0..per_col {
+                let i = (next() % rows as u64) as usize;
+                let v = (next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                triplets.push(faer::sparse::Triplet::new(i, j, v));
+                if symmetric {
+                    triplets.push(faer::sparse::Triplet::new(j, i, v));
+                }
+            }
+        }
+        SparseColMat::try_new_from_triplets(rows, cols, &triplets).unwrap()
+    }
+
+    /// The products by rows against faer's, and the same bits on one thread and on three.
+    #[test]
+    fn products_by_rows_are_faer_s_and_do_not_depend_on_the_threads() {
+        let n = 5000;
+        let mass = random_sparse(n, n, 6, true);
+        let w = random_sparse(300, n, 1, false);
+        for b in [1, 8, 64] {
+            let x = Mat::from_fn(n, b, |i, j| ((i * 7 + j * 13) % 17) as f64 - 8.0);
+            for (a, by_rows) in [
+                (mass.as_ref(), symmetric_times(mass.as_ref(), x.as_ref())),
+                (w.as_ref(), sparse_times(w.as_ref(), x.as_ref())),
+            ] {
+                let mut reference = Mat::zeros(a.nrows(), b);
+                faer::sparse::linalg::matmul::sparse_dense_matmul(
+                    reference.as_mut(),
+                    faer::Accum::Replace,
+                    a,
+                    x.as_ref(),
+                    1.0,
+                    faer::Par::Seq,
+                );
+                let err = (&by_rows - &reference).norm_max();
+                assert!(err <= 1e-13 * reference.norm_max(), "b = {b}: {err}");
+            }
+            let on = |threads: usize| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| {
+                        (
+                            symmetric_times(mass.as_ref(), x.as_ref()),
+                            sparse_times(w.as_ref(), x.as_ref()),
+                        )
+                    })
+            };
+            let (one, three) = (on(1), on(3));
+            assert!(one.0 == three.0 && one.1 == three.1, "b = {b}");
+        }
     }
 }

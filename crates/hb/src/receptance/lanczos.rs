@@ -18,7 +18,6 @@
 //! the factor. Small factors keep `b = 1`, the plain Lanczos recurrence.
 
 use faer::sparse::SparseColMatRef;
-use faer::sparse::linalg::matmul::sparse_dense_matmul;
 use faer::{Accum, Mat, MatMut, MatRef};
 
 use super::ReceptanceError;
@@ -52,9 +51,7 @@ pub(crate) struct LanczosModes {
 
 /// `M x` for a block of vectors.
 fn m_mul(mass: SparseColMatRef<'_, usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
-    let mut z = Mat::zeros(x.nrows(), x.ncols());
-    sparse_dense_matmul(z.as_mut(), Accum::Replace, mass, x, 1.0, super::par());
-    z
+    super::symmetric_times(mass, x)
 }
 
 /// `M`-norm of each column of `x`, given `mx = M x`.

@@ -44,7 +44,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use faer::prelude::ReborrowMut;
-use faer::sparse::linalg::matmul::sparse_dense_matmul;
 use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
 use faer::{Accum, Mat, MatMut, MatRef, c64};
 
@@ -105,15 +104,7 @@ impl StaticResidual {
         if self.sigma != 0.0 {
             let mut sj = 1.0;
             for _ in 0..2 {
-                let mut y = Mat::zeros(x.nrows(), x.ncols());
-                sparse_dense_matmul(
-                    y.as_mut(),
-                    Accum::Replace,
-                    mass.as_ref(),
-                    x.as_ref(),
-                    1.0,
-                    par,
-                );
+                let mut y = super::symmetric_times(mass.as_ref(), x.as_ref());
                 self.llt.solve_in_place(y.as_mut());
                 sj *= self.sigma;
                 acc += sj * &y;
@@ -214,9 +205,7 @@ pub(crate) struct ContactFactors {
 }
 
 fn real_mul(a: &faer::sparse::SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
-    let mut y = Mat::zeros(a.nrows(), x.ncols());
-    sparse_dense_matmul(y.as_mut(), Accum::Replace, a.as_ref(), x, 1.0, super::par());
-    y
+    super::sparse_times(a.as_ref(), x)
 }
 
 impl ModalBackend {
