@@ -122,7 +122,35 @@ fn an_auto_sweep_records_each_points_set_and_resumes() {
     assert_eq!(friction.shape(), vec![hmax.len(), 2 * fset.n_coeffs()]);
     assert!(hmax.iter().all(|&h| h as usize <= fset.h_max()));
     let table = std::fs::read_to_string(&csv).unwrap();
-    assert!(table.lines().next().unwrap().ends_with(",amp_error,h_max"));
+    assert!(
+        table
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",amp_error,amp_error_method,h_max")
+    );
+    // Each point checked by auto says how, in the CSV and in the file (codes 0 richer, 1 with
+    // the tail, 2 from below, -1 none): from below exactly on sets from h = 31.
+    let methods = g
+        .dataset("amp_error_method")
+        .unwrap()
+        .read_raw::<i64>()
+        .unwrap();
+    let errors = g.dataset("amp_error").unwrap().read_raw::<f64>().unwrap();
+    assert!(errors.iter().any(|e| !e.is_nan()));
+    for (row, (&code, e)) in table.lines().skip(1).zip(methods.iter().zip(&errors)) {
+        let cells: Vec<&str> = row.split(',').collect();
+        let name = cells[cells.len() - 2];
+        assert_eq!(e.is_nan(), code == -1, "{row}");
+        let expected = ["", "richer", "richer-with-tail", "from-below"][(code + 1) as usize];
+        assert_eq!(name, expected, "{row}");
+        let h: usize = cells[cells.len() - 1].parse().unwrap();
+        if code >= 0 {
+            assert_eq!(code == 2, h >= 31, "{row}");
+        }
+    }
+    // The resonance needs h = 31 here: both kinds of check are on the curve.
+    assert!(methods.contains(&2) && methods.contains(&1));
     let points = hmax.len();
     drop(f);
     // Cut short, then resumed to the same end: the same number of points.

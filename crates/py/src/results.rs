@@ -536,6 +536,17 @@ impl PyFrc {
         )
     }
 
+    /// How each point's `amplitude_error` was obtained: ``"richer"`` (the point on 2H+1),
+    /// ``"richer-with-tail"`` (with the tail beyond it: `auto` below h = 31) or
+    /// ``"from-below"`` (`auto` from h = 31); None where not estimated.
+    #[getter]
+    fn amplitude_error_method(&self) -> Vec<Option<&'static str>> {
+        self.points
+            .iter()
+            .map(|p| p.solution.estimate.as_ref().map(|e| e.method.name()))
+            .collect()
+    }
+
     /// Largest Floquet multiplier modulus per point (`frc(stability=True)`), NaN where not
     /// classified; a point is stable where it is at most 1.
     #[getter]

@@ -290,6 +290,18 @@ def test_auto_harmonics_and_the_error_estimate():
     curve = m.frc(0.3, 1.2, 0.02, harmonics="auto", refine=False)
     assert np.all(curve.converged)
     assert len({curve[i].harmonics for i in range(len(curve))}) >= 1
+    # Each checked point says how: from below exactly on sets from h = 31 (the resonance).
+    methods = curve.amplitude_error_method
+    checked = ~np.isnan(curve.amplitude_error)
+    assert checked.any()
+    assert all((k is not None) == c for k, c in zip(methods, checked))
+    for i, k in enumerate(methods):
+        if k is not None:
+            h = int(curve[i].harmonics.split(":")[1])
+            assert (k == "from-below") == (h >= 31), (curve[i].harmonics, k)
+    assert "from-below" in methods and "richer-with-tail" in methods
+    plain = m.frc(0.3, 0.5, 0.1, harmonics="odd:3", estimate=True, refine=False)
+    assert plain.amplitude_error_method == ["richer"] * len(plain)
 
 
 def test_amplitude_measures_drop_the_static_part_as_the_cli_does():

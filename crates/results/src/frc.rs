@@ -61,6 +61,7 @@ impl FrcCsv {
         cols.extend((0..n_contacts).map(|c| format!("energy{c}")));
         if estimate || auto {
             cols.push("amp_error".into());
+            cols.push("amp_error_method".into());
         }
         if auto {
             cols.push("h_max".into());
@@ -108,6 +109,12 @@ impl FrcCsv {
                 "{}",
                 s.estimate.as_ref().map_or(f64::NAN, |e| e.amplitude)
             ));
+            row.push(
+                s.estimate
+                    .as_ref()
+                    .map_or("", |e| e.method.name())
+                    .to_string(),
+            );
         }
         if self.auto {
             row.push(format!("{}", s.set.h_max()));
@@ -212,6 +219,11 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                         .map(|p| error(&p.solution).unwrap_or(f64::NAN))
                         .collect();
                     put_1d(&g, "amp_error", &e)?;
+                    put_1d(
+                        &g,
+                        "amp_error_method",
+                        &methods(pts.iter().map(|p| &p.solution)),
+                    )?;
                 }
                 // Only where classified (--stability), so that other files keep their layout.
                 if pts.iter().any(|p| p.solution.stability.is_some()) {
@@ -308,6 +320,11 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
                         .map(|p| error(&p.solution).unwrap_or(f64::NAN))
                         .collect();
                     put_1d(&pg, "amp_error", &e)?;
+                    put_1d(
+                        &pg,
+                        "amp_error_method",
+                        &methods(pk.iter().map(|p| &p.solution)),
+                    )?;
                 }
                 let ph = g.create_group("phase_resonances").map_err(h5)?;
                 put_1d(
@@ -338,6 +355,13 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
 
 /// Per point: `stable` (1, 0, -1 where not classified) and the largest multiplier modulus
 /// (NaN where not classified).
+/// How each point's estimate was obtained ([`ewr_solve::EstimateMethod::code`], -1 for none).
+fn methods<'a>(points: impl Iterator<Item = &'a ewr_solve::PointSolution>) -> Vec<i64> {
+    points
+        .map(|s| s.estimate.as_ref().map_or(-1, |e| e.method.code()))
+        .collect()
+}
+
 fn stability_columns(sols: &[&ewr_solve::PointSolution]) -> (Vec<i64>, Vec<f64>) {
     sols.iter()
         .map(|s| match &s.stability {

@@ -37,6 +37,16 @@ impl EstimateMethod {
             EstimateMethod::FromBelow => "from-below",
         }
     }
+
+    /// Its code in the integer columns of FRC result files: 0 `richer`, 1 `richer-with-tail`,
+    /// 2 `from-below` (-1 there where a point has no estimate).
+    pub fn code(self) -> i64 {
+        match self {
+            EstimateMethod::Richer => 0,
+            EstimateMethod::RicherWithTail => 1,
+            EstimateMethod::FromBelow => 2,
+        }
+    }
 }
 
 /// The estimated truncation error of a periodic solution's amplitudes.
