@@ -418,8 +418,10 @@ pub fn sweep_curve(
             Vec::new()
         })
     };
-    if opts.estimate_peaks && !observer.stopping() {
-        for pk in &mut peaks {
+    // Each refined peak is estimated and classified alone: small ones side by side.
+    let estimate_peaks = opts.estimate_peaks && !observer.stopping();
+    let finish_peak = |pk: &mut Peak| {
+        if estimate_peaks {
             match truncation_error(rec, &params, &setup.point, &pk.solution) {
                 Ok(e) => pk.solution.estimate = Some(e),
                 Err(e) => observer.warn(&format!(
@@ -428,18 +430,19 @@ pub fn sweep_curve(
                 )),
             }
         }
-    }
-    if let Some(c) = &classifier {
-        // Each refined peak is classified alone; small pencils side by side.
-        if rayon::current_num_threads() > 1 && peaks.iter().all(|pk| c.small(&pk.solution)) {
-            peaks
-                .par_iter_mut()
-                .for_each(|pk| c.classify(&params, &setup.point, &mut pk.solution, observer));
-        } else {
-            for pk in &mut peaks {
-                c.classify(&params, &setup.point, &mut pk.solution, observer);
-            }
+        if let Some(c) = &classifier {
+            c.classify(&params, &setup.point, &mut pk.solution, observer);
         }
+    };
+    let side_by_side = rayon::current_num_threads() > 1
+        && peaks.iter().all(|pk| {
+            pk.solution.friction.len() <= CONCURRENT_FORCES_UP_TO
+                && classifier.as_ref().is_none_or(|c| c.small(&pk.solution))
+        });
+    if side_by_side {
+        peaks.par_iter_mut().for_each(finish_peak);
+    } else {
+        peaks.iter_mut().for_each(finish_peak);
     }
     let forced = setup.phase_dof();
     let phase = match forced {

@@ -25,11 +25,11 @@ impl SweepObserver for Seen {
     }
 }
 
-type Run = (Vec<Shown>, Vec<(f64, f64)>);
+type Run = (Vec<Shown>, Vec<(f64, f64, f64)>);
 
 /// blade-damper-blade-3d through its resonance at all:7 with stability and estimates at every
-/// point, on a pool of `threads`: what the observer saw, and the refined peaks' frequencies and
-/// multipliers.
+/// point, on a pool of `threads`: what the observer saw, and the refined peaks' frequencies,
+/// multipliers and estimates.
 fn run(threads: usize) -> Run {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../models/blade-damper-blade-3d.h5");
@@ -69,7 +69,8 @@ fn run(threads: usize) -> Run {
             .iter()
             .map(|pk| {
                 let st = pk.solution.stability.as_ref().expect("a peak's stability");
-                (pk.omega, st.max_multiplier)
+                let e = pk.solution.estimate.as_ref().expect("a peak's estimate");
+                (pk.omega, st.max_multiplier, e.amplitude)
             })
             .collect();
         (seen, peaks)
