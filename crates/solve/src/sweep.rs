@@ -232,6 +232,41 @@ const CONCURRENT_PENCIL_UP_TO: usize = 6000;
 /// dense LU, 11.5 MB at this size, is the part faer would otherwise run on every core).
 const CONCURRENT_FORCES_UP_TO: usize = 1200;
 
+/// Largest model whose direct receptance (dense or sparse) is used beside the sweep: above,
+/// each frequency's factorisation is large, and tasks at other frequencies would throw away the
+/// one the sweep keeps for its next solve.
+const CONCURRENT_DIRECT_DOFS_UP_TO: usize = 3000;
+
+/// Point work running beside the sweeps of the whole process, at most one per thread however
+/// many curves (or study cases) run at once.
+static BESIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Takes one of the process's places for work beside a sweep (one per thread), if one is
+/// free; the task gives it back when done.
+fn claim_beside() -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    let most = rayon::current_num_threads();
+    BESIDE
+        .fetch_update(SeqCst, SeqCst, |n| (n < most).then_some(n + 1))
+        .is_ok()
+}
+
+/// Whether work on `rec` may run beside the sweep. Not on cyclic sectors: their modes are
+/// extracted per nodal diameter on first use, inside a lock and with parallel kernels, where a
+/// waiting thread could pick up a task that needs the same diameter and wait on itself (an
+/// estimate's richer set, or every inter-sector phase, reaches new diameters). Not on a
+/// modal receptance that condenses its highest harmonics exactly, nor on a large direct one
+/// (`CONCURRENT_DIRECT_DOFS_UP_TO`).
+fn beside_allowed(rec: &Receptance) -> bool {
+    if rec.cyclic().is_some() || rec.modal_coverage().is_some() {
+        return false;
+    }
+    match rec.kind() {
+        ewr_hb::ReceptanceKind::Modal { .. } => true,
+        _ => rec.n_dofs() <= CONCURRENT_DIRECT_DOFS_UP_TO,
+    }
+}
+
 /// What is done to each point once it is solved and before the caller sees it: its
 /// stability and its truncation estimate. Neither changes the sweep's next points, so on
 /// small models they run beside the sweep, on the other cores (one point's stability is ten
@@ -243,6 +278,8 @@ struct PointWork<'a> {
     classifier: Option<Classifier<'a>>,
     estimate: bool,
     observer: &'a dyn SweepObserver,
+    /// [`beside_allowed`] for this receptance.
+    allowed: bool,
 }
 
 impl PointWork<'_> {
@@ -255,7 +292,8 @@ impl PointWork<'_> {
     /// harmonics).
     fn concurrent(&self, p: &FrcPoint) -> bool {
         let sol = &p.solution;
-        rayon::current_num_threads() > 1
+        self.allowed
+            && rayon::current_num_threads() > 1
             && sol.status.converged()
             && sol.friction.len() <= CONCURRENT_FORCES_UP_TO
             && self.classifier.as_ref().is_none_or(|c| c.small(sol))
@@ -339,6 +377,7 @@ pub fn sweep_curve(
             .then(|| Classifier::new(rec, opts.all_phases, observer)),
         estimate: opts.estimate_points,
         observer,
+        allowed: beside_allowed(rec),
     };
     // Points are kept as they arrive, so that a curve that stops on an error still has every
     // point it computed.
@@ -356,25 +395,29 @@ pub fn sweep_curve(
     let take = |finished: &std::sync::Mutex<Vec<(usize, FrcPoint)>>| {
         std::mem::take(&mut *finished.lock().unwrap_or_else(|e| e.into_inner()))
     };
-    // Work running beside the sweep at most: one per thread, so that solved points wait for
-    // their work no longer than the sweep takes to solve that many.
-    let most = rayon::current_num_threads();
+    // A task that panicked: the sweep stops at its next point and the panic goes on once the
+    // work already running is done (the points before it are handed over first).
+    let panicked = std::sync::Mutex::new(None::<Box<dyn std::any::Any + Send>>);
     let result = rayon::scope(|scope| {
-        let (work, order, finished) = (&work, &mut order, &finished);
+        let (work, order, finished, panicked) = (&work, &mut order, &finished, &panicked);
         let mut solved = 0;
-        let mut running = 0;
         let mut on_point = |p: &FrcPoint| {
             let index = solved;
             solved += 1;
             for (i, q) in take(finished) {
-                running -= 1;
                 order.finished(i, q);
             }
             let mut p = p.clone();
-            if work.needed() && running < most && work.concurrent(&p) {
-                running += 1;
+            if work.needed() && work.concurrent(&p) && claim_beside() {
                 scope.spawn(move |_| {
-                    work.apply(&mut p);
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        work.apply(&mut p)
+                    }));
+                    BESIDE.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    if let Err(payload) = run {
+                        let mut first = panicked.lock().unwrap_or_else(|e| e.into_inner());
+                        first.get_or_insert(payload);
+                    }
                     finished
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -384,7 +427,8 @@ pub fn sweep_curve(
                 work.apply(&mut p);
                 order.finished(index, p);
             }
-            order.stop.is_none()
+            let failed = panicked.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+            order.stop.is_none() && !failed
         };
         match spec.resume {
             Some(old) => resume_curve(rec, &params, &settings, old, &mut on_point, &stopping),
@@ -396,6 +440,9 @@ pub fn sweep_curve(
     // The scope has waited for every point's work.
     for (i, q) in take(&finished) {
         order.finished(i, q);
+    }
+    if let Some(payload) = panicked.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        std::panic::resume_unwind(payload);
     }
     let InOrder { points, stop, .. } = order;
     let classifier = work.classifier;
@@ -434,7 +481,8 @@ pub fn sweep_curve(
             c.classify(&params, &setup.point, &mut pk.solution, observer);
         }
     };
-    let side_by_side = rayon::current_num_threads() > 1
+    let side_by_side = beside_allowed(rec)
+        && rayon::current_num_threads() > 1
         && peaks.iter().all(|pk| {
             pk.solution.friction.len() <= CONCURRENT_FORCES_UP_TO
                 && classifier.as_ref().is_none_or(|c| c.small(&pk.solution))
