@@ -742,7 +742,12 @@ impl SweepObserver for FrcObserver {
         if let Some(csv) = &self.csv {
             let mut w = csv.lock().unwrap_or_else(|e| e.into_inner());
             if let Err(e) = w.row(mu_n.unwrap_or(f64::NAN), p) {
-                *self.failed_write.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.clone());
+                // The first failure is the one to report (points solved beside the sweep may
+                // still arrive after it).
+                self.failed_write
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert_with(|| e.clone());
                 return Err(StopReason::Caller(e));
             }
         }

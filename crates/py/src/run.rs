@@ -96,6 +96,12 @@ pub(crate) fn run_interruptible<T: Send>(
     interrupted: &AtomicBool,
     work: impl FnOnce() -> T + Send,
 ) -> T {
+    if rayon::current_thread_index().is_some() {
+        // Called from a worker already (a progress callback that runs a model): the outer call
+        // watches for Ctrl-C; handing this work to the pool and waiting would hold the worker
+        // it may need.
+        return py.detach(work);
+    }
     std::thread::scope(|scope| {
         // On one of rayon's workers, as the command line does (ewr_cli::run): parallel calls
         // from a thread outside the pool each cost a handover through the kernel.
@@ -222,6 +228,16 @@ impl SweepObserver for PyObserver {
                 .map_err(StopReason::Caller)?;
         }
         if let Some(cb) = &self.progress {
+            // Once it has raised, it is not called again (points solved beside the sweep may
+            // still arrive): the sweep is stopping.
+            if self
+                .callback_error
+                .lock()
+                .map(|e| e.is_some())
+                .unwrap_or(true)
+            {
+                return Err(StopReason::Caller("the progress callback failed".into()));
+            }
             let s = &p.solution;
             let failed = Python::attach(|py| cb.call1(py, (done, s.omega, s.dofs.norm_peak)).err());
             if let Some(e) = failed {

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -579,3 +580,24 @@ def test_cyclic_stability_of_every_inter_sector_phase():
     with pytest.raises(ewr.InputError, match="stability=True"):
         sector.frc(1.15, 1.25, 0.05, all_phases=True)
 
+
+
+def test_a_progress_callback_may_run_a_model_on_one_thread():
+    # The callback runs on one of rayon's workers; a sweep it starts must not hand its work to
+    # the pool and wait for the worker it holds (with one thread there is no other).
+    script = """
+import ewr
+m = ewr.Model.example("two-mass-damper")
+inner = []
+def progress(done, omega, amp):
+    if done == 2:
+        inner.append(len(m.frc(0.9, 1.0, 0.05, harmonics="odd:3", refine=False)))
+c = m.frc(0.8, 1.0, 0.05, harmonics="odd:7", refine=False, progress=progress)
+print(len(c), inner)
+"""
+    env = dict(os.environ, RAYON_NUM_THREADS="1")
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["5", "[3]"]

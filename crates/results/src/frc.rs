@@ -353,8 +353,6 @@ pub fn write_frc(path: &Path, model: &Path, setup: &Setup, curves: &[Curve]) -> 
     })
 }
 
-/// Per point: `stable` (1, 0, -1 where not classified) and the largest multiplier modulus
-/// (NaN where not classified).
 /// How each point's estimate was obtained ([`ewr_solve::EstimateMethod::code`], -1 for none).
 fn methods<'a>(points: impl Iterator<Item = &'a ewr_solve::PointSolution>) -> Vec<i64> {
     points
@@ -362,6 +360,8 @@ fn methods<'a>(points: impl Iterator<Item = &'a ewr_solve::PointSolution>) -> Ve
         .collect()
 }
 
+/// Per point: `stable` (1, 0, -1 where not classified) and the largest multiplier modulus
+/// (NaN where not classified).
 fn stability_columns(sols: &[&ewr_solve::PointSolution]) -> (Vec<i64>, Vec<f64>) {
     sols.iter()
         .map(|s| match &s.stability {

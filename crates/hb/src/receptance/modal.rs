@@ -321,7 +321,8 @@ impl ModalBackend {
         let omega: Vec<f64> = lambda.iter().map(|l| l.max(0.0).sqrt()).collect();
 
         // Projected viscous damping (diagonal only) plus modal damping ratios.
-        let cphi = real_mul(&s.c, phi.as_ref());
+        // C is symmetric and FE-sized (tens of entries a row): read once for all the modes.
+        let cphi = super::symmetric_times(s.c.as_ref(), phi.as_ref());
         let zeta = s.modal_zeta.as_deref().unwrap_or(&[]);
         let damping: Vec<f64> = (0..k)
             .map(|r| {

@@ -383,6 +383,9 @@ class Frc:
     amplitude: npt.NDArray[np.float64]
     amplitude_error: npt.NDArray[np.float64]
     """Truncation error of ``amplitude`` per point (``estimate=True``), NaN elsewhere."""
+    amplitude_error_method: list[Optional[str]]
+    """How each point's ``amplitude_error`` was obtained (``"richer"``,
+    ``"richer-with-tail"``, ``"from-below"``), None where not estimated."""
     stable: npt.NDArray[np.int64]
     """Per point (``stability=True``): 1 stable, 0 unstable, -1 not classified."""
     max_multiplier: npt.NDArray[np.float64]
