@@ -535,24 +535,27 @@ impl PyModel {
                 "nodal_diameter applies to cyclic sector models only",
             ));
         }
-        py.detach(|| -> Result<Vec<f64>, String> {
-            let model = if stuck {
-                match self.model.stuck_default()? {
-                    Some(m) => m,
-                    None => self.model.clone(),
+        // On one of rayon's workers (the modal extraction's parallel calls, run::run_interruptible).
+        py.detach(|| {
+            rayon::scope(|_| -> Result<Vec<f64>, String> {
+                let model = if stuck {
+                    match self.model.stuck_default()? {
+                        Some(m) => m,
+                        None => self.model.clone(),
+                    }
+                } else {
+                    self.model.clone()
+                };
+                match &model.cyclic {
+                    // A sector: the nodal diameter asked for, or that of the forced harmonic 1.
+                    Some(cy) => ewr_hb::modes::cyclic_natural_frequencies(
+                        &model,
+                        nodal_diameter.unwrap_or_else(|| cy.nodal_diameter(1)),
+                    ),
+                    None => ewr_hb::modes::natural_frequencies(&model),
                 }
-            } else {
-                self.model.clone()
-            };
-            match &model.cyclic {
-                // A sector: the nodal diameter asked for, or that of the forced harmonic 1.
-                Some(cy) => ewr_hb::modes::cyclic_natural_frequencies(
-                    &model,
-                    nodal_diameter.unwrap_or_else(|| cy.nodal_diameter(1)),
-                ),
-                None => ewr_hb::modes::natural_frequencies(&model),
-            }
-            .map_err(|e| format!("natural frequencies: {e}"))
+                .map_err(|e| format!("natural frequencies: {e}"))
+            })
         })
         .map_err(InputError::new_err)
     }

@@ -367,8 +367,9 @@ pub fn frc(
         callback_error: Mutex::new(None),
         warnings: Mutex::new(Vec::new()),
     };
-    // One condensation for every curve: they differ only in their friction bounds.
-    let rec = py.detach(|| receptance(&setups[0]))?;
+    // One condensation for every curve: they differ only in their friction bounds. On a
+    // worker, as the sweep (run_interruptible).
+    let rec = py.detach(|| rayon::scope(|_| receptance(&setups[0])))?;
     let specs: Vec<CurveSpec<'_>> = setups
         .iter()
         .zip(&mu_values)
