@@ -60,65 +60,66 @@ fn par() -> faer::Par {
     crate::deterministic_parallelism()
 }
 
-/// Rows of the product per task in [`symmetric_times`] and [`sparse_times`].
-const SYMMETRIC_ROWS: usize = 2048;
+/// Rows per task in [`rows_of`].
+const PRODUCT_ROWS: usize = 2048;
+
+/// An `m x b` matrix computed a row at a time and stored by rows (`m * b` values): `row(k, y)`
+/// fills row `k` into `y` (`b` zeros at the start). Rows are split among threads, each filled
+/// by one of them, so the result does not depend on the thread count.
+fn rows_of(m: usize, b: usize, row: impl Fn(usize, &mut [f64]) + Sync) -> Vec<f64> {
+    use rayon::prelude::*;
+    let mut out = vec![0.0; m * b];
+    if b > 0 {
+        out.par_chunks_mut(PRODUCT_ROWS * b)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (r, y) in chunk.chunks_mut(b).enumerate() {
+                    row(c * PRODUCT_ROWS + r, y);
+                }
+            });
+    }
+    out
+}
+
+/// [`rows_of`] as a matrix.
+fn by_rows(m: usize, b: usize, row: impl Fn(usize, &mut [f64]) + Sync) -> faer::Mat<f64> {
+    let out = rows_of(m, b, row);
+    faer::Mat::from_fn(m, b, |i, j| out[i * b + j])
+}
 
 /// `a x` for a symmetric sparse `a` (a mass matrix) and a block `x`, reading `a` once for the
 /// whole block: row `k` of the product is column `k` of `a` against the rows of `x`, which are
 /// gathered contiguous (a block of 8 is one cache line a row). faer's product streams `a` once
-/// per column of `x`, on one thread; this one splits the rows among threads, each row summed
-/// in the same order on any number of them.
+/// per column of `x`, on one thread.
 fn symmetric_times(
     a: faer::sparse::SparseColMatRef<'_, usize, f64>,
     x: faer::MatRef<'_, f64>,
 ) -> faer::Mat<f64> {
-    use rayon::prelude::*;
     let (n, b) = (x.nrows(), x.ncols());
     debug_assert_eq!(a.nrows(), a.ncols());
-    if b == 0 || n == 0 {
-        return faer::Mat::zeros(n, b);
-    }
-    let mut rows = vec![0.0; n * b];
-    rows.par_chunks_mut(SYMMETRIC_ROWS * b)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let i0 = c * SYMMETRIC_ROWS;
-            for j in 0..b {
-                let col = x.col(j);
-                for (r, row) in chunk.chunks_mut(b).enumerate() {
-                    row[j] = col[i0 + r];
-                }
+    let rows = rows_of(n, b, |i, y| {
+        for (j, yj) in y.iter_mut().enumerate() {
+            *yj = x[(i, j)];
+        }
+    });
+    by_rows(n, b, |k, y| {
+        for (&i, &v) in a.row_idx_of_col_raw(k).iter().zip(a.val_of_col(k)) {
+            for (yj, xj) in y.iter_mut().zip(&rows[i * b..(i + 1) * b]) {
+                *yj += v * xj;
             }
-        });
-    let mut out = vec![0.0; n * b];
-    out.par_chunks_mut(SYMMETRIC_ROWS * b)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let k0 = c * SYMMETRIC_ROWS;
-            for (r, y) in chunk.chunks_mut(b).enumerate() {
-                let k = k0 + r;
-                for (&i, &v) in a.row_idx_of_col_raw(k).iter().zip(a.val_of_col(k)) {
-                    let xi = &rows[i * b..(i + 1) * b];
-                    for (yj, xj) in y.iter_mut().zip(xi) {
-                        *yj += v * xj;
-                    }
-                }
-            }
-        });
-    faer::Mat::from_fn(n, b, |i, j| out[i * b + j])
+        }
+    })
 }
 
 /// `a x` for a sparse `a` with few entries a row (the contacts' map `W`, `m x n`) and a tall
 /// block `x`: each row of the product gathers its few rows of `x`, where faer's product walks
-/// all `n` columns of `a` once per column of `x`, on one thread. Rows are split among threads,
-/// each summed in the same order on any number of them.
+/// all `n` columns of `a` once per column of `x`, on one thread.
 fn sparse_times(
     a: faer::sparse::SparseColMatRef<'_, usize, f64>,
     x: faer::MatRef<'_, f64>,
 ) -> faer::Mat<f64> {
-    use rayon::prelude::*;
     let (m, b) = (a.nrows(), x.ncols());
-    let Ok(by_rows) = a.to_row_major() else {
+    let Ok(a_rows) = a.to_row_major() else {
         // Out of memory for the copy by rows: faer's product needs none.
         let mut y = faer::Mat::zeros(m, b);
         faer::sparse::linalg::matmul::sparse_dense_matmul(
@@ -131,27 +132,18 @@ fn sparse_times(
         );
         return y;
     };
-    let by_rows = by_rows.as_ref();
-    let mut out = vec![0.0; m * b];
-    if b > 0 {
-        out.par_chunks_mut(SYMMETRIC_ROWS * b)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                for (r, y) in chunk.chunks_mut(b).enumerate() {
-                    let k = c * SYMMETRIC_ROWS + r;
-                    for (&i, &v) in by_rows
-                        .col_idx_of_row_raw(k)
-                        .iter()
-                        .zip(by_rows.val_of_row(k))
-                    {
-                        for (j, yj) in y.iter_mut().enumerate() {
-                            *yj += v * x[(i, j)];
-                        }
-                    }
-                }
-            });
-    }
-    faer::Mat::from_fn(m, b, |i, j| out[i * b + j])
+    let a_rows = a_rows.as_ref();
+    by_rows(m, b, |k, y| {
+        for (&i, &v) in a_rows
+            .col_idx_of_row_raw(k)
+            .iter()
+            .zip(a_rows.val_of_row(k))
+        {
+            for (j, yj) in y.iter_mut().enumerate() {
+                *yj += v * x[(i, j)];
+            }
+        }
+    })
 }
 
 use std::collections::BTreeMap;

@@ -493,20 +493,16 @@ fn doubled_law(lin: &Linearization) -> Linearization {
     }
 }
 
-/// Unknowns of the pencil of a structure with `dynamics`' states on `set` with `n_force`
-/// force unknowns (forces, then the displacement and velocity states of every coefficient).
-pub(crate) fn pencil_unknowns(
-    dynamics: &ContactDynamics,
-    set: &HarmonicSet,
-    n_force: usize,
-) -> usize {
-    n_force + 2 * dynamics.n_states() * set.n_coeffs()
+/// Unknowns of the pencil of a structure with `nq` states on `set` with `n_force` force
+/// unknowns (forces, then the displacement and velocity states of every coefficient).
+pub(crate) fn pencil_unknowns(nq: usize, set: &HarmonicSet, n_force: usize) -> usize {
+    n_force + 2 * nq * set.n_coeffs()
 }
 
 /// Refuses, before anything is allocated, a pencil above [`MAX_PENCIL_SIZE`] unknowns or
 /// [`MAX_FORCE_UNKNOWNS`] force unknowns.
 fn pencil_size_check(nq: usize, set: &HarmonicSet, n_force: usize) -> Result<(), StabilityError> {
-    let n = n_force + 2 * nq * set.n_coeffs();
+    let n = pencil_unknowns(nq, set, n_force);
     if n > MAX_PENCIL_SIZE || n_force > MAX_FORCE_UNKNOWNS {
         return Err(StabilityError::TooLarge {
             size: n,

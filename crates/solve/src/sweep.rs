@@ -196,7 +196,8 @@ impl<'r> Classifier<'r> {
     fn small(&self, sol: &PointSolution) -> bool {
         self.dynamics.as_ref().is_some_and(|d| {
             let n_force = sol.friction.len() * if self.all_phases { 2 } else { 1 };
-            crate::stability::pencil_unknowns(d, &sol.set, n_force) <= CONCURRENT_PENCIL_UP_TO
+            crate::stability::pencil_unknowns(d.n_states(), &sol.set, n_force)
+                <= CONCURRENT_PENCIL_UP_TO
                 && n_force <= CONCURRENT_FORCES_UP_TO
         })
     }
@@ -287,28 +288,37 @@ impl PointWork<'_> {
         self.classifier.is_some() || self.estimate
     }
 
-    /// Whether `p`'s work may run beside the sweep: more than one thread, and small enough
-    /// that several at once fit in memory (an estimate is a solve on about twice the
+    /// Whether work on `sol` may run beside other work: more than one thread, and small
+    /// enough that several at once fit in memory (an estimate is a solve on about twice the
     /// harmonics).
-    fn concurrent(&self, p: &FrcPoint) -> bool {
-        let sol = &p.solution;
+    fn fits_beside(&self, sol: &PointSolution) -> bool {
         self.allowed
             && rayon::current_num_threads() > 1
-            && sol.status.converged()
             && sol.friction.len() <= CONCURRENT_FORCES_UP_TO
             && self.classifier.as_ref().is_none_or(|c| c.small(sol))
     }
 
+    /// Whether `p`'s work may run beside the sweep.
+    fn concurrent(&self, p: &FrcPoint) -> bool {
+        p.solution.status.converged() && self.fits_beside(&p.solution)
+    }
+
     fn apply(&self, p: &mut FrcPoint) {
+        self.finish(&mut p.solution, self.estimate, "");
+    }
+
+    /// Classifies `sol` and, with `estimate`, estimates its truncation error (`what` names it
+    /// in a warning: a point, or " of the peak").
+    fn finish(&self, sol: &mut PointSolution, estimate: bool, what: &str) {
         if let Some(c) = &self.classifier {
-            c.classify(self.params, self.point, &mut p.solution, self.observer);
+            c.classify(self.params, self.point, sol, self.observer);
         }
-        if self.estimate && p.solution.status.converged() {
-            match truncation_error(self.rec, self.params, self.point, &p.solution) {
-                Ok(e) => p.solution.estimate = Some(e),
+        if estimate && sol.status.converged() {
+            match truncation_error(self.rec, self.params, self.point, sol) {
+                Ok(e) => sol.estimate = Some(e),
                 Err(e) => self.observer.warn(&format!(
-                    "warning: no truncation estimate at w = {}: {e}",
-                    p.solution.omega
+                    "warning: no truncation estimate{what} at w = {}: {e}",
+                    sol.omega
                 )),
             }
         }
@@ -445,7 +455,6 @@ pub fn sweep_curve(
         std::panic::resume_unwind(payload);
     }
     let InOrder { points, stop, .. } = order;
-    let classifier = work.classifier;
     let stopped = match (result, stop) {
         (Err(e), _) => Some(e),
         (Ok(()), Some(reason)) => Some(reason),
@@ -467,27 +476,8 @@ pub fn sweep_curve(
     };
     // Each refined peak is estimated and classified alone: small ones side by side.
     let estimate_peaks = opts.estimate_peaks && !observer.stopping();
-    let finish_peak = |pk: &mut Peak| {
-        if estimate_peaks {
-            match truncation_error(rec, &params, &setup.point, &pk.solution) {
-                Ok(e) => pk.solution.estimate = Some(e),
-                Err(e) => observer.warn(&format!(
-                    "warning: no truncation estimate of the peak at w = {}: {e}",
-                    pk.omega
-                )),
-            }
-        }
-        if let Some(c) = &classifier {
-            c.classify(&params, &setup.point, &mut pk.solution, observer);
-        }
-    };
-    let side_by_side = beside_allowed(rec)
-        && rayon::current_num_threads() > 1
-        && peaks.iter().all(|pk| {
-            pk.solution.friction.len() <= CONCURRENT_FORCES_UP_TO
-                && classifier.as_ref().is_none_or(|c| c.small(&pk.solution))
-        });
-    if side_by_side {
+    let finish_peak = |pk: &mut Peak| work.finish(&mut pk.solution, estimate_peaks, " of the peak");
+    if peaks.iter().all(|pk| work.fits_beside(&pk.solution)) {
         peaks.par_iter_mut().for_each(finish_peak);
     } else {
         peaks.iter_mut().for_each(finish_peak);
