@@ -51,6 +51,7 @@ mod cholesky;
 mod cyclic_modal;
 mod direct;
 mod dynamics;
+mod gram;
 mod lanczos;
 mod modal;
 mod nd_modes;

@@ -212,6 +212,32 @@ impl Cholesky {
     }
 }
 
+impl Cholesky {
+    /// `W A^{-1} W^T` for a sparse `W` (`m x n`) with few rows, by forward solves from its
+    /// sparse rows through the part of a supernodal factor they reach
+    /// ([`super::gram::inverse_gram`]); `None` for a simplicial factor, or where that part
+    /// would hold more than `max_entries` reals: solve with the whole factor then.
+    pub fn inverse_between(
+        &self,
+        w: SparseColMatRef<'_, usize, f64>,
+        max_entries: usize,
+    ) -> Option<Mat<f64>> {
+        let SymbolicCholeskyRaw::Supernodal(sn) = self.symbolic.raw() else {
+            return None;
+        };
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); w.nrows()];
+        let inv = self.symbolic.perm().map(|p| p.arrays().1);
+        for j in 0..w.ncols() {
+            let pj = inv.map_or(j, |inv| inv[j]);
+            for (i, &v) in w.row_idx_of_col(j).zip(w.val_of_col(j)) {
+                rows[i].push((pj, v));
+            }
+        }
+        let l = SupernodalLltRef::new(sn, &self.values);
+        super::gram::inverse_gram(l, &rows, max_entries, crate::deterministic_parallelism())
+    }
+}
+
 /// METIS keeps its random state in globals: one ordering at a time, so that concurrent
 /// setups (several nodal diameters) neither race nor vary between runs.
 static METIS: Mutex<()> = Mutex::new(());
@@ -387,6 +413,52 @@ mod tests {
         assert!(one == solve_with(3), "results depend on the thread count");
         let err = (&one - &x).norm_max();
         assert!(err < 1e-10, "max error {err:e}");
+    }
+
+    #[test]
+    fn inverse_between_sparse_rows_is_the_full_solve_s() {
+        // W: rows on scattered unknowns, some with one entry (node to ground), some with
+        // three (a direction), some sharing unknowns; on a mesh with nested dissection.
+        let a = laplacian_3d(16, 0.0);
+        let n = a.nrows();
+        let mut t = Vec::new();
+        for i in 0..40 {
+            let d = (i * 1031) % n;
+            t.push(Triplet::new(i, d, 1.0));
+            if i % 3 == 0 {
+                t.push(Triplet::new(i, (d + 17) % n, -0.6));
+                t.push(Triplet::new(i, (d + 289) % n, 0.8));
+            }
+        }
+        t.push(Triplet::new(40, 5, 1.0));
+        t.push(Triplet::new(41, 5, 2.0));
+        let m = 42;
+        let w = SparseColMat::try_new_from_triplets(m, n, &t).unwrap();
+        let llt = CholeskyPattern::new(a.symbolic())
+            .unwrap()
+            .factor(a.as_ref())
+            .unwrap()
+            .expect("positive definite");
+        // Reference: W (A^{-1} W^T) through the whole factor.
+        let mut x = w.to_dense().transpose().to_owned();
+        llt.solve_in_place(x.as_mut());
+        let reference = w.to_dense() * &x;
+        let with = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| llt.inverse_between(w.as_ref(), usize::MAX))
+                .expect("supernodal")
+        };
+        let one = with(1);
+        assert!(one == with(3), "results depend on the thread count");
+        let err = (&one - &reference).norm_max() / reference.norm_max();
+        assert!(err < 1e-13, "relative error {err:e}");
+        // Rows sharing an unknown: the Gram matrix couples them exactly (2 x 1 x A^{-1}_55).
+        assert!((one[(40, 41)] - 2.0 * one[(40, 40)]).abs() < 1e-14 * one[(40, 40)]);
+        // Too large for the limit: the caller solves instead.
+        assert!(llt.inverse_between(w.as_ref(), 10).is_none());
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! flexibility of the omitted modes. Modes are extracted once per nodal diameter, on first
 //! use. `K_k` must be positive definite (a clamped or grounded sector).
 
+use ewr_model::linalg_error::Sentence;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -23,6 +24,7 @@ use faer::sparse::linalg::matmul::sparse_dense_matmul;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Accum, Mat, c64};
 
+use super::cholesky::Cholesky;
 use super::direct::{DirectHarmonic, Solver};
 use super::lanczos::{block_size, lowest_modes};
 use super::nd_modes::{NdModes, NdSolve, factor};
@@ -219,12 +221,33 @@ impl CyclicModalBackend {
             forced_static: Mutex::new(HashMap::new()),
             wk,
         };
-        // R_k = W_k (K^-1 - Phi Lambda^-1 Phi^H) W_k^H.
-        let mut wkh = Mat::zeros(nr, s.m);
-        for t in this.wk.triplet_iter() {
-            wkh[(t.col, t.row)] += t.val.conj();
-        }
-        let r = this.wk_times(&this.residual_solve(Some(&llt), &wkh));
+        // R_k = W_k (K^-1 - Phi Lambda^-1 Phi^H) W_k^H: `W_k K_k^{-1} W_k^H` from forward
+        // solves of the contact rows (`gram.rs`) on the real embedding, where `E(W) E(K)^{-1}
+        // E(W)^T = E(W K^{-1} W^H)`; else solved through the whole factor.
+        let r = match inverse_between_complex(&llt, &this.wk, nr)? {
+            Some(mut r) => {
+                let mut wg = this.wphi.clone();
+                for (col, &l) in this.lambda.iter().enumerate() {
+                    wg.col_mut(col).iter_mut().for_each(|v| *v /= l);
+                }
+                faer::linalg::matmul::matmul(
+                    r.as_mut(),
+                    Accum::Add,
+                    wg.as_ref(),
+                    this.wphi.adjoint(),
+                    c64::new(-1.0, 0.0),
+                    super::par(),
+                );
+                r
+            }
+            None => {
+                let mut wkh = Mat::zeros(nr, s.m);
+                for t in this.wk.triplet_iter() {
+                    wkh[(t.col, t.row)] += t.val.conj();
+                }
+                this.wk_times(&this.residual_solve(Some(&llt), &wkh))
+            }
+        };
         let half = c64::new(0.5, 0.0);
         this.residual = Mat::from_fn(s.m, s.m, |i, j| (r[(i, j)] + r[(j, i)].conj()) * half);
         // While the factor exists: the static response to the forcing of the harmonics on
@@ -317,5 +340,114 @@ impl CyclicModalBackend {
             forced,
             solver: Solver::CyclicModal(NdSolve { nd, inv_d, res }),
         })
+    }
+}
+
+/// `W K^{-1} W^H` for complex contact rows `W` (`m x nr`) and the factor `llt` of the real
+/// embedding `E(K)`: `E(W) E(K)^{-1} E(W)^T = E(W K^{-1} W^H)`, whose first `m` columns hold
+/// the real part above the imaginary one; `None` where the forward solves do not apply
+/// ([`Cholesky::inverse_between`]).
+fn inverse_between_complex(
+    llt: &Cholesky,
+    w: &SparseColMat<usize, c64>,
+    nr: usize,
+) -> Result<Option<Mat<c64>>, ReceptanceError> {
+    let m = w.nrows();
+    let ew = embed_rows(w, nr)?;
+    Ok(llt
+        .inverse_between(ew.as_ref(), llt.entries() / 2)
+        .map(|g| Mat::from_fn(m, m, |i, j| c64::new(g[(i, j)], g[(m + i, j)]))))
+}
+
+/// The real embedding `E(W) = [[Re W, -Im W], [Im W, Re W]]` (`2m x 2nr`) of the complex
+/// contact rows, the form in which `E(K_k)` is factored.
+fn embed_rows(
+    w: &SparseColMat<usize, c64>,
+    nr: usize,
+) -> Result<SparseColMat<usize, f64>, ReceptanceError> {
+    let m = w.nrows();
+    let mut t = Vec::new();
+    for e in w.triplet_iter() {
+        let (re, im) = (e.val.re, e.val.im);
+        for (row, col, v) in [
+            (e.row, e.col, re),
+            (e.row, nr + e.col, -im),
+            (m + e.row, e.col, im),
+            (m + e.row, nr + e.col, re),
+        ] {
+            if v != 0.0 {
+                t.push(Triplet::new(row, col, v));
+            }
+        }
+    }
+    SparseColMat::try_new_from_triplets(2 * m, 2 * nr, &t)
+        .map_err(|e| ReceptanceError::BadInput(format!("contact rows: {}", e.sentence())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::prelude::Solve;
+
+    /// `W K^{-1} W^H` through the embedding's forward solves, against a dense complex solve:
+    /// a Hermitian positive definite mesh matrix whose couplings carry phases (as a
+    /// travelling nodal diameter's do), complex rows with one and two entries.
+    #[test]
+    fn complex_gram_of_the_embedding_is_the_hermitian_solve_s() {
+        let g = 14;
+        let nr = g * g * g;
+        let id = |x: usize, y: usize, z: usize| (x * g + y) * g + z;
+        let mut k: Vec<(usize, usize, c64)> = Vec::new();
+        for x in 0..g {
+            for y in 0..g {
+                for z in 0..g {
+                    let i = id(x, y, z);
+                    k.push((i, i, c64::new(6.5, 0.0)));
+                    for (j, t) in [
+                        (x + 1 < g).then(|| id(x + 1, y, z)),
+                        (y + 1 < g).then(|| id(x, y + 1, z)),
+                        (z + 1 < g).then(|| id(x, y, z + 1)),
+                    ]
+                    .into_iter()
+                    .zip([0.3, 1.1, -0.7])
+                    {
+                        if let Some(j) = j {
+                            let v = -c64::new((t * i as f64).cos(), (t * i as f64).sin());
+                            k.push((i, j, v));
+                            k.push((j, i, v.conj()));
+                        }
+                    }
+                }
+            }
+        }
+        let llt = factor(&embed(&k, nr)).unwrap();
+        let m = 12;
+        let mut wt = Vec::new();
+        for r in 0..m {
+            let d = (r * 2 + nr / 2) % nr;
+            wt.push(Triplet::new(r, d, c64::new(1.0, 0.0)));
+            if r % 2 == 0 {
+                wt.push(Triplet::new(r, (d + 31) % nr, c64::new(-0.4, 0.9)));
+            }
+        }
+        let w = SparseColMat::try_new_from_triplets(m, nr, &wt).unwrap();
+        let got = inverse_between_complex(&llt, &w, nr)
+            .unwrap()
+            .expect("supernodal factor");
+        // Dense reference: K as a complex matrix, solved for W^H.
+        let mut kd = Mat::<c64>::zeros(nr, nr);
+        for &(i, j, v) in &k {
+            kd[(i, j)] += v;
+        }
+        let wd = w.to_dense();
+        let x = kd.partial_piv_lu().solve(wd.adjoint().to_owned());
+        let want = &wd * &x;
+        let err = (&got - &want).norm_max() / want.norm_max();
+        assert!(err < 1e-12, "relative error {err:e}");
+        let im = (0..m)
+            .flat_map(|i| (0..m).map(move |j| (i, j)))
+            .map(|(i, j)| want[(i, j)].im.abs())
+            .fold(0.0, f64::max);
+        assert!(im > 1e-2 * want.norm_max(), "the reference is complex");
     }
 }

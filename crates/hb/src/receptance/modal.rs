@@ -26,6 +26,8 @@
 //! * **`K` positive definite** (Cholesky of `K` succeeds and no eigenvalue is below
 //!   `RIGID_REL * tr K / tr M`): `R = W K^{-1} W^T - sum_{retained} (W phi)(W phi)^T / lambda`,
 //!   exactly; at `h w = 0` the modal receptance equals `W K^{-1} W^T` to rounding.
+//!   `W K^{-1} W^T = Y^T Y` with `Y = L^{-1} P W^T`, forward solves from the contact rows
+//!   through the part of the factor they reach (`gram.rs`); no backward solve.
 //! * **Rigid-body modes** (`K` singular): `K^{-1}` does not exist, but the flexibility of the
 //!   *elastic* omitted modes (what inertia-relief attachment modes represent) does. With
 //!   `A = K - sigma M` (`sigma < 0`) the identity `1/lambda = sum_j sigma^j / (lambda -
@@ -59,8 +61,8 @@ const SHIFT_REL: f64 = 1e-5;
 const RESIDUAL_SHIFT_REL: f64 = 1e-3;
 /// Lanczos convergence: Ritz residual `<= LANCZOS_TOL * theta`.
 const LANCZOS_TOL: f64 = 1e-10;
-/// Columns of `W^T` solved at once for the residual flexibility (bounds memory to
-/// `n * CHUNK` reals).
+/// Columns of `W^T` solved at once for the residual flexibility where it is solved through
+/// the whole factor (a singular `K`; bounds memory to `n * CHUNK` reals).
 const CHUNK: usize = 64;
 
 /// The retained modes of the structure, as used by the modal receptance.
@@ -335,8 +337,36 @@ impl ModalBackend {
         // Residual flexibility at the contacts, a chunk of W^T columns at a time.
         let residual_span = crate::profile::span(crate::profile::Phase::ResidualFlexibility);
         let m = s.m;
+        // With `K` itself factored, `W K^{-1} W^T` is a Gram matrix of forward solves from
+        // the contact rows, which reach a fraction of the factor (`gram.rs`); the shifted
+        // factor of a singular `K` needs its series, through the whole factor.
+        let gram = if stat.sigma == 0.0 {
+            // `Y` no larger than half the factor: the solves' own memory, about.
+            stat.llt
+                .inverse_between(s.w.as_ref(), stat.llt.entries() / 2)
+        } else {
+            None
+        };
         let mut residual = Mat::zeros(m, m);
-        let mut c0 = 0;
+        let mut c0 = match gram {
+            Some(wkw) => {
+                let mut wg = w_phi.clone();
+                for (r, &g) in stat.g.iter().enumerate() {
+                    wg.col_mut(r).iter_mut().for_each(|v| *v *= g);
+                }
+                residual.copy_from(&wkw);
+                faer::linalg::matmul::matmul(
+                    residual.as_mut(),
+                    Accum::Add,
+                    wg.as_ref(),
+                    w_phi.transpose(),
+                    -1.0,
+                    super::par(),
+                );
+                m
+            }
+            None => 0,
+        };
         while c0 < m {
             let c1 = (c0 + CHUNK).min(m);
             let mut b = Mat::zeros(n, c1 - c0);
