@@ -135,25 +135,66 @@ impl Model {
     ///
     /// Hysteretic `eta` and modal `zeta` are not viscous and are left to the receptance.
     pub fn viscous_damping(&self) -> SparseMatrix {
-        let n = self.n_dofs();
-        let mut trip = Vec::new();
-        let mut push = |a: &SparseMatrix, s: f64| {
-            if s != 0.0 {
-                for t in a.triplet_iter() {
-                    trip.push(Triplet::new(t.row, t.col, s * *t.val));
-                }
-            }
-        };
+        let mut terms = Vec::new();
         if let Some(c) = &self.damping_matrix {
-            push(c, 1.0);
+            terms.push((c, 1.0));
         }
         if let Some((alpha, beta)) = self.damping.rayleigh {
-            push(&self.mass, alpha);
-            push(&self.stiffness, beta);
+            terms.push((&self.mass, alpha));
+            terms.push((&self.stiffness, beta));
         }
-        // Building from triplets of valid matrices cannot go out of bounds.
-        SparseMatrix::try_new_from_triplets(n, n, &trip).expect("indices come from n x n matrices")
+        terms.retain(|&(_, s)| s != 0.0);
+        linear_combination(self.n_dofs(), &terms)
     }
+}
+
+/// `sum_k s_k A_k` of `n x n` sparse matrices, column by column: the pattern is the union of
+/// the terms' (an entry present in a term is kept even where the sum cancels), each column's
+/// rows ascending. Unlike a list of triplets sorted as a whole, it holds only the result and
+/// a row marker (an FE model's `alpha M + beta K` is millions of entries).
+pub fn linear_combination(n: usize, terms: &[(&SparseMatrix, f64)]) -> SparseMatrix {
+    let cap = terms
+        .iter()
+        .map(|(a, _)| a.compute_nnz())
+        .max()
+        .unwrap_or(0);
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx: Vec<usize> = Vec::with_capacity(cap);
+    let mut vals: Vec<f64> = Vec::with_capacity(cap);
+    // Where row i sits in the column being built (usize::MAX: not yet in it).
+    let mut at = vec![usize::MAX; n];
+    let mut order: Vec<(usize, f64)> = Vec::new();
+    col_ptr.push(0);
+    for j in 0..n {
+        let start = row_idx.len();
+        for (a, s) in terms {
+            for (&i, &v) in a.row_idx_of_col_raw(j).iter().zip(a.val_of_col(j)) {
+                if at[i] == usize::MAX {
+                    at[i] = row_idx.len();
+                    row_idx.push(i);
+                    vals.push(s * v);
+                } else {
+                    vals[at[i]] += s * v;
+                }
+            }
+        }
+        let rows = &mut row_idx[start..];
+        for &i in rows.iter() {
+            at[i] = usize::MAX;
+        }
+        if !rows.is_sorted() {
+            order.clear();
+            order.extend(rows.iter().copied().zip(vals[start..].iter().copied()));
+            order.sort_unstable_by_key(|&(i, _)| i);
+            for (k, (i, v)) in order.iter().enumerate() {
+                row_idx[start + k] = *i;
+                vals[start + k] = *v;
+            }
+        }
+        col_ptr.push(row_idx.len());
+    }
+    let symbolic = faer::sparse::SymbolicSparseColMat::new_checked(n, n, col_ptr, None, row_idx);
+    SparseMatrix::new(symbolic, vals)
 }
 
 /// Damping other than an explicit `C` matrix.
@@ -416,5 +457,46 @@ pub(crate) fn kinematic_matrix(
             SparseMatrix::try_new_from_triplets(rows, n_dofs, &trip)
                 .map_err(|_| format!("a {what} contact DOF is out of range 0..{n_dofs}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_combination_is_the_dense_sum_on_the_union_pattern() {
+        let n = 7;
+        let a = SparseMatrix::try_new_from_triplets(
+            n,
+            n,
+            &[
+                Triplet::new(0, 0, 2.0),
+                Triplet::new(5, 0, -1.0),
+                Triplet::new(3, 2, 4.0),
+                Triplet::new(6, 6, 1.5),
+            ],
+        )
+        .unwrap();
+        let b = SparseMatrix::try_new_from_triplets(
+            n,
+            n,
+            &[
+                Triplet::new(1, 0, 3.0),
+                Triplet::new(5, 0, 0.5),
+                Triplet::new(3, 2, -4.0),
+                Triplet::new(0, 4, 1.0),
+            ],
+        )
+        .unwrap();
+        let c = linear_combination(n, &[(&b, 2.0), (&a, 0.5)]);
+        let want = a.to_dense() * 0.5 + b.to_dense() * 2.0;
+        assert!((c.to_dense() - &want).norm_max() < 1e-15);
+        // The union: (3, 2) cancels and stays; rows ascending although b's come first.
+        assert_eq!(c.compute_nnz(), 6);
+        for j in 0..n {
+            assert!(c.row_idx_of_col_raw(j).is_sorted(), "column {j}");
+        }
+        assert_eq!(c.row_idx_of_col_raw(0), &[0, 1, 5]);
     }
 }

@@ -41,12 +41,11 @@
 //!   `h w = 0` the receptance is singular, as in the direct backends
 //!   ([`ReceptanceError::Singular`]).
 
-use ewr_model::linalg_error::Sentence;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use faer::prelude::ReborrowMut;
-use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
+use faer::sparse::{SparseColMat, SymbolicSparseColMat};
 use faer::{Accum, Mat, MatMut, MatRef, c64};
 
 use super::cholesky::{Cholesky, CholeskyPattern};
@@ -128,37 +127,37 @@ impl StaticResidual {
 /// `sigma` cheaply.
 struct Shifted {
     sym: SymbolicSparseColMat<usize>,
-    argsort: Argsort<usize>,
     pattern: CholeskyPattern,
-    /// `(value, is_mass)` per triplet, in the argsort's order.
-    src: Vec<(f64, bool)>,
+    /// `K`'s and `M`'s values on the union pattern (zero where a matrix has no entry).
+    k: Vec<f64>,
+    m: Vec<f64>,
 }
 
 impl Shifted {
     fn new(s: &Structure) -> Result<Self, ReceptanceError> {
         let _t = crate::profile::span(crate::profile::Phase::Factor);
-        let mut pairs = Vec::new();
-        let mut src = Vec::new();
-        for (a, is_mass) in [(&s.k, false), (&s.mass, true)] {
-            for t in a.triplet_iter() {
-                pairs.push(Pair::new(t.row, t.col));
-                src.push((*t.val, is_mass));
-            }
-        }
-        for i in 0..s.n {
-            pairs.push(Pair::new(i, i));
-            src.push((0.0, false));
-        }
-        let (sym, argsort) =
-            SymbolicSparseColMat::try_new_from_indices(s.n, s.n, &pairs).map_err(|e| {
-                ReceptanceError::BadInput(format!("sparsity pattern: {}", e.sentence()))
-            })?;
+        // Every diagonal entry is in the pattern, as the factor needs.
+        let diag = SparseColMat::new(
+            SymbolicSparseColMat::new_checked(
+                s.n,
+                s.n,
+                (0..=s.n).collect(),
+                None,
+                (0..s.n).collect(),
+            ),
+            vec![0.0; s.n],
+        );
+        let k = ewr_model::linear_combination(s.n, &[(&s.k, 1.0), (&s.mass, 0.0), (&diag, 0.0)]);
+        let m = ewr_model::linear_combination(s.n, &[(&s.k, 0.0), (&s.mass, 1.0), (&diag, 0.0)]);
+        // Both have the union's pattern, each column's rows ascending.
+        debug_assert_eq!(k.row_idx(), m.row_idx());
+        let (sym, k) = k.into_parts();
         let pattern = CholeskyPattern::new(sym.as_ref())?;
         Ok(Shifted {
             sym,
-            argsort,
             pattern,
-            src,
+            k,
+            m: m.val().to_vec(),
         })
     }
 
@@ -166,12 +165,12 @@ impl Shifted {
     fn factor(&self, sigma: f64) -> Result<Option<Cholesky>, ReceptanceError> {
         let _t = crate::profile::span(crate::profile::Phase::Factor);
         let vals: Vec<f64> = self
-            .src
+            .k
             .iter()
-            .map(|&(v, is_mass)| if is_mass { -sigma * v } else { v })
+            .zip(&self.m)
+            .map(|(k, m)| k - sigma * m)
             .collect();
-        let a = SparseColMat::new_from_argsort(self.sym.clone(), &self.argsort, &vals)
-            .map_err(|e| ReceptanceError::Factorization(e.sentence()))?;
+        let a = SparseColMat::new(self.sym.clone(), vals);
         self.pattern.factor(a.as_ref())
     }
 }
