@@ -260,7 +260,7 @@ fn read_coo(
 
 /// Builds the matrix from triplets, mirroring a stored triangle; duplicates add up.
 fn assemble(
-    mut t: Vec<Triplet<usize, usize, f64>>,
+    t: Vec<Triplet<usize, usize, f64>>,
     shape: [usize; 2],
     symmetric: Option<&str>,
     path: &str,
@@ -281,21 +281,115 @@ fn assemble(
             ));
             return None;
         }
-        let mirrored: Vec<_> = t
-            .iter()
-            .filter(|e| e.row != e.col)
-            .map(|e| Triplet::new(e.col, e.row, e.val))
-            .collect();
-        t.extend(mirrored);
-    }
-    match SparseMatrix::try_new_from_triplets(shape[0], shape[1], &t) {
-        Ok(m) => Some(m),
-        Err(e) => {
+        if shape[0] != shape[1] {
             out.push(Problem::error(
                 path,
-                format!("cannot build the matrix: {e}"),
+                format!("symmetric = {tri:?} but the shape {shape:?} is not square"),
             ));
-            None
+            return None;
         }
+    }
+    Some(compress(shape, &t, symmetric.is_some()))
+}
+
+/// The compressed-column matrix of `t` (indices within `shape`), each entry off the diagonal
+/// also mirrored with `mirror`; duplicates add up in the order given. Entries are bucketed by
+/// column and each column sorted on its own: `O(nnz)` plus short sorts, where sorting every
+/// entry as a whole was half of reading an FE model (docs/performance.md, "Setup without
+/// sorting every entry").
+fn compress(shape: [usize; 2], t: &[Triplet<usize, usize, f64>], mirror: bool) -> SparseMatrix {
+    let [nrows, ncols] = shape;
+    let mirrored = |e: &Triplet<usize, usize, f64>| mirror && e.row != e.col;
+    let mut next = vec![0usize; ncols + 1];
+    for e in t {
+        next[e.col + 1] += 1;
+        if mirrored(e) {
+            next[e.row + 1] += 1;
+        }
+    }
+    for j in 0..ncols {
+        next[j + 1] += next[j];
+    }
+    let total = next[ncols];
+    let mut rows = vec![0usize; total];
+    let mut vals = vec![0.0f64; total];
+    let mut put = |i: usize, j: usize, v: f64| {
+        rows[next[j]] = i;
+        vals[next[j]] = v;
+        next[j] += 1;
+    };
+    for e in t {
+        put(e.row, e.col, e.val);
+        if mirrored(e) {
+            put(e.col, e.row, e.val);
+        }
+    }
+    // `next[j]` is now where column `j` ends; sort each column by row (stable: duplicates
+    // keep their order) and add up duplicates, compacting in place.
+    let mut col_ptr = Vec::with_capacity(ncols + 1);
+    col_ptr.push(0);
+    let mut scratch: Vec<(usize, f64)> = Vec::new();
+    let (mut begin, mut w) = (0, 0);
+    for &end in &next[..ncols] {
+        scratch.clear();
+        scratch.extend(
+            rows[begin..end]
+                .iter()
+                .copied()
+                .zip(vals[begin..end].iter().copied()),
+        );
+        if !scratch.is_sorted_by_key(|p| p.0) {
+            scratch.sort_by_key(|p| p.0);
+        }
+        for &(i, v) in &scratch {
+            if w > col_ptr[col_ptr.len() - 1] && rows[w - 1] == i {
+                vals[w - 1] += v;
+            } else {
+                rows[w] = i;
+                vals[w] = v;
+                w += 1;
+            }
+        }
+        col_ptr.push(w);
+        begin = end;
+    }
+    rows.truncate(w);
+    vals.truncate(w);
+    let symbolic =
+        faer::sparse::SymbolicSparseColMat::new_checked(nrows, ncols, col_ptr, None, rows);
+    SparseMatrix::new(symbolic, vals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compress_sorts_columns_adds_duplicates_and_mirrors() {
+        // Unsorted, with a duplicate (2, 1) and a diagonal entry, upper triangle stored.
+        let t = vec![
+            Triplet::new(1, 3, 4.0),
+            Triplet::new(0, 0, 1.0),
+            Triplet::new(1, 2, -2.0),
+            Triplet::new(0, 3, 0.5),
+            Triplet::new(1, 2, 3.0),
+            Triplet::new(2, 2, 7.0),
+        ];
+        let full = compress([4, 4], &t, true);
+        let mut want = faer::Mat::<f64>::zeros(4, 4);
+        for e in &t {
+            want[(e.row, e.col)] += e.val;
+            if e.row != e.col {
+                want[(e.col, e.row)] += e.val;
+            }
+        }
+        assert_eq!(full.to_dense(), want);
+        assert_eq!(full.compute_nnz(), 8);
+        for j in 0..4 {
+            assert!(full.row_idx_of_col_raw(j).is_sorted(), "column {j}");
+        }
+        // Without mirroring, on a rectangular shape, it is faer's own assembly.
+        let faer = SparseMatrix::try_new_from_triplets(3, 5, &t).unwrap();
+        assert_eq!(compress([3, 5], &t, false).to_dense(), faer.to_dense());
     }
 }
