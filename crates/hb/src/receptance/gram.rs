@@ -125,7 +125,7 @@ pub(crate) fn inverse_gram(
         while idx < pattern.len() {
             let a = col_super[pattern[idx]];
             map.clear();
-            let mut q = 0;
+            let mut q = cols[a].partition_point(|&c| c < cols[s][0]);
             for &c in &cols[s] {
                 while cols[a][q] != c {
                     q += 1;
