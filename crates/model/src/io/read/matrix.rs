@@ -289,7 +289,17 @@ fn assemble(
             return None;
         }
     }
-    Some(compress(shape, &t, symmetric.is_some()))
+    let built = compress(shape, &t, symmetric.is_some());
+    if built.is_none() {
+        out.push(Problem::error(
+            path,
+            format!(
+                "cannot build the matrix: out of memory for {} entries",
+                t.len()
+            ),
+        ));
+    }
+    built
 }
 
 /// The compressed-column matrix of `t` (indices within `shape`), each entry off the diagonal
@@ -297,7 +307,11 @@ fn assemble(
 /// column and each column sorted on its own: `O(nnz)` plus short sorts, where sorting every
 /// entry as a whole was half of reading an FE model (docs/performance.md, "Setup without
 /// sorting every entry").
-fn compress(shape: [usize; 2], t: &[Triplet<usize, usize, f64>], mirror: bool) -> SparseMatrix {
+fn compress(
+    shape: [usize; 2],
+    t: &[Triplet<usize, usize, f64>],
+    mirror: bool,
+) -> Option<SparseMatrix> {
     let [nrows, ncols] = shape;
     let mirrored = |e: &Triplet<usize, usize, f64>| mirror && e.row != e.col;
     let mut next = vec![0usize; ncols + 1];
@@ -311,8 +325,13 @@ fn compress(shape: [usize; 2], t: &[Triplet<usize, usize, f64>], mirror: bool) -
         next[j + 1] += next[j];
     }
     let total = next[ncols];
-    let mut rows = vec![0usize; total];
-    let mut vals = vec![0.0f64; total];
+    // A model too large for memory is reported, not aborted on.
+    let mut rows: Vec<usize> = Vec::new();
+    let mut vals: Vec<f64> = Vec::new();
+    rows.try_reserve_exact(total).ok()?;
+    vals.try_reserve_exact(total).ok()?;
+    rows.resize(total, 0);
+    vals.resize(total, 0.0);
     let mut put = |i: usize, j: usize, v: f64| {
         rows[next[j]] = i;
         vals[next[j]] = v;
@@ -357,7 +376,7 @@ fn compress(shape: [usize; 2], t: &[Triplet<usize, usize, f64>], mirror: bool) -
     vals.truncate(w);
     let symbolic =
         faer::sparse::SymbolicSparseColMat::new_checked(nrows, ncols, col_ptr, None, rows);
-    SparseMatrix::new(symbolic, vals)
+    Some(SparseMatrix::new(symbolic, vals))
 }
 
 #[cfg(test)]
@@ -375,7 +394,7 @@ mod tests {
             Triplet::new(1, 2, 3.0),
             Triplet::new(2, 2, 7.0),
         ];
-        let full = compress([4, 4], &t, true);
+        let full = compress([4, 4], &t, true).unwrap();
         let mut want = faer::Mat::<f64>::zeros(4, 4);
         for e in &t {
             want[(e.row, e.col)] += e.val;
@@ -390,6 +409,9 @@ mod tests {
         }
         // Without mirroring, on a rectangular shape, it is faer's own assembly.
         let faer = SparseMatrix::try_new_from_triplets(3, 5, &t).unwrap();
-        assert_eq!(compress([3, 5], &t, false).to_dense(), faer.to_dense());
+        assert_eq!(
+            compress([3, 5], &t, false).unwrap().to_dense(),
+            faer.to_dense()
+        );
     }
 }
