@@ -21,6 +21,6 @@ pub use examples::{Example, ExampleOptions};
 pub use io::{FORMAT_NAME, FORMAT_VERSION, ModelError, ReadModel, read, write};
 pub use model::{
     Contacts, Damping, ForcingTerm, Kinematics, Model, NormalContacts, STUCK_PENALTY, SparseMatrix,
-    linear_combination,
+    linear_combination, values_on,
 };
 pub use validate::{Problem, SYMMETRY_TOL, Severity, check_semidefinite, has_errors, validate};

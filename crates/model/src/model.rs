@@ -460,6 +460,28 @@ pub(crate) fn kinematic_matrix(
     }
 }
 
+/// `a`'s values on the pattern of `on`, which holds `a`'s (as a [`linear_combination`] with
+/// `a` among its terms does): zero where `a` has no entry.
+pub fn values_on(on: &SparseMatrix, a: &SparseMatrix) -> Vec<f64> {
+    let mut out = vec![0.0; on.compute_nnz()];
+    let mut at = vec![usize::MAX; on.nrows()];
+    let mut start = 0;
+    for j in 0..on.ncols() {
+        let rows = on.row_idx_of_col_raw(j);
+        for (k, &i) in rows.iter().enumerate() {
+            at[i] = start + k;
+        }
+        for (&i, &v) in a.row_idx_of_col_raw(j).iter().zip(a.val_of_col(j)) {
+            out[at[i]] += v;
+        }
+        for &i in rows {
+            at[i] = usize::MAX;
+        }
+        start += rows.len();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

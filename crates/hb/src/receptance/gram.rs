@@ -18,8 +18,11 @@ use std::collections::HashMap;
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
+use faer::reborrow::ReborrowMut;
 use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
 use faer::{Accum, Mat, Par};
+
+use super::tree_solve::{supernode_entries, supernode_of_columns, supernode_parents};
 
 /// Below this many columns a supernode's kernels run on one thread: splitting smaller
 /// blocks costs more than it saves.
@@ -38,16 +41,9 @@ pub(crate) fn inverse_gram(
     let ns = sym.n_supernodes();
     let begin = sym.supernode_begin();
     let end = sym.supernode_end();
-    let n = sym.nrows();
     let m = rows.len();
-    let mut col_super = vec![0usize; n];
-    for s in 0..ns {
-        col_super[begin[s]..end[s]].fill(s);
-    }
-    // The parent owns the first row below a supernode's diagonal block.
-    let parent: Vec<Option<usize>> = (0..ns)
-        .map(|s| sym.supernode(s).pattern().first().map(|&r| col_super[r]))
-        .collect();
+    let col_super = supernode_of_columns(sym);
+    let parent = supernode_parents(sym, &col_super);
 
     // Columns of `Y` (rows of `W`) whose forward solve reaches each supernode, ascending.
     let mut cols: Vec<Vec<usize>> = vec![Vec::new(); ns];
@@ -72,10 +68,7 @@ pub(crate) fn inverse_gram(
     crate::profile::note(|| {
         let reached: usize = (0..ns)
             .filter(|&s| !cols[s].is_empty())
-            .map(|s| {
-                let c = end[s] - begin[s];
-                c * (c + 1) / 2 + c * sym.supernode(s).pattern().len()
-            })
+            .map(|s| supernode_entries(sym, s))
             .sum();
         format!(
             "residual flexibility: {m} contact rows reach {reached} of the factor's {} \
@@ -168,29 +161,23 @@ pub(crate) fn inverse_gram(
         } else {
             Par::Seq
         };
-        if k == m {
-            for &s in members {
-                matmul(
-                    gram.as_mut(),
-                    Accum::Add,
-                    y[s].transpose(),
-                    y[s].as_ref(),
-                    1.0,
-                    p,
-                );
-            }
-            continue;
-        }
-        let mut g = Mat::<f64>::zeros(k, k);
+        // Every column (the separators near the root): straight into the result.
+        let whole = k == m;
+        let kg = if whole { 0 } else { k };
+        let mut g = Mat::<f64>::zeros(kg, kg);
+        let mut dst = if whole { gram.as_mut() } else { g.as_mut() };
         for &s in members {
             matmul(
-                g.as_mut(),
+                dst.rb_mut(),
                 Accum::Add,
                 y[s].transpose(),
                 y[s].as_ref(),
                 1.0,
                 p,
             );
+        }
+        if whole {
+            continue;
         }
         for (b, &jb) in c.iter().enumerate() {
             for (a, &ja) in c.iter().enumerate() {

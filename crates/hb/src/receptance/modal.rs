@@ -148,17 +148,10 @@ impl Shifted {
             vec![0.0; s.n],
         );
         let k = ewr_model::linear_combination(s.n, &[(&s.k, 1.0), (&s.mass, 0.0), (&diag, 0.0)]);
-        let m = ewr_model::linear_combination(s.n, &[(&s.k, 0.0), (&s.mass, 1.0), (&diag, 0.0)]);
-        // Both have the union's pattern, each column's rows ascending.
-        debug_assert_eq!(k.row_idx(), m.row_idx());
+        let m = ewr_model::values_on(&k, &s.mass);
         let (sym, k) = k.into_parts();
         let pattern = CholeskyPattern::new(sym.as_ref())?;
-        Ok(Shifted {
-            sym,
-            pattern,
-            k,
-            m: m.val().to_vec(),
-        })
+        Ok(Shifted { sym, pattern, k, m })
     }
 
     /// Cholesky factor of `K - sigma M`, or `None` if it is not positive definite.

@@ -45,6 +45,34 @@ struct Bin {
     max_pattern: usize,
 }
 
+/// The supernode owning each column of the factor.
+pub(super) fn supernode_of_columns(sym: &SymbolicSupernodalCholesky<usize>) -> Vec<usize> {
+    let (begin, end) = (sym.supernode_begin(), sym.supernode_end());
+    let mut col_super = vec![0usize; sym.nrows()];
+    for s in 0..sym.n_supernodes() {
+        col_super[begin[s]..end[s]].fill(s);
+    }
+    col_super
+}
+
+/// Each supernode's parent in the elimination tree (`None` for a root): the owner of the first
+/// row below its diagonal block, numbered after it.
+pub(super) fn supernode_parents(
+    sym: &SymbolicSupernodalCholesky<usize>,
+    col_super: &[usize],
+) -> Vec<Option<usize>> {
+    (0..sym.n_supernodes())
+        .map(|s| sym.supernode(s).pattern().first().map(|&r| col_super[r]))
+        .collect()
+}
+
+/// Entries of supernode `s` in the factor: its lower-triangular diagonal block and the rows
+/// below it.
+pub(super) fn supernode_entries(sym: &SymbolicSupernodalCholesky<usize>, s: usize) -> usize {
+    let cols = sym.supernode_end()[s] - sym.supernode_begin()[s];
+    cols * (cols + 1) / 2 + cols * sym.supernode(s).pattern().len()
+}
+
 /// How a solve with one supernodal factor is split among threads.
 pub(crate) struct SolvePlan {
     bins: Vec<Bin>,
@@ -62,21 +90,15 @@ impl SolvePlan {
         let begin = sym.supernode_begin();
         let end = sym.supernode_end();
         let n = sym.nrows();
-        let mut col_super = vec![0usize; n];
-        for s in 0..ns {
-            col_super[begin[s]..end[s]].fill(s);
-        }
+        let col_super = supernode_of_columns(sym);
         let pattern = |s: usize| sym.supernode(s).pattern();
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); ns];
         let mut subtree = vec![0usize; ns];
         let mut roots = Vec::new();
-        for s in 0..ns {
-            let cols = end[s] - begin[s];
-            subtree[s] += cols * (cols + 1) / 2 + cols * pattern(s).len();
-            // The parent owns the first row below the diagonal block, after `s` in order.
-            match pattern(s).first() {
-                Some(&r) => {
-                    let p = col_super[r];
+        for (s, parent) in supernode_parents(sym, &col_super).into_iter().enumerate() {
+            subtree[s] += supernode_entries(sym, s);
+            match parent {
+                Some(p) => {
                     children[p].push(s);
                     subtree[p] += subtree[s];
                 }
