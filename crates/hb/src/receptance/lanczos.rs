@@ -203,44 +203,52 @@ fn orthonormalise(
     mx: MatRef<'_, f64>,
     floor: f64,
 ) -> Orthonormal {
+    use rayon::prelude::*;
     let (n, w) = (x.nrows(), x.ncols());
     let mut q = Mat::<f64>::zeros(n, w);
     let mut mq = Mat::<f64>::zeros(n, w);
     let mut b = Mat::<f64>::zeros(w, w);
     let mut kept = 0;
-    let dot = |a: MatRef<'_, f64>, b: MatRef<'_, f64>| -> f64 {
-        (0..a.nrows()).map(|i| a[(i, 0)] * b[(i, 0)]).sum()
+    // Sums in index order, as `col_norms`; the updates, element by element, on every thread.
+    let dot = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+    let axpy = |y: &mut [f64], a: f64, x: &[f64]| {
+        y.par_chunks_mut(ROWS)
+            .zip(x.par_chunks(ROWS))
+            .for_each(|(y, x)| y.iter_mut().zip(x).for_each(|(y, x)| *y -= a * x));
     };
     for c in 0..w {
-        let mut v = x.subcols(c, 1).to_owned();
-        let mut mv = mx.subcols(c, 1).to_owned();
-        let mut norm = col_norms(v.as_ref(), mv.as_ref())[0];
+        let mut v: Vec<f64> = x.col(c).iter().copied().collect();
+        let mut mv: Vec<f64> = mx.col(c).iter().copied().collect();
+        let mut norm = dot(&v, &mv).max(0.0).sqrt();
         for _ in 0..2 {
             if kept == 0 {
                 break;
             }
             for k in 0..kept {
-                let coef = dot(mq.as_ref().subcols(k, 1), v.as_ref());
+                let coef = dot(mq.col_as_slice(k), &v);
                 b[(k, c)] += coef;
-                for i in 0..n {
-                    v[(i, 0)] -= coef * q[(i, k)];
-                    mv[(i, 0)] -= coef * mq[(i, k)];
-                }
+                axpy(&mut v, coef, q.col_as_slice(k));
+                axpy(&mut mv, coef, mq.col_as_slice(k));
             }
             let before = norm;
-            norm = col_norms(v.as_ref(), mv.as_ref())[0];
+            norm = dot(&v, &mv).max(0.0).sqrt();
             if norm >= std::f64::consts::FRAC_1_SQRT_2 * before {
                 break;
             }
-            mv = m_mul(mass, v.as_ref());
-            norm = col_norms(v.as_ref(), mv.as_ref())[0];
+            mv = m_mul(mass, MatRef::from_column_major_slice(&v, n, 1))
+                .col_as_slice(0)
+                .to_vec();
+            norm = dot(&v, &mv).max(0.0).sqrt();
         }
         if norm > floor && norm.is_finite() {
             b[(kept, c)] = norm;
-            for i in 0..n {
-                q[(i, kept)] = v[(i, 0)] / norm;
-                mq[(i, kept)] = mv[(i, 0)] / norm;
-            }
+            let scale = |dst: &mut [f64], src: &[f64]| {
+                dst.par_chunks_mut(ROWS)
+                    .zip(src.par_chunks(ROWS))
+                    .for_each(|(d, s)| d.iter_mut().zip(s).for_each(|(d, s)| *d = s / norm));
+            };
+            scale(q.col_as_slice_mut(kept), &v);
+            scale(mq.col_as_slice_mut(kept), &mv);
             kept += 1;
         }
     }
