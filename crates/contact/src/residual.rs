@@ -503,21 +503,30 @@ impl<'a> EwrResidual<'a> {
         self.sampler.synthesize_many(x, &mut self.r_samples)?;
         self.sampler
             .synthesize_many(&self.v_coeffs, &mut self.v_samples)?;
-        for c in 0..self.params.len() {
-            for mi in 0..d {
-                let out = (c * d + mi) * nt;
-                for j in 0..nt {
-                    let mut acc = 0.0;
-                    for ni in 0..d {
-                        let idx = ((c * d + mi) * d + ni) * nt + j;
-                        let inp = (c * d + ni) * nt + j;
-                        acc += self.d_r[idx] * self.r_samples[inp]
-                            + self.d_v[idx] * self.v_samples[inp];
+        // Contact by contact, on every thread where there are many.
+        let per = d * nt;
+        let group = ewr_hb::fourier::parallel_task(self.params.len(), per);
+        let (d_r, d_v) = (&self.d_r, &self.d_v);
+        let (rs, vs) = (&self.r_samples, &self.v_samples);
+        self.psi
+            .par_chunks_mut(per * group)
+            .enumerate()
+            .for_each(|(task, outs)| {
+                for (k, out) in outs.chunks_exact_mut(per).enumerate() {
+                    let c = task * group + k;
+                    for mi in 0..d {
+                        for j in 0..nt {
+                            let mut acc = 0.0;
+                            for ni in 0..d {
+                                let idx = ((c * d + mi) * d + ni) * nt + j;
+                                let inp = (c * d + ni) * nt + j;
+                                acc += d_r[idx] * rs[inp] + d_v[idx] * vs[inp];
+                            }
+                            out[mi * nt + j] = acc;
+                        }
                     }
-                    self.psi[out + j] = acc;
                 }
-            }
-        }
+            });
         self.sampler.project_many(&self.psi, y)?;
         // psi now holds J x samples; the next evaluation overwrites it.
         if let Some(h) = &self.held {

@@ -39,6 +39,7 @@
 //! resolved (at `h = N_t / 2` the sine vanishes at every sample). [`default_samples`] gives a
 //! recommended value; see its documentation for the rule and the reason.
 
+use rayon::prelude::*;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -618,20 +619,13 @@ impl FourierSampler {
     pub fn synthesize(&mut self, coeffs: &[f64], samples: &mut [f64]) -> Result<(), FourierError> {
         check_len("coefficients", self.set.n_coeffs(), coeffs.len())?;
         check_len("samples", self.n_samples, samples.len())?;
-        // x_j = sum_k X_k e^{+i k tau_j} over the Hermitian spectrum (realfft does not
-        // normalise), so X_0 = a_0 and X_h = (a_h - i b_h) / 2 give the series exactly.
-        self.spec_buf.fill(Complex::new(0.0, 0.0));
-        for (k, &h) in self.set.harmonics.iter().enumerate() {
-            let i = self.set.offset_of(k);
-            self.spec_buf[h] = if h == 0 {
-                Complex::new(coeffs[i], 0.0)
-            } else {
-                Complex::new(0.5 * coeffs[i], -0.5 * coeffs[i + 1])
-            };
-        }
-        self.inverse
-            .process_with_scratch(&mut self.spec_buf, samples, &mut self.fft_scratch)
-            .map_err(|e| FourierError::Fft(e.to_string()))
+        let plan = Plan {
+            set: &self.set,
+            n_samples: self.n_samples,
+            forward: &*self.forward,
+            inverse: &*self.inverse,
+        };
+        plan.synthesize((&mut self.spec_buf, &mut self.fft_scratch), coeffs, samples)
     }
 
     /// One signal, samples (`N_t`) -> coefficients (`n_coeffs`): the Galerkin projection
@@ -639,20 +633,22 @@ impl FourierSampler {
     /// the set are dropped).
     pub fn project(&mut self, samples: &[f64], coeffs: &mut [f64]) -> Result<(), FourierError> {
         check_len("coefficients", self.set.n_coeffs(), coeffs.len())?;
-        self.forward_into_spec_buf(samples)?;
-        let n = self.n_samples as f64;
-        let (w0, w) = (1.0 / n, 2.0 / n);
-        for (k, &h) in self.set.harmonics.iter().enumerate() {
-            let i = self.set.offset_of(k);
-            let z = self.spec_buf[h];
-            if h == 0 {
-                coeffs[i] = w0 * z.re;
-            } else {
-                coeffs[i] = w * z.re;
-                coeffs[i + 1] = -w * z.im;
-            }
-        }
-        Ok(())
+        check_len("samples", self.n_samples, samples.len())?;
+        let plan = Plan {
+            set: &self.set,
+            n_samples: self.n_samples,
+            forward: &*self.forward,
+            inverse: &*self.inverse,
+        };
+        plan.project(
+            (
+                &mut self.real_buf,
+                &mut self.spec_buf,
+                &mut self.fft_scratch,
+            ),
+            samples,
+            coeffs,
+        )
     }
 
     /// Many signals in block layout: `coeffs` holds `n_sig * n_coeffs`, `samples` receives
@@ -665,10 +661,32 @@ impl FourierSampler {
         let (nc, nt) = (self.set.n_coeffs(), self.n_samples);
         let n_sig = whole_signals("coefficients", nc, coeffs.len())?;
         check_len("samples", n_sig * nt, samples.len())?;
-        for (c, x) in coeffs.chunks_exact(nc).zip(samples.chunks_exact_mut(nt)) {
-            self.synthesize(c, x)?;
+        let per_task = parallel_task(n_sig, nt);
+        let plan = Plan {
+            set: &self.set,
+            n_samples: self.n_samples,
+            forward: &*self.forward,
+            inverse: &*self.inverse,
+        };
+        let (spec, fft) = (&mut self.spec_buf, &mut self.fft_scratch);
+        if per_task >= n_sig {
+            for (c, x) in coeffs.chunks_exact(nc).zip(samples.chunks_exact_mut(nt)) {
+                plan.synthesize((spec, fft), c, x)?;
+            }
+            return Ok(());
         }
-        Ok(())
+        let (spec_len, fft_len) = (spec.len(), fft.len());
+        coeffs
+            .par_chunks(nc * per_task)
+            .zip(samples.par_chunks_mut(nt * per_task))
+            .try_for_each(|(cs, xs)| {
+                let mut spec = vec![Complex::new(0.0, 0.0); spec_len];
+                let mut fft = vec![Complex::new(0.0, 0.0); fft_len];
+                for (c, x) in cs.chunks_exact(nc).zip(xs.chunks_exact_mut(nt)) {
+                    plan.synthesize((&mut spec, &mut fft), c, x)?;
+                }
+                Ok(())
+            })
     }
 
     /// Many signals in block layout: `samples` holds `n_sig * N_t`, `coeffs` receives
@@ -681,10 +699,37 @@ impl FourierSampler {
         let (nc, nt) = (self.set.n_coeffs(), self.n_samples);
         let n_sig = whole_signals("samples", nt, samples.len())?;
         check_len("coefficients", n_sig * nc, coeffs.len())?;
-        for (x, c) in samples.chunks_exact(nt).zip(coeffs.chunks_exact_mut(nc)) {
-            self.project(x, c)?;
+        let per_task = parallel_task(n_sig, nt);
+        let plan = Plan {
+            set: &self.set,
+            n_samples: self.n_samples,
+            forward: &*self.forward,
+            inverse: &*self.inverse,
+        };
+        let (real, spec, fft) = (
+            &mut self.real_buf,
+            &mut self.spec_buf,
+            &mut self.fft_scratch,
+        );
+        if per_task >= n_sig {
+            for (x, c) in samples.chunks_exact(nt).zip(coeffs.chunks_exact_mut(nc)) {
+                plan.project((real, spec, fft), x, c)?;
+            }
+            return Ok(());
         }
-        Ok(())
+        let (spec_len, fft_len) = (spec.len(), fft.len());
+        samples
+            .par_chunks(nt * per_task)
+            .zip(coeffs.par_chunks_mut(nc * per_task))
+            .try_for_each(|(xs, cs)| {
+                let mut real = vec![0.0; nt];
+                let mut spec = vec![Complex::new(0.0, 0.0); spec_len];
+                let mut fft = vec![Complex::new(0.0, 0.0); fft_len];
+                for (x, c) in xs.chunks_exact(nt).zip(cs.chunks_exact_mut(nc)) {
+                    plan.project((&mut real, &mut spec, &mut fft), x, c)?;
+                }
+                Ok(())
+            })
     }
 
     /// Unnormalised half spectrum `A_m = sum_j x_j e^{-i m tau_j}`, `m = 0 ..= N_t / 2`, of one
@@ -714,6 +759,80 @@ impl FourierSampler {
                 &mut self.fft_scratch,
             )
             .map_err(|e| FourierError::Fft(e.to_string()))
+    }
+}
+
+/// Samples handled by one task where signals are processed in parallel (the `_many`
+/// transforms, the contacts' laws): one FFT of a few dozen samples costs less than handing a
+/// task to another thread.
+pub const PARALLEL_MIN_SAMPLES: usize = 16 * 1024;
+
+/// Items (signals, contacts) per parallel task, for `n` items of `samples` samples each: at
+/// least [`PARALLEL_MIN_SAMPLES`] samples a task, and `n` (one task, on this thread) where
+/// there are fewer. The split depends on the sizes only, and each item's arithmetic is the
+/// same whichever thread runs it, so results do not depend on the number of threads.
+pub fn parallel_task(n: usize, samples: usize) -> usize {
+    PARALLEL_MIN_SAMPLES
+        .div_ceil(samples.max(1))
+        .clamp(1, n.max(1))
+}
+
+/// A sampler's plans without its scratch buffers, shared by the tasks of the `_many`
+/// transforms.
+#[derive(Clone, Copy)]
+struct Plan<'a> {
+    set: &'a HarmonicSet,
+    n_samples: usize,
+    forward: &'a dyn RealToComplex<f64>,
+    inverse: &'a dyn ComplexToReal<f64>,
+}
+
+impl Plan<'_> {
+    fn synthesize(
+        &self,
+        (spec, scratch): (&mut [Complex<f64>], &mut [Complex<f64>]),
+        coeffs: &[f64],
+        samples: &mut [f64],
+    ) -> Result<(), FourierError> {
+        // x_j = sum_k X_k e^{+i k tau_j} over the Hermitian spectrum (realfft does not
+        // normalise), so X_0 = a_0 and X_h = (a_h - i b_h) / 2 give the series exactly.
+        spec.fill(Complex::new(0.0, 0.0));
+        for (k, &h) in self.set.harmonics.iter().enumerate() {
+            let i = self.set.offset_of(k);
+            spec[h] = if h == 0 {
+                Complex::new(coeffs[i], 0.0)
+            } else {
+                Complex::new(0.5 * coeffs[i], -0.5 * coeffs[i + 1])
+            };
+        }
+        self.inverse
+            .process_with_scratch(spec, samples, scratch)
+            .map_err(|e| FourierError::Fft(e.to_string()))
+    }
+
+    fn project(
+        &self,
+        (real, spec, scratch): (&mut [f64], &mut [Complex<f64>], &mut [Complex<f64>]),
+        samples: &[f64],
+        coeffs: &mut [f64],
+    ) -> Result<(), FourierError> {
+        real.copy_from_slice(samples);
+        self.forward
+            .process_with_scratch(real, spec, scratch)
+            .map_err(|e| FourierError::Fft(e.to_string()))?;
+        let n = self.n_samples as f64;
+        let (w0, w) = (1.0 / n, 2.0 / n);
+        for (k, &h) in self.set.harmonics.iter().enumerate() {
+            let i = self.set.offset_of(k);
+            let z = spec[h];
+            if h == 0 {
+                coeffs[i] = w0 * z.re;
+            } else {
+                coeffs[i] = w * z.re;
+                coeffs[i + 1] = -w * z.im;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -1065,6 +1184,49 @@ pub(crate) mod tests {
         assert!(s.synthesize_many(&c, &mut xx).is_err()); // 1 signal, 2 signals' samples
         assert!(s.project_many(&xx[..200], &mut c).is_err());
         assert!(set.derivative(&c, &mut x[..10]).is_err());
+    }
+
+    #[test]
+    fn many_signals_in_parallel_tasks_are_each_signal_s_own_transform() {
+        // 700 signals of 64 samples: three tasks of PARALLEL_MIN_SAMPLES and a short one.
+        let set: HarmonicSet = "all:7".parse().unwrap();
+        let (nc, nt, n_sig) = (set.n_coeffs(), 64, 700);
+        assert!(parallel_task(n_sig, nt) < n_sig);
+        let mut rng = Rng::new(11);
+        let coeffs = rng.vec(nc * n_sig);
+        let samples = rng.vec(nt * n_sig);
+        // One signal at a time.
+        let mut one = FourierSampler::new(set.clone(), nt).unwrap();
+        let mut x_ref = vec![0.0; nt * n_sig];
+        let mut c_ref = vec![0.0; nc * n_sig];
+        for s in 0..n_sig {
+            let (c, x) = (&coeffs[s * nc..][..nc], &mut x_ref[s * nt..][..nt]);
+            one.synthesize(c, x).unwrap();
+            one.project(&samples[s * nt..][..nt], &mut c_ref[s * nc..][..nc])
+                .unwrap();
+        }
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut many = FourierSampler::new(set.clone(), nt).unwrap();
+            let (mut x, mut c) = (vec![0.0; nt * n_sig], vec![0.0; nc * n_sig]);
+            pool.install(|| {
+                many.synthesize_many(&coeffs, &mut x).unwrap();
+                many.project_many(&samples, &mut c).unwrap();
+            });
+            assert!(x == x_ref && c == c_ref, "{threads} threads");
+        }
+        // Projection inverts synthesis on the set (a check that the tasks' signals line up).
+        let mut back = vec![0.0; nc * n_sig];
+        one.project_many(&x_ref, &mut back).unwrap();
+        let err = back
+            .iter()
+            .zip(&coeffs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(err < 1e-13, "round trip {err:e}");
     }
 
     #[test]
