@@ -16,12 +16,24 @@ fn rand(seed: &mut u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
 }
 
-fn check(model: &Model, kind: ReceptanceKind, omega: f64, set: HarmonicSet, mut seed: u64) {
+fn check(model: &Model, kind: ReceptanceKind, omega: f64, set: HarmonicSet, seed: u64) {
+    check_with_samples(model, kind, omega, set, seed, 128);
+}
+
+/// [`check`] on `samples` instants a period.
+fn check_with_samples(
+    model: &Model,
+    kind: ReceptanceKind,
+    omega: f64,
+    set: HarmonicSet,
+    mut seed: u64,
+    samples: usize,
+) {
     let rec = Receptance::new(model, kind).unwrap();
     let at = rec.prepare(omega, set.harmonics()).unwrap();
     let params = ContactParams::of(&model.contacts);
     let (d, nc, nco) = (params.dim, params.len(), set.n_coeffs());
-    let mut sys = EwrResidual::new(&at, set, 128, FrictionLaw::Exact, params).unwrap();
+    let mut sys = EwrResidual::new(&at, set, samples, FrictionLaw::Exact, params).unwrap();
     let n = sys.len();
     let scale = model.contacts.mu_n.iter().copied().fold(0.0, f64::max);
     let r: Vec<f64> = (0..n).map(|_| 0.7 * scale * rand(&mut seed)).collect();
@@ -66,6 +78,19 @@ fn check(model: &Model, kind: ReceptanceKind, omega: f64, set: HarmonicSet, mut 
             );
         }
     }
+
+    // J x against the assembled J.
+    let x: Vec<f64> = (0..n).map(|_| rand(&mut seed)).collect();
+    let mut jx = vec![0.0; n];
+    sys.jacobian_product(&x, &mut jx).unwrap();
+    let xn = x.iter().map(|v| v.abs()).sum::<f64>();
+    let worst = (0..n)
+        .map(|i| {
+            let e: f64 = (0..n).map(|j| jac[(i, j)] * x[j]).sum();
+            (e - jx[i]).abs() / (jmax * xn)
+        })
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-12, "J x vs assembled J: {worst:e}");
 
     // Diagonal blocks per contact.
     let blocks = sys.contact_jacobian_blocks().unwrap();
@@ -115,6 +140,23 @@ fn blade_damper_blade_modal() {
         2000.0,
         HarmonicSet::odd(3).unwrap(),
         3,
+    );
+}
+
+#[test]
+fn products_split_into_parallel_tasks_equal_the_dense_jacobian() {
+    // PARALLEL_MIN_SAMPLES a signal: each contact and each signal's FFT is a task of its own
+    // (`ewr_hb::fourier::PARALLEL_MIN_SAMPLES`), so the products run split among threads.
+    let m = examples::blade_damper_blade(&Default::default());
+    let nd = m.n_dofs();
+    assert!(m.contacts.len() > 1);
+    check_with_samples(
+        &m,
+        ReceptanceKind::Modal { modes: nd.min(4) },
+        2000.0,
+        HarmonicSet::odd(3).unwrap(),
+        3,
+        ewr_hb::fourier::PARALLEL_MIN_SAMPLES,
     );
 }
 

@@ -399,9 +399,16 @@ fn coupled_pair(set: &HarmonicSet) -> (CondensedContacts, UnilateralParams) {
 
 #[test]
 fn matrix_free_products_and_contact_blocks_equal_the_dense_jacobian() {
+    // At 8192 samples each contact is a task of its own (`ewr_hb::fourier::parallel_task`).
+    for samples in [64, 8192] {
+        check_products_and_blocks(samples);
+    }
+}
+
+fn check_products_and_blocks(samples: usize) {
     let set: HarmonicSet = "all:4".parse().unwrap();
     let (cond, params) = coupled_pair(&set);
-    let mut sys = UnilateralResidual::new(cond, set.clone(), 64, params).unwrap();
+    let mut sys = UnilateralResidual::new(cond, set.clone(), samples, params).unwrap();
     let n = sys.len();
     let nco = set.n_coeffs();
     let x: Vec<f64> = (0..n).map(|i| 20.0 * ((i as f64 * 0.77).sin())).collect();
