@@ -701,39 +701,30 @@ impl UnilateralResidual {
         // Contact by contact, on every thread where there are many: each contact's rows are
         // its `d` friction signals (in the first `mt` signals) and its normal one (after).
         let group = ewr_hb::fourier::parallel_task(nc, l * nt);
-        fn split(v: &mut [f64], friction: usize, normal: usize) -> (&mut [f64], &mut [f64]) {
-            let (t, n) = v.split_at_mut(friction);
-            (t, &mut n[..normal])
-        }
-        type Chunks<'a> = Vec<(usize, &'a mut [f64], &'a mut [f64])>;
-        fn by_contacts<'a>(
-            t: &'a mut [f64],
-            n: &'a mut [f64],
-            (friction, normal): (usize, usize),
+        /// Per task: its first contact, and its contacts' friction rows and normal rows.
+        fn by_contacts(
+            v: &mut [f64],
+            (d, nc, nt): (usize, usize, usize),
             group: usize,
-        ) -> Chunks<'a> {
-            t.par_chunks_mut(friction * group)
-                .zip(n.par_chunks_mut(normal * group))
+        ) -> impl IndexedParallelIterator<Item = (usize, &mut [f64], &mut [f64])> {
+            let (t, n) = v.split_at_mut(d * nc * nt);
+            t.par_chunks_mut(d * nt * group)
+                .zip(n[..nc * nt].par_chunks_mut(nt * group))
                 .enumerate()
-                .map(|(task, (t, n))| (task * group, t, n))
-                .collect()
+                .map(move |(task, (t, n))| (task * group, t, n))
         }
-        let widths = (d * nt, nt);
+        let sizes = (d, nc, nt);
+        let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
+        let block = |c: usize, i: usize, j: usize| ((c * l + i) * l + j) * nt;
         // Signal `i` of the contact `k` places into a task's chunks (friction, normal).
         let at = |k: usize, i: usize| if i < d { (k * d + i) * nt } else { k * nt };
         if transpose {
             let psi = &self.psi;
-            let (xt, xn) = split(&mut self.x_samples, mt * nt, nc * nt);
-            let (yt, yn) = split(&mut self.y_samples, mt * nt, nc * nt);
-            let xo = by_contacts(xt, xn, widths, group);
-            let yo = by_contacts(yt, yn, widths, group);
-            xo.into_par_iter()
-                .zip(yo)
+            by_contacts(&mut self.x_samples, sizes, group)
+                .zip(by_contacts(&mut self.y_samples, sizes, group))
                 .for_each(|((first, xt, xn), (_, yt, yn))| {
                     for k in 0..xn.len() / nt {
                         let c = first + k;
-                        let block = |i: usize, j: usize| ((c * l + i) * l + j) * nt;
-                        let sig = |i: usize| if i < d { c * d + i } else { mt + c };
                         for j in 0..l {
                             let (ox, oy) = if j < d {
                                 (&mut xt[at(k, j)..][..nt], &mut yt[at(k, j)..][..nt])
@@ -743,8 +734,9 @@ impl UnilateralResidual {
                             ox.fill(0.0);
                             oy.fill(0.0);
                             for i in 0..l {
-                                let a = &psi[sig(i) * nt..][..nt];
-                                let (ax, ay) = (&dx[block(i, j)..][..nt], &dy[block(i, j)..][..nt]);
+                                let a = &psi[sig(c, i) * nt..][..nt];
+                                let (ax, ay) =
+                                    (&dx[block(c, i, j)..][..nt], &dy[block(c, i, j)..][..nt]);
                                 for s in 0..nt {
                                     ox[s] += ax[s] * a[s];
                                     oy[s] += ay[s] * a[s];
@@ -755,32 +747,28 @@ impl UnilateralResidual {
                 });
         } else {
             let (xs, ys) = (&self.x_samples, &self.y_samples);
-            let (pt, pn) = split(&mut self.psi, mt * nt, nc * nt);
-            by_contacts(pt, pn, widths, group)
-                .into_par_iter()
-                .for_each(|(first, pt, pn)| {
-                    for k in 0..pn.len() / nt {
-                        let c = first + k;
-                        let block = |i: usize, j: usize| ((c * l + i) * l + j) * nt;
-                        let sig = |j: usize| if j < d { c * d + j } else { mt + c };
-                        for i in 0..l {
-                            let out = if i < d {
-                                &mut pt[at(k, i)..][..nt]
-                            } else {
-                                &mut pn[at(k, i)..][..nt]
-                            };
-                            out.fill(0.0);
-                            for j in 0..l {
-                                let sj = sig(j);
-                                let (x, y) = (&xs[sj * nt..][..nt], &ys[sj * nt..][..nt]);
-                                let (ax, ay) = (&dx[block(i, j)..][..nt], &dy[block(i, j)..][..nt]);
-                                for s in 0..nt {
-                                    out[s] += ax[s] * x[s] + ay[s] * y[s];
-                                }
+            by_contacts(&mut self.psi, sizes, group).for_each(|(first, pt, pn)| {
+                for k in 0..pn.len() / nt {
+                    let c = first + k;
+                    for i in 0..l {
+                        let out = if i < d {
+                            &mut pt[at(k, i)..][..nt]
+                        } else {
+                            &mut pn[at(k, i)..][..nt]
+                        };
+                        out.fill(0.0);
+                        for j in 0..l {
+                            let sj = sig(c, j);
+                            let (x, y) = (&xs[sj * nt..][..nt], &ys[sj * nt..][..nt]);
+                            let (ax, ay) =
+                                (&dx[block(c, i, j)..][..nt], &dy[block(c, i, j)..][..nt]);
+                            for s in 0..nt {
+                                out[s] += ax[s] * x[s] + ay[s] * y[s];
                             }
                         }
                     }
-                });
+                }
+            });
         }
     }
 

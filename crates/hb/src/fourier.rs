@@ -619,13 +619,8 @@ impl FourierSampler {
     pub fn synthesize(&mut self, coeffs: &[f64], samples: &mut [f64]) -> Result<(), FourierError> {
         check_len("coefficients", self.set.n_coeffs(), coeffs.len())?;
         check_len("samples", self.n_samples, samples.len())?;
-        let plan = Plan {
-            set: &self.set,
-            n_samples: self.n_samples,
-            forward: &*self.forward,
-            inverse: &*self.inverse,
-        };
-        plan.synthesize((&mut self.spec_buf, &mut self.fft_scratch), coeffs, samples)
+        let (plan, buffers) = self.plan_and_buffers();
+        plan.synthesize(buffers, coeffs, samples)
     }
 
     /// One signal, samples (`N_t`) -> coefficients (`n_coeffs`): the Galerkin projection
@@ -634,21 +629,8 @@ impl FourierSampler {
     pub fn project(&mut self, samples: &[f64], coeffs: &mut [f64]) -> Result<(), FourierError> {
         check_len("coefficients", self.set.n_coeffs(), coeffs.len())?;
         check_len("samples", self.n_samples, samples.len())?;
-        let plan = Plan {
-            set: &self.set,
-            n_samples: self.n_samples,
-            forward: &*self.forward,
-            inverse: &*self.inverse,
-        };
-        plan.project(
-            (
-                &mut self.real_buf,
-                &mut self.spec_buf,
-                &mut self.fft_scratch,
-            ),
-            samples,
-            coeffs,
-        )
+        let (plan, buffers) = self.plan_and_buffers();
+        plan.project(buffers, samples, coeffs)
     }
 
     /// Many signals in block layout: `coeffs` holds `n_sig * n_coeffs`, `samples` receives
@@ -661,32 +643,9 @@ impl FourierSampler {
         let (nc, nt) = (self.set.n_coeffs(), self.n_samples);
         let n_sig = whole_signals("coefficients", nc, coeffs.len())?;
         check_len("samples", n_sig * nt, samples.len())?;
-        let per_task = parallel_task(n_sig, nt);
-        let plan = Plan {
-            set: &self.set,
-            n_samples: self.n_samples,
-            forward: &*self.forward,
-            inverse: &*self.inverse,
-        };
-        let (spec, fft) = (&mut self.spec_buf, &mut self.fft_scratch);
-        if per_task >= n_sig {
-            for (c, x) in coeffs.chunks_exact(nc).zip(samples.chunks_exact_mut(nt)) {
-                plan.synthesize((spec, fft), c, x)?;
-            }
-            return Ok(());
-        }
-        let (spec_len, fft_len) = (spec.len(), fft.len());
-        coeffs
-            .par_chunks(nc * per_task)
-            .zip(samples.par_chunks_mut(nt * per_task))
-            .try_for_each(|(cs, xs)| {
-                let mut spec = vec![Complex::new(0.0, 0.0); spec_len];
-                let mut fft = vec![Complex::new(0.0, 0.0); fft_len];
-                for (c, x) in cs.chunks_exact(nc).zip(xs.chunks_exact_mut(nt)) {
-                    plan.synthesize((&mut spec, &mut fft), c, x)?;
-                }
-                Ok(())
-            })
+        self.each_signal((coeffs, nc), (samples, nt), |plan, buffers, c, x| {
+            plan.synthesize(buffers, c, x)
+        })
     }
 
     /// Many signals in block layout: `samples` holds `n_sig * N_t`, `coeffs` receives
@@ -699,34 +658,61 @@ impl FourierSampler {
         let (nc, nt) = (self.set.n_coeffs(), self.n_samples);
         let n_sig = whole_signals("samples", nt, samples.len())?;
         check_len("coefficients", n_sig * nc, coeffs.len())?;
-        let per_task = parallel_task(n_sig, nt);
+        self.each_signal((samples, nt), (coeffs, nc), |plan, buffers, x, c| {
+            plan.project(buffers, x, c)
+        })
+    }
+
+    /// The plans, and this sampler's scratch buffers beside them.
+    fn plan_and_buffers(&mut self) -> (Plan<'_>, Buffers<'_>) {
         let plan = Plan {
             set: &self.set,
             n_samples: self.n_samples,
             forward: &*self.forward,
             inverse: &*self.inverse,
         };
-        let (real, spec, fft) = (
-            &mut self.real_buf,
-            &mut self.spec_buf,
-            &mut self.fft_scratch,
+        let buffers = (
+            &mut self.real_buf[..],
+            &mut self.spec_buf[..],
+            &mut self.fft_scratch[..],
         );
+        (plan, buffers)
+    }
+
+    /// `op` on each signal, `input` and `output` in block layout (`width`s per signal): in
+    /// tasks of [`parallel_task`] signals with their own scratch buffers where there are
+    /// many, else on this thread with the sampler's.
+    fn each_signal(
+        &mut self,
+        (input, in_width): (&[f64], usize),
+        (output, out_width): (&mut [f64], usize),
+        op: impl Fn(&Plan<'_>, Buffers<'_>, &[f64], &mut [f64]) -> Result<(), FourierError> + Sync,
+    ) -> Result<(), FourierError> {
+        let n_sig = input.len() / in_width.max(1);
+        let per_task = parallel_task(n_sig, self.n_samples);
+        let (plan, (real, spec, fft)) = self.plan_and_buffers();
         if per_task >= n_sig {
-            for (x, c) in samples.chunks_exact(nt).zip(coeffs.chunks_exact_mut(nc)) {
-                plan.project((real, spec, fft), x, c)?;
+            for (a, b) in input
+                .chunks_exact(in_width)
+                .zip(output.chunks_exact_mut(out_width))
+            {
+                op(&plan, (&mut *real, &mut *spec, &mut *fft), a, b)?;
             }
             return Ok(());
         }
-        let (spec_len, fft_len) = (spec.len(), fft.len());
-        samples
-            .par_chunks(nt * per_task)
-            .zip(coeffs.par_chunks_mut(nc * per_task))
-            .try_for_each(|(xs, cs)| {
-                let mut real = vec![0.0; nt];
-                let mut spec = vec![Complex::new(0.0, 0.0); spec_len];
-                let mut fft = vec![Complex::new(0.0, 0.0); fft_len];
-                for (x, c) in xs.chunks_exact(nt).zip(cs.chunks_exact_mut(nc)) {
-                    plan.project((&mut real, &mut spec, &mut fft), x, c)?;
+        let lens = (real.len(), spec.len(), fft.len());
+        input
+            .par_chunks(in_width * per_task)
+            .zip(output.par_chunks_mut(out_width * per_task))
+            .try_for_each(|(inputs, outputs)| {
+                let mut real = vec![0.0; lens.0];
+                let mut spec = vec![Complex::new(0.0, 0.0); lens.1];
+                let mut fft = vec![Complex::new(0.0, 0.0); lens.2];
+                for (a, b) in inputs
+                    .chunks_exact(in_width)
+                    .zip(outputs.chunks_exact_mut(out_width))
+                {
+                    op(&plan, (&mut real, &mut spec, &mut fft), a, b)?;
                 }
                 Ok(())
             })
@@ -779,6 +765,13 @@ pub fn parallel_task(n: usize, samples: usize) -> usize {
     n.div_ceil(tasks).max(1)
 }
 
+/// A sampler's scratch buffers: real samples, half spectrum, FFT scratch.
+type Buffers<'a> = (
+    &'a mut [f64],
+    &'a mut [Complex<f64>],
+    &'a mut [Complex<f64>],
+);
+
 /// A sampler's plans without its scratch buffers, shared by the tasks of the `_many`
 /// transforms.
 #[derive(Clone, Copy)]
@@ -792,7 +785,7 @@ struct Plan<'a> {
 impl Plan<'_> {
     fn synthesize(
         &self,
-        (spec, scratch): (&mut [Complex<f64>], &mut [Complex<f64>]),
+        (_, spec, scratch): Buffers<'_>,
         coeffs: &[f64],
         samples: &mut [f64],
     ) -> Result<(), FourierError> {
@@ -814,7 +807,7 @@ impl Plan<'_> {
 
     fn project(
         &self,
-        (real, spec, scratch): (&mut [f64], &mut [Complex<f64>], &mut [Complex<f64>]),
+        (real, spec, scratch): Buffers<'_>,
         samples: &[f64],
         coeffs: &mut [f64],
     ) -> Result<(), FourierError> {
