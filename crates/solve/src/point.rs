@@ -477,6 +477,24 @@ pub fn solve_point(
     solve_point_holding(rec, params, omega, settings, start, start)
 }
 
+/// Most unknowns a stalled matrix-free solve is finished with dense Newton steps at: an LU
+/// of this size is about 140 GFLOP (seconds a step on a workstation), its matrices 0.9 GB.
+pub const DENSE_FALLBACK_MAX_UNKNOWNS: usize = 6000;
+
+/// Most dense Newton steps after a stalled matrix-free solve: from a start that close they
+/// converge in a few where a root is near; past the end of a branch (a sweep's fold) none is,
+/// and the steps would only add their LUs to the failed point.
+const DENSE_FALLBACK_ITERATIONS: usize = 50;
+
+/// Whether dense Newton steps on `n` unknowns fit: at most
+/// [`DENSE_FALLBACK_MAX_UNKNOWNS`], and their Jacobian, LU and products (three `n x n`) within
+/// half the memory this process can still get.
+fn dense_fits(n: usize) -> bool {
+    let need = 3.0 * 8.0 * (n as f64) * (n as f64);
+    n <= DENSE_FALLBACK_MAX_UNKNOWNS
+        && crate::setup::available_memory().is_none_or(|have| need <= 0.5 * have)
+}
+
 /// [`solve_point`] from `start`, with every contact stuck all period held at the mean slip
 /// position it has at `held` (a solution's set and coefficients: the previous point of a
 /// sweep, whose secant predictor `start` is); nothing is held where `held` is `None`.
@@ -557,7 +575,34 @@ pub fn solve_point_holding(
         x_set = stage.clone();
         last = Some(report);
     }
-    let report = last.expect("at least one stage");
+    let mut report = last.expect("at least one stage");
+    if !report.status.converged()
+        && report.matrix_free
+        && settings.newton.linear == newton::LinearSolve::Auto
+        && dense_fits(report.x.len())
+        && x_set == settings.set
+    {
+        // A matrix-free solve that stalled (a weak preconditioner, GMRES on its floor) is
+        // finished with dense Newton steps where they fit: `auto` never stops where the
+        // other linear path converges (docs/performance.md, "Dense steps after a stalled
+        // matrix-free solve").
+        crate::profile::count("matrix-free solves finished with dense Newton steps");
+        let mut sys = kind.system(&at, &settings.set, settings.n_samples, 1.0)?;
+        let held_contacts = hold(&mut sys, &settings.set, held)?;
+        let opts = NewtonOptions {
+            linear: newton::LinearSolve::Dense,
+            max_iterations: newton_opts.max_iterations.min(DENSE_FALLBACK_ITERATIONS),
+            ..newton_opts.clone()
+        };
+        let dense = solve_holding(&mut sys, &report.x, &opts, held_contacts)?;
+        iterations += dense.iterations;
+        krylov += dense.krylov_iterations;
+        if dense.status.converged() || dense.residual < report.residual {
+            rho_used = 1.0;
+            report = dense;
+            x = report.x.clone();
+        }
+    }
     let x = settings.set.prolong(&x, &x_set)?;
     let _post = crate::profile::span(crate::profile::Phase::Post);
     let mut sys = kind.system(&at, &settings.set, settings.n_samples, 1.0)?;

@@ -219,3 +219,49 @@ fn global_preconditioners_beat_block_jacobi_on_the_chain() {
         assert!(d < 1e-7 * p.mu_n[0], "{d:e}");
     }
 }
+
+#[test]
+fn a_stalled_matrix_free_solve_is_finished_with_dense_steps() {
+    // Block-Jacobi over contacts is blind to the chain's coupling through the structure
+    // (hundreds of GMRES products a step, above): with GMRES capped at 10 products, the
+    // matrix-free Newton steps are too inexact to converge in the budget. `auto` then
+    // finishes the solve with dense steps and gets the dense answer; an explicit
+    // `matrix-free` is left as asked.
+    let mut m = examples::chain(40);
+    m.forcing[0].cos *= 4.0;
+    let rec = Receptance::new(&m, ReceptanceKind::Dense).unwrap();
+    let p = ContactParams::of(&m.contacts);
+    // 40 contacts x 16 coefficients = 640 unknowns: `auto` goes matrix-free.
+    let set = HarmonicSet::odd(15).unwrap();
+    let weak = |linear: LinearSolve| {
+        let mut s = settings(set.clone(), linear);
+        s.preconditioner = Preconditioner::Contact;
+        s.newton.krylov.max_iterations = 10;
+        s.newton.max_iterations = 30;
+        s.retry_rho = false;
+        s
+    };
+    let mf = solve_point(&rec, &p, 0.1, &weak(LinearSolve::MatrixFree), None).unwrap();
+    assert!(
+        !mf.status.converged(),
+        "matrix-free converged: {}",
+        mf.status
+    );
+    let auto = solve_point(&rec, &p, 0.1, &weak(LinearSolve::Auto), None).unwrap();
+    assert!(auto.status.converged(), "auto: {}", auto.status);
+    assert!(auto.krylov_iterations > 0, "auto did not start matrix-free");
+    let dense = solve_point(&rec, &p, 0.1, &settings(set, LinearSolve::Dense), None).unwrap();
+    assert!(dense.status.converged());
+    let mu = p.mu_n.iter().copied().fold(0.0, f64::max);
+    let dr = dense
+        .friction
+        .iter()
+        .zip(&auto.friction)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(dr < 1e-7 * mu, "friction differs by {dr:e} (mu N = {mu})");
+    eprintln!(
+        "matrix-free: {} after {} Newton; auto: {} Newton, {} GMRES",
+        mf.status, mf.iterations, auto.iterations, auto.krylov_iterations
+    );
+}

@@ -77,6 +77,8 @@ pub const DENSE_REUSE_MIN_UNKNOWNS: usize = 1000;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinearSolve {
     /// Matrix-free above [`AUTO_MATRIX_FREE_MIN_UNKNOWNS`] unknowns when supported, else dense.
+    /// A periodic solution whose matrix-free solve stalls is finished with dense steps where
+    /// they fit ([`crate::point::DENSE_FALLBACK_MAX_UNKNOWNS`]).
     #[default]
     Auto,
     /// Assemble `J` and factorise it (dense LU).
