@@ -15,7 +15,7 @@ pub use law::{Bound, FrictionLaw, LawError, LawInput, LawOutput, ParseLawError};
 pub use residual::EwrResidual;
 pub mod unilateral;
 pub use stuck::{HOLD_MARGIN, STICK_MARGIN};
-pub use system::{ContactSystem, Linearization};
+pub use system::{ContactSystem, Linearization, SignalBlocks};
 pub use unilateral::{
     CondensedContacts, UnilateralHistories, UnilateralParams, UnilateralResidual,
 };

@@ -866,8 +866,8 @@ impl EwrResidual<'_> {
         let m = d * self.params.len();
         let nco = self.set.n_coeffs();
         let nt = self.sampler.n_samples();
-        let mut d_force = Mat::zeros(n, n);
-        let mut d_motion = Mat::zeros(n, n);
+        let mut d_force = crate::SignalBlocks::new(m, nco);
+        let mut d_motion = crate::SignalBlocks::new(m, nco);
         let mut stuck_rows = vec![true; m];
         for c in 0..self.params.len() {
             for mi in 0..d {
@@ -877,18 +877,12 @@ impl EwrResidual<'_> {
                     let col = c * d + ni;
                     let (dr, dv) = (&self.d_r[idx..idx + nt], &self.d_v[idx..idx + nt]);
                     stuck_rows[row] &= all_zero(dr) && constant(dv);
-                    self.sampler.galerkin_matrix(
-                        dr,
-                        d_force
-                            .as_mut()
-                            .submatrix_mut(row * nco, col * nco, nco, nco),
-                    )?;
-                    self.sampler.galerkin_matrix(
-                        dv,
-                        d_motion
-                            .as_mut()
-                            .submatrix_mut(row * nco, col * nco, nco, nco),
-                    )?;
+                    let mut block = Mat::zeros(nco, nco);
+                    self.sampler.galerkin_matrix(dr, block.as_mut())?;
+                    d_force.push(row, col, block);
+                    let mut block = Mat::zeros(nco, nco);
+                    self.sampler.galerkin_matrix(dv, block.as_mut())?;
+                    d_motion.push(row, col, block);
                 }
             }
         }

@@ -586,8 +586,8 @@ impl UnilateralResidual {
         let nco = self.set.n_coeffs();
         let mt = d * nc;
         let sig = |c: usize, i: usize| if i < d { c * d + i } else { mt + c };
-        let mut d_force = Mat::zeros(n, n);
-        let mut d_motion = Mat::zeros(n, n);
+        let mut d_force = crate::SignalBlocks::new(m, nco);
+        let mut d_motion = crate::SignalBlocks::new(m, nco);
         let mut stuck_rows: Vec<bool> = (0..m).map(|s| s < mt).collect();
         for c in 0..nc {
             for i in 0..l {
@@ -597,18 +597,12 @@ impl UnilateralResidual {
                     let (dx, dy) = (&self.d_x[idx..idx + nt], &self.d_y[idx..idx + nt]);
                     stuck_rows[row] &= all_zero(dx) && constant(dy) && (j < d || all_zero(dy));
                     let col = sig(c, j);
-                    self.sampler.galerkin_matrix(
-                        dx,
-                        d_force
-                            .as_mut()
-                            .submatrix_mut(row * nco, col * nco, nco, nco),
-                    )?;
-                    self.sampler.galerkin_matrix(
-                        dy,
-                        d_motion
-                            .as_mut()
-                            .submatrix_mut(row * nco, col * nco, nco, nco),
-                    )?;
+                    let mut block = Mat::zeros(nco, nco);
+                    self.sampler.galerkin_matrix(dx, block.as_mut())?;
+                    d_force.push(row, col, block);
+                    let mut block = Mat::zeros(nco, nco);
+                    self.sampler.galerkin_matrix(dy, block.as_mut())?;
+                    d_motion.push(row, col, block);
                 }
             }
         }

@@ -14,7 +14,7 @@
 
 use crate::periodic::{PointSettings, PointSolution, SolveError};
 use crate::point::Kind;
-use ewr_contact::{ContactParams, Linearization};
+use ewr_contact::{ContactParams, Linearization, SignalBlocks};
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::{ContactDynamics, HarmonicDynamics, Receptance};
 use faer::linalg::solvers::{PartialPivLu, Solve};
@@ -478,11 +478,14 @@ fn doubled(plus: &HarmonicDynamics, minus: &HarmonicDynamics) -> HarmonicDynamic
 /// The law's linearisation on the `(Re, Im)` copies of every signal: the same real operator
 /// on each.
 fn doubled_law(lin: &Linearization) -> Linearization {
-    let n = lin.d_force.nrows();
-    let block = |a: &Mat<f64>| {
-        let mut out = Mat::<f64>::zeros(2 * n, 2 * n);
-        out.as_mut().submatrix_mut(0, 0, n, n).copy_from(a);
-        out.as_mut().submatrix_mut(n, n, n, n).copy_from(a);
+    let block = |a: &SignalBlocks| {
+        let m = a.signals();
+        let mut out = SignalBlocks::new(2 * m, a.coefficients());
+        for copy in [0, m] {
+            for (r, c, b) in a.blocks() {
+                out.push(r + copy, c + copy, b.to_owned());
+            }
+        }
         out
     };
     Linearization {
@@ -970,13 +973,16 @@ impl Pencil {
         }
 
         // Force rows: d_force x + d_motion y = 0.
-        let mut axx = lin.d_force.clone();
+        let mut axx = lin.d_force.to_dense();
         let mut motion = Vec::new();
         let mut scratch = Mat::<f64>::zeros(nco, nco);
-        for r in 0..m {
+        // Row by row, then column by column: the flexibility terms of one row add up in
+        // that order.
+        let mut by_rows: Vec<(usize, usize, MatRef<'_, f64>)> = lin.d_motion.blocks().collect();
+        by_rows.sort_by_key(|&(r, c, _)| (r, c));
+        for (r, col, dm) in by_rows {
             let rows = r * nco;
-            for col in 0..m {
-                let dm = lin.d_motion.submatrix(rows, col * nco, nco, nco);
+            {
                 if dm.norm_max() == 0.0 {
                     continue;
                 }
@@ -1702,9 +1708,13 @@ mod tests {
                 })
                 .collect();
             let nf = m * set.n_coeffs();
+            let nco = set.n_coeffs();
             let lin = Linearization {
-                d_force: Mat::from_fn(nf, nf, |i, j| r() + if i == j { 2.0 } else { 0.0 }),
-                d_motion: Mat::from_fn(nf, nf, |_, _| r()),
+                d_force: SignalBlocks::from_dense(
+                    Mat::from_fn(nf, nf, |i, j| r() + if i == j { 2.0 } else { 0.0 }).as_ref(),
+                    nco,
+                ),
+                d_motion: SignalBlocks::from_dense(Mat::from_fn(nf, nf, |_, _| r()).as_ref(), nco),
                 velocity: vec![true, false],
                 stuck_rows: vec![false; m],
             };
@@ -1719,13 +1729,14 @@ mod tests {
             // real form of `B_h` on the contact rows' states (`U` for a displacement row, `Z`
             // for a velocity row).
             let (nco, ns) = (set.n_coeffs(), p.state_at.len());
+            let d_motion = lin.d_motion.to_dense();
             let mut dense = Mat::<f64>::zeros(nf, ns);
             for (k, &h) in set.harmonics().iter().enumerate() {
                 let pc = set.coeff_index(h).unwrap();
                 let w = if h == 0 { 1 } else { 2 };
                 for row in 0..m {
                     for col in 0..m {
-                        let dm = lin.d_motion.submatrix(row * nco, col * nco + pc, nco, w);
+                        let dm = d_motion.submatrix(row * nco, col * nco + pc, nco, w);
                         let z0 = if lin.velocity[col] { nq * nco } else { 0 };
                         for i in 0..nq {
                             let b = dy[k].contacts[(col, i)];
