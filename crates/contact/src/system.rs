@@ -147,7 +147,8 @@ pub struct Linearization {
 pub struct SignalBlocks {
     signals: usize,
     nco: usize,
-    /// `(row signal, column signal, block)`, each pair at most once, in the order pushed.
+    /// `(row signal, column signal, block)` in the order pushed (the law's producers push each
+    /// pair once; a pair pushed twice adds up).
     blocks: Vec<(usize, usize, Mat<f64>)>,
 }
 

@@ -430,7 +430,7 @@ fn family_pencil(
             ))
         })
         .collect::<Result<Vec<_>, StabilityError>>()?;
-    // Refused before the doubled law's dense matrices are allocated.
+    // Refused before the doubled pencil is allocated.
     let nq = per_harmonic.first().map_or(0, |d| d.contacts.ncols());
     pencil_size_check(nq, &sol.set, 2 * lin.d_force.nrows())?;
     let lin = doubled_law(lin);

@@ -247,9 +247,23 @@ fn a_stalled_matrix_free_solve_is_finished_with_dense_steps() {
         "matrix-free converged: {}",
         mf.status
     );
+    // The profile counts the points that fell back (no other test of this file does).
+    ewr_solve::profile::enable();
+    let fallback = "matrix-free solves finished with dense Newton steps";
+    let fell_back = || {
+        ewr_solve::profile::counts()
+            .iter()
+            .find(|(what, _)| *what == fallback)
+            .map_or(0, |&(_, n)| n)
+    };
+    let before = fell_back();
     let auto = solve_point(&rec, &p, 0.1, &weak(LinearSolve::Auto), None).unwrap();
     assert!(auto.status.converged(), "auto: {}", auto.status);
     assert!(auto.krylov_iterations > 0, "auto did not start matrix-free");
+    assert!(
+        fell_back() > before,
+        "auto converged without the dense steps"
+    );
     let dense = solve_point(&rec, &p, 0.1, &settings(set, LinearSolve::Dense), None).unwrap();
     assert!(dense.status.converged());
     let mu = p.mu_n.iter().copied().fold(0.0, f64::max);
