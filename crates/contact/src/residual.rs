@@ -877,12 +877,8 @@ impl EwrResidual<'_> {
                     let col = c * d + ni;
                     let (dr, dv) = (&self.d_r[idx..idx + nt], &self.d_v[idx..idx + nt]);
                     stuck_rows[row] &= all_zero(dr) && constant(dv);
-                    let mut block = Mat::zeros(nco, nco);
-                    self.sampler.galerkin_matrix(dr, block.as_mut())?;
-                    d_force.push(row, col, block);
-                    let mut block = Mat::zeros(nco, nco);
-                    self.sampler.galerkin_matrix(dv, block.as_mut())?;
-                    d_motion.push(row, col, block);
+                    d_force.push_galerkin(&mut self.sampler, row, col, dr)?;
+                    d_motion.push_galerkin(&mut self.sampler, row, col, dv)?;
                 }
             }
         }

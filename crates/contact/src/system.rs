@@ -10,7 +10,7 @@
 
 use crate::error::ResidualError;
 use crate::kinds::ContactHistories;
-use ewr_hb::HarmonicSet;
+use ewr_hb::{FourierError, FourierSampler, HarmonicSet};
 use faer::{Mat, MatMut, MatRef, c64};
 
 /// The E-WR system `g(x) = 0` of one contact kind at one frequency, with its analytical
@@ -183,6 +183,21 @@ impl SignalBlocks {
         debug_assert!(row < self.signals && col < self.signals);
         debug_assert!(block.nrows() == self.nco && block.ncols() == self.nco);
         self.blocks.push((row, col, block));
+    }
+
+    /// Pushes the Galerkin matrix of the sampled coefficient `samples` as the block of row
+    /// signal `row` and column signal `col`.
+    pub(crate) fn push_galerkin(
+        &mut self,
+        sampler: &mut FourierSampler,
+        row: usize,
+        col: usize,
+        samples: &[f64],
+    ) -> Result<(), FourierError> {
+        let mut block = Mat::zeros(self.nco, self.nco);
+        sampler.galerkin_matrix(samples, block.as_mut())?;
+        self.push(row, col, block);
+        Ok(())
     }
 
     /// Rows (and columns): signals times coefficients.

@@ -597,12 +597,8 @@ impl UnilateralResidual {
                     let (dx, dy) = (&self.d_x[idx..idx + nt], &self.d_y[idx..idx + nt]);
                     stuck_rows[row] &= all_zero(dx) && constant(dy) && (j < d || all_zero(dy));
                     let col = sig(c, j);
-                    let mut block = Mat::zeros(nco, nco);
-                    self.sampler.galerkin_matrix(dx, block.as_mut())?;
-                    d_force.push(row, col, block);
-                    let mut block = Mat::zeros(nco, nco);
-                    self.sampler.galerkin_matrix(dy, block.as_mut())?;
-                    d_motion.push(row, col, block);
+                    d_force.push_galerkin(&mut self.sampler, row, col, dx)?;
+                    d_motion.push_galerkin(&mut self.sampler, row, col, dy)?;
                 }
             }
         }

@@ -580,7 +580,6 @@ pub fn solve_point_holding(
         && report.matrix_free
         && settings.newton.linear == newton::LinearSolve::Auto
         && dense_fits(report.x.len())
-        && x_set == settings.set
     {
         // A matrix-free solve that stalled (a weak preconditioner, GMRES on its floor) is
         // finished with dense Newton steps where they fit: `auto` never stops where the

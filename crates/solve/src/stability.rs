@@ -982,33 +982,31 @@ impl Pencil {
         by_rows.sort_by_key(|&(r, c, _)| (r, c));
         for (r, col, dm) in by_rows {
             let rows = r * nco;
-            {
-                if dm.norm_max() == 0.0 {
+            if dm.norm_max() == 0.0 {
+                continue;
+            }
+            // A stuck row's velocities read as displacements (see `Linearization`).
+            let velocity = lin.velocity[col] && !lin.stuck_rows[r];
+            // y_col = B_col q: U for a displacement, Z = (lambda + D) U for a velocity.
+            motion.push((r, col, usize::from(velocity), dm.to_owned()));
+            // + R_h x on the column's row, its derivative (lambda + D) R_h x for velocity.
+            for s in 0..m {
+                let flex = |k: usize, _: usize| static_flex[k][(col, s)];
+                if static_flex
+                    .iter()
+                    .all(|f| f[(col, s)] == c64::new(0.0, 0.0))
+                {
                     continue;
                 }
-                // A stuck row's velocities read as displacements (see `Linearization`).
-                let velocity = lin.velocity[col] && !lin.stuck_rows[r];
-                // y_col = B_col q: U for a displacement, Z = (lambda + D) U for a velocity.
-                motion.push((r, col, usize::from(velocity), dm.to_owned()));
-                // + R_h x on the column's row, its derivative (lambda + D) R_h x for velocity.
-                for s in 0..m {
-                    let flex = |k: usize, _: usize| static_flex[k][(col, s)];
-                    if static_flex
-                        .iter()
-                        .all(|f| f[(col, s)] == c64::new(0.0, 0.0))
-                    {
-                        continue;
-                    }
-                    scratch.fill(0.0);
-                    if velocity {
-                        let dflex = |k: usize, h: usize| deriv(k, h) * flex(k, h);
-                        add_op(scratch.as_mut(), (0, 0), 1.0, &dflex);
-                    } else {
-                        add_op(scratch.as_mut(), (0, 0), 1.0, &flex);
-                    }
-                    let mut dst = axx.as_mut().submatrix_mut(rows, s * nco, nco, nco);
-                    dst += dm * &scratch;
+                scratch.fill(0.0);
+                if velocity {
+                    let dflex = |k: usize, h: usize| deriv(k, h) * flex(k, h);
+                    add_op(scratch.as_mut(), (0, 0), 1.0, &dflex);
+                } else {
+                    add_op(scratch.as_mut(), (0, 0), 1.0, &flex);
                 }
+                let mut dst = axx.as_mut().submatrix_mut(rows, s * nco, nco, nco);
+                dst += dm * &scratch;
             }
         }
         let mut pencil = Pencil {
