@@ -20,6 +20,9 @@ use ewr_hb::receptance::{ContactDynamics, HarmonicDynamics, Receptance};
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::{Mat, MatMut, MatRef, c64};
 
+mod forces;
+use forces::ForceFactor;
+
 /// Largest eigenproblem (states times coefficients, plus forces with a compliance) solved
 /// whole by a dense eigensolve, `O(n^3)` (measured on the shipped models, one core: 0.06 s at
 /// 186, 1.4 s at 1200, 17 s at 3000); [`floquet`] solves larger ones by Arnoldi.
@@ -515,13 +518,13 @@ fn pencil_size_check(nq: usize, set: &HarmonicSet, n_force: usize) -> Result<(),
     Ok(())
 }
 
-/// Most unknowns of the pencil (forces plus states): the Arnoldi basis is `n x 600`, about
-/// 190 MB at this size.
+/// Most unknowns of the pencil (forces plus states): the Arnoldi basis is `n x 600` (`n x
+/// 1208` grown by blocks), about 190 MB (390 MB) at this size.
 pub const MAX_PENCIL_SIZE: usize = 40_000;
 
 /// Most force unknowns: the forces' rows of the pencil and their Schur complement are dense,
-/// three `n x n` matrices (about 2 GB) and an LU at this size (a 200-contact 3-D interface at
-/// all:7: 9000).
+/// two `n x n` matrices (about 1.3 GB) and their factors at this size (a 200-contact 3-D
+/// interface at all:7: 9000).
 pub const MAX_FORCE_UNKNOWNS: usize = 9000;
 
 /// Floquet exponents of the linearisation `lin` at fundamental `omega` on `set`.
@@ -721,6 +724,10 @@ struct Pencil {
     blocks: Vec<StateBlock>,
     /// Contact rows.
     m: usize,
+    /// Per contact row (signal): its law's coefficients are the same over the whole period
+    /// (its blocks of `d_force` and `d_motion` couple no two harmonics), so its rows of the
+    /// forces' Schur complement are zero between harmonics ([`forces`]).
+    invariant: Vec<bool>,
     /// Per state unknown (offset from the first state): its block and place in it.
     state_at: Vec<(usize, usize)>,
     /// The columns where `B` is not zero (the eigenproblem's size is their count).
@@ -805,7 +812,7 @@ struct Shifted<'p> {
     /// forces it reads.
     blocks: Vec<(PartialPivLu<f64>, Mat<f64>)>,
     /// The Schur complement on the forces.
-    schur: PartialPivLu<f64>,
+    schur: ForceFactor,
     /// Largest entry of `A - sigma B`, for the condition test.
     a_max: f64,
 }
@@ -830,12 +837,56 @@ pub const DENSE_EIGEN_UP_TO: usize = 120;
 /// Arnoldi steps before the first look at the Ritz values; then 1.5 times more each time.
 const KRYLOV_FIRST: usize = 60;
 
-/// Most Arnoldi steps: beyond, the point is not classified (the basis is `n x 600`).
+/// Entries of a slab of `B_xx` built at once to find its nonzero columns.
+const BXX_SLAB_ENTRIES: usize = 1 << 20;
+
+/// Vectors per Arnoldi step on pencils of [`KRYLOV_BLOCK_FROM`] unknowns and more.
+const KRYLOV_BLOCK: usize = 8;
+
+/// Pencils from this size grow their Krylov space by blocks ([`Pencil::eigen_krylov`]).
+const KRYLOV_BLOCK_FROM: usize = 2000;
+
+/// Most vectors of a block Krylov space: a block space needs more vectors than a single
+/// vector's for the same Ritz values (measured: docs/stability.md, "Cost").
+const KRYLOV_MAX_BLOCKED: usize = 1200;
+
+/// Most Arnoldi steps one vector at a time: beyond, the point is not classified (the basis is
+/// `n x 600`).
 const KRYLOV_MAX: usize = 600;
 
 /// Relative residual `|beta y_m| / |theta|` of a converged Ritz pair: its exponent is then
 /// good to about this times `|lambda - sigma|`, far below the flag's `UNSTABLE_ABOVE`.
 const KRYLOV_TOL: f64 = 1e-10;
+
+/// `dst += dm C` for `C` diagonal by harmonics: `z(k)` acting on the complex coefficient of
+/// the harmonic whose coefficients start at `widths[k].0` (one for `h = 0`, else a cosine and
+/// a sine). Only `dm`'s columns of each harmonic are read: `C` is dense `nco x nco` with a
+/// few nonzeros.
+fn add_times_harmonic_diagonal(
+    mut dst: MatMut<'_, f64>,
+    dm: MatRef<'_, f64>,
+    widths: &[(usize, usize)],
+    z: impl Fn(usize) -> c64,
+) {
+    for (k, &(p, width)) in widths.iter().enumerate() {
+        let zk = z(k);
+        if zk == c64::new(0.0, 0.0) {
+            continue;
+        }
+        if width == 1 {
+            for i in 0..dm.nrows() {
+                dst[(i, p)] += dm[(i, p)] * zk.re;
+            }
+        } else {
+            let c = complex_block(zk);
+            for i in 0..dm.nrows() {
+                let (a0, a1) = (dm[(i, p)], dm[(i, p + 1)]);
+                dst[(i, p)] += a0 * c[0][0] + a1 * c[1][0];
+                dst[(i, p + 1)] += a0 * c[0][1] + a1 * c[1][1];
+            }
+        }
+    }
+}
 
 /// The real `2 x 2` action of multiplying `X = a - i b` by `z`, per coefficient pair.
 fn complex_block(z: c64) -> [[f64; 2]; 2] {
@@ -889,25 +940,6 @@ impl Pencil {
             .map(|&h| (h, set.coeff_index(h).expect("h is in the set")))
             .collect();
         let static_flex: Vec<&Mat<c64>> = dy.iter().map(|d| &d.flexibility).collect();
-        // Adds `f * op_h` (op per harmonic from `op`) on the nco x nco block at (r0, c0).
-        let add_op = |mut dst: MatMut<'_, f64>,
-                      (r0, c0): (usize, usize),
-                      f: f64,
-                      op: &dyn Fn(usize, usize) -> c64| {
-            for (k, &(h, p)) in harmonic_blocks.iter().enumerate() {
-                let z = f * op(k, h);
-                if h == 0 {
-                    dst[(r0 + p, c0 + p)] += z.re;
-                } else {
-                    let blk = complex_block(z);
-                    for i in 0..2 {
-                        for j in 0..2 {
-                            dst[(r0 + p + i, c0 + p + j)] += blk[i][j];
-                        }
-                    }
-                }
-            }
-        };
         let deriv = |_: usize, h: usize| c64::new(0.0, h as f64 * omega);
 
         // The states' rows, harmonic by harmonic.
@@ -975,7 +1007,10 @@ impl Pencil {
         // Force rows: d_force x + d_motion y = 0.
         let mut axx = lin.d_force.to_dense();
         let mut motion = Vec::new();
-        let mut scratch = Mat::<f64>::zeros(nco, nco);
+        let widths: Vec<(usize, usize)> = harmonic_blocks
+            .iter()
+            .map(|&(h, p)| (p, if h == 0 { 1 } else { 2 }))
+            .collect();
         // Row by row, then column by column: the flexibility terms of one row add up in
         // that order.
         let mut by_rows: Vec<(usize, usize, MatRef<'_, f64>)> = lin.d_motion.blocks().collect();
@@ -998,15 +1033,31 @@ impl Pencil {
                 {
                     continue;
                 }
-                scratch.fill(0.0);
-                if velocity {
-                    let dflex = |k: usize, h: usize| deriv(k, h) * flex(k, h);
-                    add_op(scratch.as_mut(), (0, 0), 1.0, &dflex);
-                } else {
-                    add_op(scratch.as_mut(), (0, 0), 1.0, &flex);
-                }
-                let mut dst = axx.as_mut().submatrix_mut(rows, s * nco, nco, nco);
-                dst += dm * &scratch;
+                let dst = axx.as_mut().submatrix_mut(rows, s * nco, nco, nco);
+                add_times_harmonic_diagonal(dst, dm, &widths, |k| {
+                    let h = harmonic_blocks[k].0;
+                    if velocity {
+                        deriv(k, h) * flex(k, h)
+                    } else {
+                        flex(k, h)
+                    }
+                });
+            }
+        }
+        // Per coefficient, its harmonic's block; a signal is invariant where none of its
+        // blocks couples two of them (exact zeros: the Galerkin products of a constant
+        // coefficient leave nothing between harmonics).
+        let mut block_of = vec![usize::MAX; nco];
+        for (k, blk) in blocks.iter().enumerate() {
+            for j in 0..blk.width {
+                block_of[blk.p + j] = k;
+            }
+        }
+        let mut invariant = vec![true; m];
+        for (r, _, b) in lin.d_force.blocks().chain(lin.d_motion.blocks()) {
+            if invariant[r] {
+                invariant[r] = (0..nco)
+                    .all(|j| (0..nco).all(|i| block_of[i] == block_of[j] || b[(i, j)] == 0.0));
             }
         }
         let mut pencil = Pencil {
@@ -1016,6 +1067,7 @@ impl Pencil {
             motion,
             blocks,
             m,
+            invariant,
             state_at,
             b_cols: Vec::new(),
             nco,
@@ -1026,57 +1078,57 @@ impl Pencil {
             omega: omega.abs().max(f64::MIN_POSITIVE),
             spacing: family_spacing(set),
         };
-        // The finite eigenvalues live on the columns where B is not zero.
-        let mut bxx = Mat::<f64>::zeros(n_force, n_force);
-        pencil.add_bxx(bxx.as_mut(), 1.0);
-        pencil.b_cols = (0..n)
-            .filter(|&j| {
-                if j < n_force {
-                    bxx.col(j).iter().any(|&v| v != 0.0)
-                } else {
-                    let (k, l) = pencil.state_at[j - n_force];
-                    pencil.blocks[k].b.col(l).iter().any(|&v| v != 0.0)
-                }
-            })
-            .collect();
+        // The finite eigenvalues live on the columns where B is not zero. B_xx is built a slab
+        // of columns at a time: dense it is `forces x forces`.
+        let mut force_cols = Vec::new();
+        let mut bxx_max = 0.0f64;
+        let slab = (BXX_SLAB_ENTRIES / n_force.max(1) / nco.max(1)).clamp(1, m.max(1));
+        for first in (0..m).step_by(slab) {
+            let signals = first..(first + slab).min(m);
+            let mut bxx = Mat::<f64>::zeros(n_force, signals.len() * nco);
+            pencil.add_bxx(bxx.as_mut(), 1.0, signals);
+            bxx_max = bxx_max.max(bxx.norm_max());
+            force_cols.extend(
+                (0..bxx.ncols())
+                    .filter(|&c| bxx.col(c).iter().any(|&v| v != 0.0))
+                    .map(|c| first * nco + c),
+            );
+        }
+        pencil.b_cols = force_cols;
+        pencil.b_cols.extend((n_force..n).filter(|&j| {
+            let (k, l) = pencil.state_at[j - n_force];
+            pencil.blocks[k].b.col(l).iter().any(|&v| v != 0.0)
+        }));
         pencil.b_max = pencil
             .blocks
             .iter()
             .map(|blk| blk.b.norm_max())
-            .fold(bxx.norm_max(), f64::max)
+            .fold(bxx_max, f64::max)
             .max(f64::MIN_POSITIVE);
         Ok(pencil)
     }
 
     /// Adds `f B_xx` (`B` on force rows and force columns: `-d_motion R_h` on the velocity
-    /// rows) to `dst`.
-    fn add_bxx(&self, mut dst: MatMut<'_, f64>, f: f64) {
+    /// rows) to `dst`, on the force columns of the contact rows `signals` (`dst`'s first
+    /// column is the first one's first coefficient).
+    fn add_bxx(&self, mut dst: MatMut<'_, f64>, f: f64, signals: std::ops::Range<usize>) {
         let nco = self.nco;
-        let mut scratch = Mat::<f64>::zeros(nco, nco);
+        let first = signals.start;
+        let widths: Vec<(usize, usize)> = self.blocks.iter().map(|b| (b.p, b.width)).collect();
         for (row, col, kind, dm) in &self.motion {
             if *kind == 0 {
                 continue;
             }
-            for s in 0..self.m {
+            for s in signals.clone() {
                 if self.flex.iter().all(|r| r[(*col, s)] == c64::new(0.0, 0.0)) {
                     continue;
                 }
-                scratch.fill(0.0);
-                for (blk, r) in self.blocks.iter().zip(&self.flex) {
-                    let (p, z) = (blk.p, r[(*col, s)]);
-                    if blk.width == 1 {
-                        scratch[(p, p)] = z.re;
-                    } else {
-                        let c = complex_block(z);
-                        for i in 0..2 {
-                            for j in 0..2 {
-                                scratch[(p + i, p + j)] = c[i][j];
-                            }
-                        }
-                    }
-                }
-                let mut d = dst.as_mut().submatrix_mut(row * nco, s * nco, nco, nco);
-                d -= f * (dm * &scratch);
+                let d = dst
+                    .as_mut()
+                    .submatrix_mut(row * nco, (s - first) * nco, nco, nco);
+                add_times_harmonic_diagonal(d, dm.as_ref(), &widths, |k| {
+                    -f * self.flex[k][(*col, s)]
+                });
             }
         }
     }
@@ -1108,10 +1160,17 @@ impl Pencil {
             }
         }
         let mut out = Mat::<f64>::zeros(nf, r);
+        let par = forces::par_for(r);
         for (row, col, kind, dm) in &self.motion {
             if *kind == 1 {
-                let mut dst = out.as_mut().subrows_mut(row * nco, nco);
-                dst -= dm * y.as_ref().subrows(col * nco, nco);
+                faer::linalg::matmul::matmul(
+                    out.as_mut().subrows_mut(row * nco, nco),
+                    faer::Accum::Add,
+                    dm,
+                    y.as_ref().subrows(col * nco, nco),
+                    -1.0,
+                    par,
+                );
             }
         }
         out
@@ -1157,9 +1216,16 @@ impl Pencil {
             })
             .collect();
         let mut out = Mat::<f64>::zeros(nf, r);
+        let par = forces::par_for(r);
         for (row, col, kind, dm) in &self.motion {
-            let mut dst = out.as_mut().subrows_mut(row * nco, nco);
-            dst += dm * motion[*kind].as_ref().subrows(col * nco, nco);
+            faer::linalg::matmul::matmul(
+                out.as_mut().subrows_mut(row * nco, nco),
+                faer::Accum::Add,
+                dm,
+                motion[*kind].as_ref().subrows(col * nco, nco),
+                1.0,
+                par,
+            );
         }
         out
     }
@@ -1211,32 +1277,88 @@ impl Pencil {
         let _t = crate::profile::span(crate::profile::Phase::StabilityFactor);
         let (m, nco) = (self.m, self.nco);
         let mut schur = self.axx.clone();
-        self.add_bxx(schur.as_mut(), -sigma);
+        self.add_bxx(schur.as_mut(), -sigma, 0..m);
         let mut a_max = schur.norm_max();
         let blocks = self
             .blocks
             .iter()
-            .map(|blk| {
+            .enumerate()
+            .map(|(k, blk)| {
                 let shifted = &blk.a - sigma * &blk.b;
                 a_max = a_max.max(shifted.norm_max()).max(blk.contacts_max());
                 let lu = shifted.partial_piv_lu();
                 let coupled = lu.solve(blk.a_forces(self.nq));
                 // S -= A_xs,k (A_ss,k - sigma B_ss,k)^{-1} A_sx,k on this harmonic's forces.
-                let mut states = Mat::<f64>::zeros(self.state_at.len(), coupled.ncols());
-                scatter_rows(states.as_mut(), &blk.idx, 0, coupled.as_ref());
-                let update = self.apply_axs(states.as_ref());
-                for (c, &g) in blk.force_cols(m, nco).iter().enumerate() {
-                    let mut col = schur.as_mut().col_mut(g);
-                    col -= update.col(c);
-                }
+                self.subtract_axs_block(k, coupled.as_ref(), schur.as_mut());
                 (lu, coupled)
             })
             .collect();
+        // Per harmonic block, the invariant signals' unknowns on it; the others' all.
+        let groups = self
+            .blocks
+            .iter()
+            .map(|blk| {
+                (0..m)
+                    .filter(|&s| self.invariant[s])
+                    .flat_map(|s| (0..blk.width).map(move |j| s * nco + blk.p + j))
+                    .collect()
+            })
+            .collect();
+        let varying = (0..m)
+            .filter(|&s| !self.invariant[s])
+            .flat_map(|s| (0..nco).map(move |j| s * nco + j))
+            .collect();
+        let schur = ForceFactor::new(schur, groups, varying);
         Shifted {
             pencil: self,
             blocks,
-            schur: schur.partial_piv_lu(),
+            schur,
             a_max,
+        }
+    }
+
+    /// `dst -= A_xs z` for states `z` on harmonic block `k` only (its rows in the block's
+    /// order, `blk.idx`), whose columns are the block's force columns
+    /// ([`StateBlock::force_cols`]): the contact rows' motion on that harmonic, then the
+    /// columns of `d_motion`'s blocks on it.
+    fn subtract_axs_block(&self, k: usize, z: MatRef<'_, f64>, mut dst: MatMut<'_, f64>) {
+        let (nco, nq, m) = (self.nco, self.nq, self.m);
+        let blk = &self.blocks[k];
+        let (p, width) = (blk.p, blk.width);
+        let r = z.ncols();
+        let cols = blk.force_cols(m, nco);
+        // Per kind (U, Z): the contact rows' coefficients on this harmonic, row `s * width + j`.
+        let motion: Vec<Mat<f64>> = (0..2)
+            .map(|kind| {
+                let x = Mat::from_fn(nq, r, |i, c| {
+                    let at = (kind * nq + i) * width;
+                    if width == 1 {
+                        c64::new(z[(at, c)], 0.0)
+                    } else {
+                        c64::new(z[(at, c)], -z[(at + 1, c)])
+                    }
+                });
+                let rows = &blk.contacts * &x;
+                let mut y = Mat::<f64>::zeros(m * width, r);
+                for c in 0..r {
+                    for s in 0..m {
+                        let v = rows[(s, c)];
+                        y[(s * width, c)] = v.re;
+                        if width == 2 {
+                            y[(s * width + 1, c)] = -v.im;
+                        }
+                    }
+                }
+                y
+            })
+            .collect();
+        for (row, col, kind, dm) in &self.motion {
+            let update = dm.subcols(p, width) * motion[*kind].subrows(col * width, width);
+            for (c, &g) in cols.iter().enumerate() {
+                for i in 0..nco {
+                    dst[(row * nco + i, g)] -= update[(i, c)];
+                }
+            }
         }
     }
 
@@ -1334,6 +1456,11 @@ impl Pencil {
     /// [`Pencil::eigen`] by Arnoldi at one shift: the eigenvalues nearest `sigma`, until all
     /// within `spacing w` of it have converged (or the Krylov space is the operator's whole
     /// range, `rank` at most); `None` where `A - sigma B` is numerically singular.
+    ///
+    /// On large pencils the space grows by blocks of [`KRYLOV_BLOCK`] vectors: a step's
+    /// solve reads the factors once for the whole block (it is bound by memory bandwidth,
+    /// as the modal extraction's block Lanczos), and the projected matrix is block upper
+    /// Hessenberg.
     #[allow(clippy::type_complexity)]
     fn eigen_krylov(
         &self,
@@ -1347,36 +1474,85 @@ impl Pencil {
         let a_max = shifted.a_max;
         let need = self.omega * self.spacing as f64;
         let full = rank.min(n);
-        let m_max = full.min(KRYLOV_MAX);
-        let mut v = Mat::<f64>::zeros(n, m_max + 1);
-        let mut h = Mat::<f64>::zeros(m_max + 1, m_max);
+        let block = if n >= KRYLOV_BLOCK_FROM && full > KRYLOV_MAX {
+            KRYLOV_BLOCK
+        } else {
+            1
+        };
+        let m_max = if block == 1 {
+            full.min(KRYLOV_MAX)
+        } else {
+            full.min(KRYLOV_MAX_BLOCKED) / block * block
+        };
+        let mut v = Mat::<f64>::zeros(n, m_max + block);
+        let mut h = Mat::<f64>::zeros(m_max + block, m_max);
         // A fixed pseudo-random start, mapped once by the operator so that it lies in its
         // range (no component on the infinite eigenvalues' null space of B).
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        let start = Mat::from_fn(n, 1, |_, _| {
+        let mut random = move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        });
+        };
+        let start = Mat::from_fn(n, block, |_, _| random());
         let mut w = shifted.solve(self.apply_b(start.as_ref()).as_ref());
         let mut checkpoint = KRYLOV_FIRST.min(m_max);
         let mut j = 0;
         loop {
-            let norm = w.norm_l2();
-            if !norm.is_finite() || a_max * w.norm_max() / b_max >= 1e13 * norm.max(1e-300) {
-                return Ok(None);
-            }
-            let invariant = j > 0 && norm <= 1e-13 * h.col(j - 1).norm_l2().max(f64::MIN_POSITIVE);
-            if j > 0 {
-                h[(j, j - 1)] = norm;
-            }
-            if !invariant {
-                v.col_mut(j).copy_from(w.col(0) / norm);
+            // The new block, orthonormalised within itself: its coefficients on the new
+            // vectors are the next block of H's subdiagonal.
+            let mut invariant = false;
+            for i in 0..block {
+                let norm = w.col(i).norm_l2();
+                if !norm.is_finite()
+                    || a_max * w.col(i).norm_max() / b_max >= 1e13 * norm.max(1e-300)
+                {
+                    return Ok(None);
+                }
+                let scale = if j > 0 {
+                    h.col(j - block + i).norm_l2()
+                } else {
+                    norm
+                };
+                let mut col = w.col(i).to_owned();
+                for _ in 0..2 {
+                    for l in 0..i {
+                        let c = v.col(j + l).transpose() * &col;
+                        col -= c * v.col(j + l);
+                        if j > 0 {
+                            h[(j + l, j - block + i)] += c;
+                        }
+                    }
+                }
+                let norm = col.norm_l2();
+                if norm <= 1e-13 * scale.max(f64::MIN_POSITIVE) {
+                    if block == 1 {
+                        invariant = true;
+                        break;
+                    }
+                    // A deflated direction: replaced by a random one orthogonal to the basis
+                    // (no image of the operator, so its coefficient stays zero).
+                    col = Mat::<f64>::from_fn(n, 1, |_, _| random()).col(0).to_owned();
+                    for _ in 0..2 {
+                        let basis = v.subcols(0, j + i);
+                        let c = basis.transpose() * &col;
+                        col -= basis * &c;
+                    }
+                    let nr = col.norm_l2();
+                    v.col_mut(j + i).copy_from(&col / nr);
+                    continue;
+                }
+                if j > 0 {
+                    h[(j + i, j - block + i)] = norm;
+                }
+                v.col_mut(j + i).copy_from(&col / norm);
             }
             let m = j;
-            if invariant || m == checkpoint || m == m_max {
-                if let Some(found) = self.ritz(sigma, &v, &h, m, need, invariant || m == full)? {
+            if invariant || m >= checkpoint || m == m_max {
+                if let Some(found) =
+                    self.ritz(sigma, (&v, &h), m, block, need, invariant || m == full)?
+                {
                     return Ok(Some(found));
                 }
                 if m == m_max {
@@ -1386,43 +1562,43 @@ impl Pencil {
                 }
                 checkpoint = (checkpoint * 3 / 2).min(m_max);
             }
-            // Next direction, orthogonalised twice against the basis (classical Gram-Schmidt
+            // Next block, orthogonalised twice against the basis (classical Gram-Schmidt
             // repeated: as accurate as modified, in matrix products).
-            w = shifted.solve(self.apply_b(v.col(j).as_mat()).as_ref());
+            w = shifted.solve(self.apply_b(v.subcols(j, block)).as_ref());
             for _ in 0..2 {
-                let basis = v.subcols(0, j + 1);
+                let basis = v.subcols(0, j + block);
                 let c = basis.transpose() * &w;
                 w -= basis * &c;
-                for i in 0..=j {
-                    h[(i, j)] += c[(i, 0)];
-                }
+                let mut hb = h.submatrix_mut(0, j, j + block, block);
+                hb += &c;
             }
-            j += 1;
+            j += block;
         }
     }
 
-    /// Ritz pairs of the Arnoldi factorisation of `m` steps (basis `v`, Hessenberg `h`):
-    /// `Some` when every Ritz value within `need` of `sigma` (and at least one) has
-    /// converged, all of them when the space is `complete`.
+    /// Ritz pairs of the Arnoldi factorisation `(v, h)` of `m` vectors (basis `v`, block upper
+    /// Hessenberg `h`, blocks of `block`): `Some` when every Ritz value within `need` of
+    /// `sigma` (and at least one) has converged, all of them when the space is `complete`.
     #[allow(clippy::type_complexity)]
     fn ritz(
         &self,
         sigma: f64,
-        v: &Mat<f64>,
-        h: &Mat<f64>,
+        (v, h): (&Mat<f64>, &Mat<f64>),
         m: usize,
+        block: usize,
         need: f64,
         complete: bool,
     ) -> Result<Option<(Vec<c64>, Mat<c64>)>, StabilityError> {
         if m == 0 {
             return Ok(None);
         }
+        // The block of H below the square part: `Op V_m = V_m H_m + V_next next E_m^T`.
+        let next = h.submatrix(m, m - block, block, block);
         let hm = h.submatrix(0, 0, m, m).to_owned();
         let fail = |e: faer::linalg::evd::EvdError| StabilityError::Numerical(format!("{e:?}"));
         let evd = hm.eigen().map_err(fail)?;
         let (s, u) = (evd.S(), evd.U());
         let theta_max = (0..m).map(|k| s[k].norm()).fold(0.0, f64::max);
-        let beta = h[(m, m - 1)];
         let mut order: Vec<usize> = (0..m)
             .filter(|&k| s[k].norm() > 1e-10 * theta_max)
             .collect();
@@ -1432,7 +1608,17 @@ impl Pencil {
         let mut covered = false;
         for &k in &order {
             let y_norm = u.col(k).norm_l2();
-            let residual = beta.abs() * u[(m - 1, k)].norm() / y_norm.max(f64::MIN_POSITIVE);
+            let tail = u.col(k).subrows(m - block, block);
+            let residual = (0..block)
+                .map(|r| {
+                    (0..block)
+                        .map(|c| tail[c] * next[(r, c)])
+                        .sum::<c64>()
+                        .norm_sqr()
+                })
+                .sum::<f64>()
+                .sqrt()
+                / y_norm.max(f64::MIN_POSITIVE);
             if !complete && residual > KRYLOV_TOL * s[k].norm() {
                 break;
             }
@@ -1448,9 +1634,14 @@ impl Pencil {
             .iter()
             .map(|&k| c64::new(sigma, 0.0) + s[k].inv())
             .collect();
-        let vc = Mat::from_fn(v.nrows(), m, |i, j| c64::new(v[(i, j)], 0.0));
-        let y = Mat::from_fn(m, keep.len(), |i, j| u[(i, keep[j])]);
-        Ok(Some((lambdas, &vc * &y)))
+        // Ritz vectors V y, as two real products (V is real).
+        let basis = v.subcols(0, m);
+        let re = basis * Mat::from_fn(m, keep.len(), |i, j| u[(i, keep[j])].re);
+        let im = basis * Mat::from_fn(m, keep.len(), |i, j| u[(i, keep[j])].im);
+        let vectors = Mat::from_fn(v.nrows(), keep.len(), |i, j| {
+            c64::new(re[(i, j)], im[(i, j)])
+        });
+        Ok(Some((lambdas, vectors)))
     }
 
     /// Centroid of `z` over the complex harmonics `k` (`-h .. h`), weighting the force part
@@ -1591,24 +1782,35 @@ impl Shifted<'_> {
     /// with the forces left out, the forces from the Schur complement, then the states'
     /// correction for the forces.
     fn solve(&self, rhs: MatRef<'_, f64>) -> Mat<f64> {
+        use rayon::prelude::*;
         let p = self.pencil;
         let (nf, m, nco) = (p.n_force, p.m, p.nco);
-        let mut out = Mat::<f64>::zeros(rhs.nrows(), rhs.ncols());
-        let partial: Vec<Mat<f64>> = p
-            .blocks
-            .iter()
-            .zip(&self.blocks)
-            .map(|(blk, (lu, _))| lu.solve(gather_rows(rhs, &blk.idx, nf)))
-            .collect();
+        let r = rhs.ncols();
+        let par = forces::par_for(r);
+        let mut out = Mat::<f64>::zeros(rhs.nrows(), r);
+        let solve_block = |(blk, (lu, _)): (&StateBlock, &(PartialPivLu<f64>, Mat<f64>))| {
+            let mut y = gather_rows(rhs, &blk.idx, nf);
+            forces::lu_solve_in_place(lu, y.as_mut());
+            y
+        };
+        let partial: Vec<Mat<f64>> = if r <= forces::NARROW {
+            p.blocks
+                .par_iter()
+                .zip(&self.blocks)
+                .map(solve_block)
+                .collect()
+        } else {
+            p.blocks.iter().zip(&self.blocks).map(solve_block).collect()
+        };
         for (blk, y) in p.blocks.iter().zip(&partial) {
             scatter_rows(out.as_mut(), &blk.idx, nf, y.as_ref());
         }
         let forces = rhs.subrows(0, nf) - p.apply_axs(out.as_ref().subrows(nf, p.state_at.len()));
-        let x = self.schur.solve(forces);
-        for ((blk, (_, coupled)), y) in p.blocks.iter().zip(&self.blocks).zip(partial) {
+        let x = self.schur.solve(forces.as_ref());
+        for ((blk, (_, coupled)), mut y) in p.blocks.iter().zip(&self.blocks).zip(partial) {
             let xk = gather_rows(x.as_ref(), &blk.force_cols(m, nco), 0);
-            let states = y - coupled * &xk;
-            scatter_rows(out.as_mut(), &blk.idx, nf, states.as_ref());
+            faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Add, coupled, &xk, -1.0, par);
+            scatter_rows(out.as_mut(), &blk.idx, nf, y.as_ref());
         }
         out.as_mut().subrows_mut(0, nf).copy_from(&x);
         out

@@ -378,3 +378,46 @@ fn stuck_under_a_varying_normal_load_the_multipliers_are_the_held_structures() {
         assert!(st.is_stable() && st.max_multiplier < 1.0 - 1e-3, "{st:?}");
     }
 }
+
+/// The chain of 40 contacts (50 DOFs) at all:7 is a pencil of 2100 unknowns, 1500 of them on
+/// `B`'s columns: Arnoldi grows its space by blocks there, and the forces' Schur complement is
+/// eliminated harmonic by harmonic (docs/stability.md, "The forces by harmonics").
+fn chain_pencil_point(mu_n: f64, omega: f64) -> ewr_solve::Stability {
+    classify_by(
+        &ewr_model::examples::chain(40),
+        mu_n,
+        omega,
+        "all:7",
+        EigenMethod::Krylov,
+    )
+}
+
+#[test]
+fn block_arnoldi_finds_the_held_chain_s_multipliers() {
+    // Stuck all period: the ten masses beyond the contacts, the contacts' DOFs held. Their
+    // exponents (|lambda| <= 2 for c = k = 1) lie within the disc Arnoldi covers at w = 3.
+    let model = ewr_model::examples::chain(40);
+    let want = linear_exponents(&model, &(40..50).collect::<Vec<_>>());
+    let st = chain_pencil_point(1e4, 3.0);
+    same_multipliers(&st.exponents, &want, std::f64::consts::TAU / 3.0);
+    assert!(st.is_stable());
+}
+
+#[test]
+fn block_arnoldi_decides_as_the_whole_spectrum_on_a_slipping_chain() {
+    // Contacts that stick and slip within the period: time-varying rows left to the dense
+    // part of the complement, the others eliminated per harmonic.
+    let model = ewr_model::examples::chain(40);
+    for omega in [0.15, 0.13] {
+        let fast = chain_pencil_point(0.09, omega);
+        let whole = classify_by(&model, 0.09, omega, "all:7", EigenMethod::Dense);
+        println!("w = {omega}: arnoldi {fast:?}\n  dense {whole:?}");
+        assert_eq!(fast.unstable, whole.unstable, "w = {omega}");
+        assert!(
+            (fast.max_multiplier - whole.max_multiplier).abs() < 1e-6 * whole.max_multiplier,
+            "w = {omega}: {} against {}",
+            fast.max_multiplier,
+            whole.max_multiplier
+        );
+    }
+}

@@ -1,0 +1,304 @@
+//! The shifted pencil's Schur complement on the forces, factorised harmonic by harmonic where
+//! the contact law is time-invariant.
+//!
+//! A signal whose law has the same coefficients over the whole period (a contact stuck, closed
+//! or open all period: on a many-contact model near its resonance, most of them) couples each
+//! harmonic of its rows only to the same harmonic of every signal. Its rows of the complement
+//! `F` are zero between harmonics, so with `I_k` those rows' unknowns on harmonic `k` and `V`
+//! every unknown of the time-varying signals,
+//!
+//! ```text
+//! F = [ F_kk  F_kV ]      x_k = F_kk^{-1} (b_k - F_kV x_V)
+//!     [ F_Vk  F_VV ]      (F_VV - sum_k F_Vk F_kk^{-1} F_kV) x_V = b_V - sum_k F_Vk F_kk^{-1} b_k
+//! ```
+//!
+//! one LU per harmonic of the invariant rows and one dense LU on `V` replace the dense LU of
+//! the whole complement (docs/stability.md, "The forces by harmonics").
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::solvers::{PartialPivLu, Solve};
+use faer::{Accum, Conj, Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
+
+/// Right-hand sides up to which a solve runs its kernels on one thread: Arnoldi's one vector
+/// a step, where faer's fork-join over a few hundred rows costs more than it saves. Their
+/// independent blocks (harmonics) run side by side instead.
+pub(super) const NARROW: usize = 8;
+
+/// The kernels' parallelism for `r` right-hand sides.
+pub(super) fn par_for(r: usize) -> Par {
+    if r <= NARROW {
+        Par::Seq
+    } else {
+        faer::get_global_parallelism()
+    }
+}
+
+/// `lu^{-1} rhs` in place, the kernels' parallelism chosen by the width of `rhs`.
+pub(super) fn lu_solve_in_place(lu: &PartialPivLu<f64>, rhs: MatMut<'_, f64>) {
+    let par = par_for(rhs.ncols());
+    let n = lu.L().nrows();
+    let mut buf = MemBuffer::new(
+        faer::linalg::lu::partial_pivoting::solve::solve_in_place_scratch::<usize, f64>(
+            n,
+            rhs.ncols(),
+            par,
+        ),
+    );
+    faer::linalg::lu::partial_pivoting::solve::solve_in_place_with_conj(
+        lu.L(),
+        lu.U(),
+        lu.P(),
+        Conj::No,
+        rhs,
+        par,
+        MemStack::new(&mut buf),
+    );
+}
+
+/// `lu^{-1} rhs`.
+pub(super) fn lu_solve(lu: &PartialPivLu<f64>, rhs: MatRef<'_, f64>) -> Mat<f64> {
+    let mut x = rhs.to_owned();
+    lu_solve_in_place(lu, x.as_mut());
+    x
+}
+
+/// Backward error above which the elimination by harmonics is not trusted (its pivots are
+/// chosen within each harmonic, not over the whole complement) and the dense LU is used.
+const BACKWARD_ERROR_MAX: f64 = 1e-10;
+
+/// The complement on the forces, factorised.
+pub(super) enum ForceFactor {
+    /// One LU of the whole complement.
+    Dense(PartialPivLu<f64>),
+    /// The invariant rows eliminated per harmonic, then the varying unknowns.
+    ByHarmonics(ByHarmonics),
+}
+
+pub(super) struct ByHarmonics {
+    groups: Vec<Group>,
+    /// The time-varying signals' unknowns.
+    varying: Vec<usize>,
+    /// The complement on `varying` (absent when every signal is invariant).
+    schur: Option<PartialPivLu<f64>>,
+    n: usize,
+}
+
+/// The invariant rows of one harmonic.
+struct Group {
+    idx: Vec<usize>,
+    lu: PartialPivLu<f64>,
+    /// `F_kk^{-1} F_kV`.
+    coupled: Mat<f64>,
+    /// `F_Vk`.
+    reads: Mat<f64>,
+}
+
+impl ForceFactor {
+    /// Factorises `f` (square, `n`): by harmonics where `groups` (per harmonic, the invariant
+    /// rows' unknowns, zero in `f` against every other harmonic's) is not empty and the result
+    /// passes a backward-error test, else whole.
+    pub(super) fn new(f: Mat<f64>, groups: Vec<Vec<usize>>, varying: Vec<usize>) -> Self {
+        let groups: Vec<Vec<usize>> = groups.into_iter().filter(|g| !g.is_empty()).collect();
+        if groups.is_empty() {
+            return ForceFactor::Dense(f.partial_piv_lu());
+        }
+        let blocked = ByHarmonics::new(f.as_ref(), groups, varying);
+        if blocked.backward_error(f.as_ref()) <= BACKWARD_ERROR_MAX {
+            ForceFactor::ByHarmonics(blocked)
+        } else {
+            ForceFactor::Dense(f.partial_piv_lu())
+        }
+    }
+
+    /// `F^{-1} b` for the columns of `b`.
+    pub(super) fn solve(&self, b: MatRef<'_, f64>) -> Mat<f64> {
+        match self {
+            ForceFactor::Dense(lu) => lu_solve(lu, b),
+            ForceFactor::ByHarmonics(f) => f.solve(b),
+        }
+    }
+
+    /// Whether the complement was eliminated by harmonics.
+    #[cfg(test)]
+    pub(super) fn by_harmonics(&self) -> bool {
+        matches!(self, ForceFactor::ByHarmonics(_))
+    }
+}
+
+impl ByHarmonics {
+    fn new(f: MatRef<'_, f64>, groups: Vec<Vec<usize>>, varying: Vec<usize>) -> Self {
+        let nv = varying.len();
+        let groups: Vec<Group> = groups
+            .into_iter()
+            .map(|idx| {
+                let fkk = Mat::from_fn(idx.len(), idx.len(), |i, j| f[(idx[i], idx[j])]);
+                let lu = fkk.partial_piv_lu();
+                let fkv = Mat::from_fn(idx.len(), nv, |i, j| f[(idx[i], varying[j])]);
+                let coupled = lu.solve(fkv);
+                let reads = Mat::from_fn(nv, idx.len(), |i, j| f[(varying[i], idx[j])]);
+                Group {
+                    idx,
+                    lu,
+                    coupled,
+                    reads,
+                }
+            })
+            .collect();
+        let schur = (nv > 0).then(|| {
+            let mut s = Mat::from_fn(nv, nv, |i, j| f[(varying[i], varying[j])]);
+            for g in &groups {
+                s -= &g.reads * &g.coupled;
+            }
+            s.partial_piv_lu()
+        });
+        ByHarmonics {
+            groups,
+            varying,
+            schur,
+            n: f.nrows(),
+        }
+    }
+
+    fn solve(&self, b: MatRef<'_, f64>) -> Mat<f64> {
+        let r = b.ncols();
+        let par = par_for(r);
+        let gather = |idx: &[usize]| Mat::from_fn(idx.len(), r, |i, j| b[(idx[i], j)]);
+        let solve_group = |g: &Group| {
+            let mut y = gather(&g.idx);
+            lu_solve_in_place(&g.lu, y.as_mut());
+            y
+        };
+        let partial: Vec<Mat<f64>> = if r <= NARROW {
+            self.groups.par_iter().map(solve_group).collect()
+        } else {
+            self.groups.iter().map(solve_group).collect()
+        };
+        let mut x = Mat::<f64>::zeros(self.n, r);
+        let xv = self.schur.as_ref().map(|schur| {
+            let mut bv = gather(&self.varying);
+            for (g, y) in self.groups.iter().zip(&partial) {
+                faer::linalg::matmul::matmul(bv.as_mut(), Accum::Add, &g.reads, y, -1.0, par);
+            }
+            lu_solve_in_place(schur, bv.as_mut());
+            bv
+        });
+        for (g, mut y) in self.groups.iter().zip(partial) {
+            if let Some(xv) = &xv {
+                faer::linalg::matmul::matmul(y.as_mut(), Accum::Add, &g.coupled, xv, -1.0, par);
+            }
+            for j in 0..r {
+                for (i, &row) in g.idx.iter().enumerate() {
+                    x[(row, j)] = y[(i, j)];
+                }
+            }
+        }
+        if let Some(xv) = xv {
+            for j in 0..r {
+                for (i, &row) in self.varying.iter().enumerate() {
+                    x[(row, j)] = xv[(i, j)];
+                }
+            }
+        }
+        x
+    }
+
+    /// `|F x - b| / (|F| |x| + |b|)` (infinity norms) for a fixed pseudo-random `b`: rounding
+    /// for a stable elimination, large where a harmonic's pivots were poor; not finite where
+    /// one of its blocks is singular.
+    fn backward_error(&self, f: MatRef<'_, f64>) -> f64 {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let b = Mat::from_fn(self.n, 1, |_, _| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        });
+        let x = self.solve(b.as_ref());
+        let residual = f * &x - &b;
+        // Row sums, column by column (the storage's order).
+        let mut row_sums = vec![0.0f64; f.nrows()];
+        for j in 0..f.ncols() {
+            for (sum, v) in row_sums.iter_mut().zip(f.col(j).iter()) {
+                *sum += v.abs();
+            }
+        }
+        let f_norm = row_sums.into_iter().fold(0.0, f64::max);
+        let err = residual.norm_max() / (f_norm * x.norm_max() + b.norm_max());
+        if err.is_finite() { err } else { f64::INFINITY }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A complement with the structure of [`ForceFactor`]: `signals` of `nco` coefficients in
+    /// harmonic groups of `width`, the first `invariant` signals zero between groups.
+    fn complement(signals: usize, invariant: usize, nco: usize, width: usize) -> Mat<f64> {
+        let n = signals * nco;
+        let mut state = 7u64;
+        let mut noise = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        Mat::from_fn(n, n, |i, j| {
+            let (si, pi) = (i / nco, i % nco);
+            let pj = j % nco;
+            let v = noise() + if i == j { 4.0 } else { 0.0 };
+            if si < invariant && pi / width != pj / width {
+                0.0
+            } else {
+                v
+            }
+        })
+    }
+
+    fn layout(
+        signals: usize,
+        invariant: usize,
+        nco: usize,
+        width: usize,
+    ) -> (Vec<Vec<usize>>, Vec<usize>) {
+        let groups = (0..nco / width)
+            .map(|k| {
+                (0..invariant)
+                    .flat_map(|s| (0..width).map(move |j| s * nco + k * width + j))
+                    .collect()
+            })
+            .collect();
+        let varying = (invariant * nco..signals * nco).collect();
+        (groups, varying)
+    }
+
+    #[test]
+    fn elimination_by_harmonics_solves_the_complement() {
+        for (signals, invariant) in [(12, 9), (12, 12), (5, 1)] {
+            let (nco, width) = (6, 2);
+            let f = complement(signals, invariant, nco, width);
+            let b = Mat::from_fn(f.nrows(), 3, |i, j| (i * 3 + j) as f64 * 0.01 - 1.0);
+            let (groups, varying) = layout(signals, invariant, nco, width);
+            let factor = ForceFactor::new(f.clone(), groups, varying);
+            assert!(factor.by_harmonics());
+            let x = factor.solve(b.as_ref());
+            let reference = f.partial_piv_lu().solve(&b);
+            assert!((&x - &reference).norm_max() < 1e-12 * reference.norm_max());
+        }
+    }
+
+    #[test]
+    fn rows_that_couple_harmonics_send_it_to_the_dense_lu() {
+        let (signals, invariant, nco, width) = (8, 6, 6, 2);
+        let mut f = complement(signals, invariant, nco, width);
+        // Signal 0 declared invariant but coupling its first harmonic to its second.
+        f[(0, 3)] = 2.5;
+        let (groups, varying) = layout(signals, invariant, nco, width);
+        let factor = ForceFactor::new(f.clone(), groups, varying);
+        assert!(!factor.by_harmonics());
+        let b = Mat::from_fn(f.nrows(), 1, |i, _| 1.0 + i as f64);
+        let x = factor.solve(b.as_ref());
+        assert!((&f * &x - &b).norm_max() < 1e-12 * b.norm_max());
+    }
+}
