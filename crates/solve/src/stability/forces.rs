@@ -107,6 +107,7 @@ impl ForceFactor {
         if blocked.backward_error(f.as_ref()) <= BACKWARD_ERROR_MAX {
             ForceFactor::ByHarmonics(blocked)
         } else {
+            drop(blocked);
             ForceFactor::Dense(f.partial_piv_lu())
         }
     }
