@@ -706,8 +706,10 @@ fn family_spacing(set: &HarmonicSet) -> usize {
 /// complement on the forces: Newton's Jacobian with the receptance at `s = sigma + i h w`
 /// ([`Shifted`]). Its cost grows with the force unknowns, not with the modes or DOFs.
 struct Pencil {
-    /// `A` on force rows and force columns: `d_force` and the flexibility terms.
-    axx: Mat<f64>,
+    /// The law's derivatives in the forces: with the flexibility terms (from `motion` and
+    /// `flex`) `A` on force rows and force columns, built dense per shift
+    /// ([`Pencil::a_forces`]) rather than kept (`forces x forces`, 648 MB at 9000).
+    d_force: SignalBlocks,
     /// Per harmonic, `R_h` (contact rows x contact rows): `B` on force rows and force columns
     /// is `-d_motion R_h` on velocity rows, kept factored (dense it is `forces x forces`,
     /// read at every Arnoldi step).
@@ -940,7 +942,6 @@ impl Pencil {
             .iter()
             .map(|&h| (h, set.coeff_index(h).expect("h is in the set")))
             .collect();
-        let static_flex: Vec<&Mat<c64>> = dy.iter().map(|d| &d.flexibility).collect();
         let deriv = |_: usize, h: usize| c64::new(0.0, h as f64 * omega);
 
         // The states' rows, harmonic by harmonic.
@@ -1006,18 +1007,12 @@ impl Pencil {
         }
 
         // Force rows: d_force x + d_motion y = 0.
-        let mut axx = lin.d_force.to_dense();
         let mut motion = Vec::new();
-        let widths: Vec<(usize, usize)> = harmonic_blocks
-            .iter()
-            .map(|&(h, p)| (p, if h == 0 { 1 } else { 2 }))
-            .collect();
         // Row by row, then column by column: the flexibility terms of one row add up in
-        // that order.
+        // that order ([`Pencil::a_forces`]).
         let mut by_rows: Vec<(usize, usize, MatRef<'_, f64>)> = lin.d_motion.blocks().collect();
         by_rows.sort_by_key(|&(r, c, _)| (r, c));
         for (r, col, dm) in by_rows {
-            let rows = r * nco;
             if dm.norm_max() == 0.0 {
                 continue;
             }
@@ -1025,25 +1020,6 @@ impl Pencil {
             let velocity = lin.velocity[col] && !lin.stuck_rows[r];
             // y_col = B_col q: U for a displacement, Z = (lambda + D) U for a velocity.
             motion.push((r, col, usize::from(velocity), dm.to_owned()));
-            // + R_h x on the column's row, its derivative (lambda + D) R_h x for velocity.
-            for s in 0..m {
-                let flex = |k: usize, _: usize| static_flex[k][(col, s)];
-                if static_flex
-                    .iter()
-                    .all(|f| f[(col, s)] == c64::new(0.0, 0.0))
-                {
-                    continue;
-                }
-                let dst = axx.as_mut().submatrix_mut(rows, s * nco, nco, nco);
-                add_times_harmonic_diagonal(dst, dm, &widths, |k| {
-                    let h = harmonic_blocks[k].0;
-                    if velocity {
-                        deriv(k, h) * flex(k, h)
-                    } else {
-                        flex(k, h)
-                    }
-                });
-            }
         }
         // Per coefficient, its harmonic's block; a signal is invariant where none of its
         // blocks couples two of them (exact zeros: the Galerkin products of a constant
@@ -1062,7 +1038,7 @@ impl Pencil {
             }
         }
         let mut pencil = Pencil {
-            axx,
+            d_force: lin.d_force.clone(),
             flex: dy.iter().map(|d| d.flexibility.clone()).collect(),
             b_max: 0.0,
             motion,
@@ -1107,6 +1083,33 @@ impl Pencil {
             .fold(bxx_max, f64::max)
             .max(f64::MIN_POSITIVE);
         Ok(pencil)
+    }
+
+    /// `A` on force rows and force columns, dense: `d_force`, and on each row the
+    /// flexibility terms `+ R_h x` of the signals it reads (`(lambda + D) R_h x` for a
+    /// velocity: `D`'s part here, `lambda`'s in `B_xx`).
+    fn a_forces(&self) -> Mat<f64> {
+        let (nco, m) = (self.nco, self.m);
+        let mut axx = self.d_force.to_dense();
+        let widths: Vec<(usize, usize)> = self.blocks.iter().map(|b| (b.p, b.width)).collect();
+        for (row, col, kind, dm) in &self.motion {
+            for s in 0..m {
+                if self.flex.iter().all(|f| f[(*col, s)] == c64::new(0.0, 0.0)) {
+                    continue;
+                }
+                let dst = axx.as_mut().submatrix_mut(row * nco, s * nco, nco, nco);
+                add_times_harmonic_diagonal(dst, dm.as_ref(), &widths, |k| {
+                    let flex = self.flex[k][(*col, s)];
+                    if *kind == 1 {
+                        let h = self.coeffs[widths[k].0].0;
+                        c64::new(0.0, h as f64 * self.omega) * flex
+                    } else {
+                        flex
+                    }
+                });
+            }
+        }
+        axx
     }
 
     /// Adds `f B_xx` (`B` on force rows and force columns: `-d_motion R_h` on the velocity
@@ -1277,7 +1280,7 @@ impl Pencil {
     fn shifted(&self, sigma: f64) -> Shifted<'_> {
         let _t = crate::profile::span(crate::profile::Phase::StabilityFactor);
         let (m, nco) = (self.m, self.nco);
-        let mut schur = self.axx.clone();
+        let mut schur = self.a_forces();
         self.add_bxx(schur.as_mut(), -sigma, 0..m);
         let mut a_max = schur.norm_max();
         let blocks = self
@@ -1866,7 +1869,7 @@ mod tests {
         let (nf, m, nco) = (p.n_force, p.m, p.nco);
         let ns = p.state_at.len();
         let mut out = Mat::<f64>::zeros(z.nrows(), z.ncols());
-        let forces = &p.axx * z.subrows(0, nf) - sigma * p.apply_bxx(z.subrows(0, nf))
+        let forces = &p.a_forces() * z.subrows(0, nf) - sigma * p.apply_bxx(z.subrows(0, nf))
             + p.apply_axs(z.subrows(nf, ns));
         out.as_mut().subrows_mut(0, nf).copy_from(&forces);
         for blk in &p.blocks {
