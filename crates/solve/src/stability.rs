@@ -437,7 +437,12 @@ fn family_pencil(
     let nq = per_harmonic.first().map_or(0, |d| d.contacts.ncols());
     pencil_size_check(nq, &sol.set, 2 * lin.d_force.nrows())?;
     let lin = doubled_law(lin);
-    Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)
+    let mut pencil = Pencil::new(&per_harmonic, &lin, &sol.set, sol.omega)?;
+    // One vector a step: with blocks these pencils' multipliers moved by up to 4e-3 (a
+    // family read off other members) and lost the symmetry between phases that the
+    // one-vector Arnoldi shows (docs/stability.md, "Block Arnoldi").
+    pencil.krylov_blocks = false;
+    Ok(pencil)
 }
 
 /// The real form of a complex perturbation, `(Re, Im)` copies of every state and contact row
@@ -732,6 +737,8 @@ struct Pencil {
     invariant: Vec<bool>,
     /// Per state unknown (offset from the first state): its block and place in it.
     state_at: Vec<(usize, usize)>,
+    /// Whether Arnoldi may grow its space by blocks on this pencil ([`Pencil::eigen_krylov`]).
+    krylov_blocks: bool,
     /// The columns where `B` is not zero (the eigenproblem's size is their count).
     b_cols: Vec<usize>,
     /// Coefficients per signal.
@@ -1045,6 +1052,7 @@ impl Pencil {
             blocks,
             m,
             invariant,
+            krylov_blocks: true,
             state_at,
             b_cols: Vec::new(),
             nco,
@@ -1478,7 +1486,7 @@ impl Pencil {
         let a_max = shifted.a_max;
         let need = self.omega * self.spacing as f64;
         let full = rank.min(n);
-        let block = if n >= KRYLOV_BLOCK_FROM && full > KRYLOV_MAX {
+        let block = if self.krylov_blocks && n >= KRYLOV_BLOCK_FROM && full > KRYLOV_MAX {
             KRYLOV_BLOCK
         } else {
             1
