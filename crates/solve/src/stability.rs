@@ -770,18 +770,13 @@ struct StateBlock {
     b: Mat<f64>,
     /// `B_h` (contact rows x states): the contact rows' motion, complex on a cyclic sector.
     contacts: Mat<c64>,
+    /// The force columns this harmonic's `Z` rows read: contact row `s`, coefficient `j` at
+    /// local column `s * width + j`.
+    cols: Vec<usize>,
 }
 
 impl StateBlock {
-    /// The force columns this harmonic's `Z` rows read: contact row `s`, coefficient `j` at
-    /// local column `s * width + j`.
-    fn force_cols(&self, m: usize, nco: usize) -> Vec<usize> {
-        (0..m)
-            .flat_map(|s| (0..self.width).map(move |j| s * nco + self.p + j))
-            .collect()
-    }
-
-    /// `A` on this block's rows and the force columns of [`Self::force_cols`]: `B_h^H` on the
+    /// `A` on this block's rows and the force columns of `cols`: `B_h^H` on the
     /// `Z` rows.
     fn a_forces(&self, nq: usize) -> Mat<f64> {
         let (m, w) = (self.contacts.nrows(), self.width);
@@ -867,6 +862,18 @@ const KRYLOV_MAX: usize = 600;
 /// step: `|beta y_m| / (|y| |theta|)`): its exponent is then good to about this times
 /// `|lambda - sigma|`, far below the flag's `UNSTABLE_ABOVE`.
 const KRYLOV_TOL: f64 = 1e-10;
+
+/// A reproducible pseudo-random sequence in `[-0.5, 0.5)` (xorshift64), for start vectors and
+/// checks that must not vary between runs.
+fn xorshift(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    }
+}
 
 /// `dst += dm C` for `C` diagonal by harmonics: `z(k)` acting on the complex coefficient of
 /// the harmonic whose coefficients start at `widths[k].0` (one for `h = 0`, else a cosine and
@@ -1010,6 +1017,9 @@ impl Pencil {
                 a,
                 b,
                 contacts: hd.contacts.clone(),
+                cols: (0..m)
+                    .flat_map(|s| (0..width).map(move |j| s * nco + p + j))
+                    .collect(),
             });
         }
 
@@ -1097,49 +1107,58 @@ impl Pencil {
     /// flexibility terms `+ R_h x` of the signals it reads (`(lambda + D) R_h x` for a
     /// velocity: `D`'s part here, `lambda`'s in `B_xx`).
     fn a_forces(&self) -> Mat<f64> {
-        let (nco, m) = (self.nco, self.m);
         let mut axx = self.d_force.to_dense();
-        let widths: Vec<(usize, usize)> = self.blocks.iter().map(|b| (b.p, b.width)).collect();
-        for (row, col, kind, dm) in &self.motion {
-            for s in 0..m {
-                if self.flex.iter().all(|f| f[(*col, s)] == c64::new(0.0, 0.0)) {
-                    continue;
-                }
-                let dst = axx.as_mut().submatrix_mut(row * nco, s * nco, nco, nco);
-                add_times_harmonic_diagonal(dst, dm.as_ref(), &widths, |k| {
-                    let flex = self.flex[k][(*col, s)];
-                    if *kind == 1 {
-                        let h = self.coeffs[widths[k].0].0;
-                        c64::new(0.0, h as f64 * self.omega) * flex
-                    } else {
-                        flex
-                    }
-                });
+        self.add_flexibility(axx.as_mut(), 0..self.m, |velocity, h, flex| {
+            if velocity {
+                c64::new(0.0, h as f64 * self.omega) * flex
+            } else {
+                flex
             }
-        }
+        });
         axx
     }
 
     /// Adds `f B_xx` (`B` on force rows and force columns: `-d_motion R_h` on the velocity
     /// rows) to `dst`, on the force columns of the contact rows `signals` (`dst`'s first
     /// column is the first one's first coefficient).
-    fn add_bxx(&self, mut dst: MatMut<'_, f64>, f: f64, signals: std::ops::Range<usize>) {
+    fn add_bxx(&self, dst: MatMut<'_, f64>, f: f64, signals: std::ops::Range<usize>) {
+        self.add_flexibility(dst, signals, |velocity, _, flex| {
+            if velocity {
+                -f * flex
+            } else {
+                c64::new(0.0, 0.0)
+            }
+        });
+    }
+
+    /// Adds, per block of `d_motion` and contact row `s` of `signals` it reaches through the
+    /// flexibility, `d_motion C` on the force columns of `s`: `C` diagonal by harmonics with
+    /// `z(velocity, h, R_h[col, s])` on harmonic `h` (zero: nothing added). `dst`'s first
+    /// column is the first signal's first coefficient.
+    fn add_flexibility(
+        &self,
+        mut dst: MatMut<'_, f64>,
+        signals: std::ops::Range<usize>,
+        z: impl Fn(bool, usize, c64) -> c64,
+    ) {
         let nco = self.nco;
         let first = signals.start;
         let widths: Vec<(usize, usize)> = self.blocks.iter().map(|b| (b.p, b.width)).collect();
         for (row, col, kind, dm) in &self.motion {
-            if *kind == 0 {
-                continue;
-            }
+            let velocity = *kind == 1;
             for s in signals.clone() {
-                if self.flex.iter().all(|r| r[(*col, s)] == c64::new(0.0, 0.0)) {
+                if self.flex.iter().all(|f| f[(*col, s)] == c64::new(0.0, 0.0)) {
                     continue;
                 }
                 let d = dst
                     .as_mut()
                     .submatrix_mut(row * nco, (s - first) * nco, nco, nco);
                 add_times_harmonic_diagonal(d, dm.as_ref(), &widths, |k| {
-                    -f * self.flex[k][(*col, s)]
+                    z(
+                        velocity,
+                        self.coeffs[widths[k].0].0,
+                        self.flex[k][(*col, s)],
+                    )
                 });
             }
         }
@@ -1331,14 +1350,14 @@ impl Pencil {
 
     /// `dst -= A_xs z` for states `z` on harmonic block `k` only (its rows in the block's
     /// order, `blk.idx`), whose columns are the block's force columns
-    /// ([`StateBlock::force_cols`]): the contact rows' motion on that harmonic, then the
+    /// (`StateBlock::cols`): the contact rows' motion on that harmonic, then the
     /// columns of `d_motion`'s blocks on it.
     fn subtract_axs_block(&self, k: usize, z: MatRef<'_, f64>, mut dst: MatMut<'_, f64>) {
         let (nco, nq, m) = (self.nco, self.nq, self.m);
         let blk = &self.blocks[k];
         let (p, width) = (blk.p, blk.width);
         let r = z.ncols();
-        let cols = blk.force_cols(m, nco);
+        let cols = &blk.cols;
         // Per kind (U, Z): the contact rows' coefficients on this harmonic, row `s * width + j`.
         let motion: Vec<Mat<f64>> = (0..2)
             .map(|kind| {
@@ -1500,13 +1519,7 @@ impl Pencil {
         let mut h = Mat::<f64>::zeros(m_max + block, m_max);
         // A fixed pseudo-random start, mapped once by the operator so that it lies in its
         // range (no component on the infinite eigenvalues' null space of B).
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut random = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut random = xorshift(0x2545_f491_4f6c_dd1d);
         let start = Mat::from_fn(n, block, |_, _| random());
         let mut w = shifted.solve(self.apply_b(start.as_ref()).as_ref());
         let mut checkpoint = KRYLOV_FIRST.min(m_max);
@@ -1810,7 +1823,7 @@ impl Shifted<'_> {
     fn solve(&self, rhs: MatRef<'_, f64>) -> Mat<f64> {
         use rayon::prelude::*;
         let p = self.pencil;
-        let (nf, m, nco) = (p.n_force, p.m, p.nco);
+        let nf = p.n_force;
         let r = rhs.ncols();
         let par = forces::par_for(r);
         let mut out = Mat::<f64>::zeros(rhs.nrows(), r);
@@ -1834,7 +1847,7 @@ impl Shifted<'_> {
         let forces = rhs.subrows(0, nf) - p.apply_axs(out.as_ref().subrows(nf, p.state_at.len()));
         let x = self.schur.solve(forces.as_ref());
         for ((blk, (_, coupled)), mut y) in p.blocks.iter().zip(&self.blocks).zip(partial) {
-            let xk = gather_rows(x.as_ref(), &blk.force_cols(m, nco), 0);
+            let xk = gather_rows(x.as_ref(), &blk.cols, 0);
             faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Add, coupled, &xk, -1.0, par);
             scatter_rows(out.as_mut(), &blk.idx, nf, y.as_ref());
         }
@@ -1863,18 +1876,12 @@ mod tests {
 
     /// A reproducible sequence in `[-0.5, 0.5)`.
     fn noise(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        }
+        xorshift(seed)
     }
 
     /// `(A - sigma B) z`, by the pencil's blocks and without any factorisation.
     fn apply_shifted(p: &Pencil, sigma: f64, z: MatRef<'_, f64>) -> Mat<f64> {
-        let (nf, m, nco) = (p.n_force, p.m, p.nco);
+        let nf = p.n_force;
         let ns = p.state_at.len();
         let mut out = Mat::<f64>::zeros(z.nrows(), z.ncols());
         let forces = &p.a_forces() * z.subrows(0, nf) - sigma * p.apply_bxx(z.subrows(0, nf))
@@ -1882,7 +1889,7 @@ mod tests {
         out.as_mut().subrows_mut(0, nf).copy_from(&forces);
         for blk in &p.blocks {
             let states = (&blk.a - sigma * &blk.b) * gather_rows(z, &blk.idx, nf)
-                + blk.a_forces(p.nq) * gather_rows(z, &blk.force_cols(m, nco), 0);
+                + blk.a_forces(p.nq) * gather_rows(z, &blk.cols, 0);
             scatter_rows(out.as_mut(), &blk.idx, nf, states.as_ref());
         }
         out

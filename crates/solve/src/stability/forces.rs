@@ -164,7 +164,7 @@ impl ByHarmonics {
     fn solve(&self, b: MatRef<'_, f64>) -> Mat<f64> {
         let r = b.ncols();
         let par = par_for(r);
-        let gather = |idx: &[usize]| Mat::from_fn(idx.len(), r, |i, j| b[(idx[i], j)]);
+        let gather = |idx: &[usize]| super::gather_rows(b, idx, 0);
         let solve_group = |g: &Group| {
             let mut y = gather(&g.idx);
             lu_solve_in_place(&g.lu, y.as_mut());
@@ -188,18 +188,10 @@ impl ByHarmonics {
             if let Some(xv) = &xv {
                 faer::linalg::matmul::matmul(y.as_mut(), Accum::Add, &g.coupled, xv, -1.0, par);
             }
-            for j in 0..r {
-                for (i, &row) in g.idx.iter().enumerate() {
-                    x[(row, j)] = y[(i, j)];
-                }
-            }
+            super::scatter_rows(x.as_mut(), &g.idx, 0, y.as_ref());
         }
         if let Some(xv) = xv {
-            for j in 0..r {
-                for (i, &row) in self.varying.iter().enumerate() {
-                    x[(row, j)] = xv[(i, j)];
-                }
-            }
+            super::scatter_rows(x.as_mut(), &self.varying, 0, xv.as_ref());
         }
         x
     }
@@ -208,13 +200,8 @@ impl ByHarmonics {
     /// for a stable elimination, large where a harmonic's pivots were poor; not finite where
     /// one of its blocks is singular.
     fn backward_error(&self, f: MatRef<'_, f64>) -> f64 {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let b = Mat::from_fn(self.n, 1, |_, _| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        });
+        let mut random = super::xorshift(0x9e37_79b9_7f4a_7c15);
+        let b = Mat::from_fn(self.n, 1, |_, _| random());
         let x = self.solve(b.as_ref());
         let residual = f * &x - &b;
         // Row sums, column by column (the storage's order).
@@ -238,13 +225,7 @@ mod tests {
     /// harmonic groups of `width`, the first `invariant` signals zero between groups.
     fn complement(signals: usize, invariant: usize, nco: usize, width: usize) -> Mat<f64> {
         let n = signals * nco;
-        let mut state = 7u64;
-        let mut noise = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut noise = super::super::xorshift(7);
         Mat::from_fn(n, n, |i, j| {
             let (si, pi) = (i / nco, i % nco);
             let pj = j % nco;
