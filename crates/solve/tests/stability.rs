@@ -6,7 +6,7 @@ mod common;
 
 use common::exact_settings as settings;
 use ewr_contact::ContactParams;
-use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_hb::receptance::{ContactDynamics, Receptance, ReceptanceKind};
 use ewr_model::Model;
 use ewr_solve::{EigenMethod, solve_point, stability, stability_by};
 use faer::linalg::solvers::DenseSolveCore;
@@ -309,19 +309,35 @@ fn measured_multiplier(model: &Model, sol: &ewr_solve::PointSolution, n: usize, 
     (gap(2 * n) / gap(n)).powf(1.0 / n as f64)
 }
 
+/// A shipped model (`models/NAME.h5`) with its dense receptance, contact parameters and the
+/// exact settings on `set`, every DOF monitored (for `measured_multiplier`).
+fn shipped(
+    name: &str,
+    set: &str,
+) -> (
+    Model,
+    Receptance,
+    ContactDynamics,
+    ContactParams,
+    ewr_solve::PointSettings,
+) {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../models/{name}.h5"));
+    let model = ewr_model::read(&path).unwrap().model;
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let dynamics = rec.dynamics().unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let mut s = settings(set);
+    s.monitor = (0..model.n_dofs()).collect();
+    (model, rec, dynamics, params, s)
+}
+
 #[test]
 fn arnoldi_decides_as_the_whole_spectrum_on_a_3d_damper() {
     // blade-damper-blade-3d at all:15: a 700-unknown pencil whose structural modes lie above
     // the excitation, so that Arnoldi meets their families through members near the axis
     // whose eigenvectors are off-centre (docs/stability.md, section 2).
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../models/blade-damper-blade-3d.h5");
-    let model = ewr_model::read(&path).unwrap().model;
-    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
-    let dynamics = rec.dynamics().unwrap();
-    let params = ContactParams::of(&model.contacts);
-    let mut s = settings("all:15");
-    s.monitor = (0..model.n_dofs()).collect();
+    let (model, rec, dynamics, params, s) = shipped("blade-damper-blade-3d", "all:15");
     for omega in [1000.0, 1240.0, 1370.0] {
         let sol = solve_point(&rec, &params, omega, &s, None).unwrap();
         assert!(sol.status.converged());
@@ -359,14 +375,7 @@ fn arnoldi_decides_as_the_whole_spectrum_on_a_3d_damper() {
 /// (docs/stability.md, section 3, "Families known by their copies").
 #[test]
 fn a_family_known_by_its_copies_decides_as_ewr_simulate() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/two-mass-damper.h5");
-    let model = ewr_model::read(&path).unwrap().model;
-    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
-    let dynamics = rec.dynamics().unwrap();
-    let params = ContactParams::of(&model.contacts);
-    let mut s = settings("odd:15");
-    s.monitor = (0..model.n_dofs()).collect();
+    let (model, rec, dynamics, params, s) = shipped("two-mass-damper", "odd:15");
     for omega in [0.3, 0.33] {
         let sol = solve_point(&rec, &params, omega, &s, None).unwrap();
         assert!(sol.status.converged());
