@@ -284,8 +284,8 @@ impl PySolution {
     }
 
     /// The truncation error, where it was estimated: the same point solved on the richer set
-    /// `harmonics` (2H+1; for `auto` on sets from h = 31, the conservative check from the set
-    /// below, docs/accuracy.md), `{"harmonics", "method" ("richer", "richer-with-tail",
+    /// `harmonics` (2H+1, with the tail beyond it from the set below; for `auto` on sets from
+    /// h = 31, the conservative check from the set below, docs/accuracy.md), `{"harmonics", "method" ("richer", "richer-with-tail",
     /// "from-below"), "amplitude" (|A' - A|), "relative", "force", "dof_peaks", "converged"}`;
     /// `None` otherwise.
     #[getter]
@@ -526,8 +526,8 @@ impl PyFrc {
     }
 
     /// The truncation error of `amplitude` per point (`frc(estimate=True)`: the point on the
-    /// richer set 2H+1; `auto`'s checked points, from below on sets from h = 31), NaN where not
-    /// estimated.
+    /// richer set 2H+1 with the tail beyond it; `auto`'s checked points, from below on sets from
+    /// h = 31), NaN where not estimated.
     #[getter]
     fn amplitude_error<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         PyArray1::from_vec(
@@ -536,9 +536,10 @@ impl PyFrc {
         )
     }
 
-    /// How each point's `amplitude_error` was obtained: ``"richer"`` (the point on 2H+1),
-    /// ``"richer-with-tail"`` (with the tail beyond it: `auto` below h = 31) or
-    /// ``"from-below"`` (`auto` from h = 31); None where not estimated.
+    /// How each point's `amplitude_error` was obtained: ``"richer-with-tail"`` (the point on
+    /// 2H+1 with the tail beyond it, from the set below), ``"richer"`` (the change on 2H+1, and
+    /// on 4H+3 for a first set, which has none below) or ``"from-below"`` (`auto` from h = 31);
+    /// None where not estimated.
     #[getter]
     fn amplitude_error_method(&self) -> Vec<Option<&'static str>> {
         self.points

@@ -8,7 +8,7 @@
 //! checked where the curve changes, and may step down where a check is far within `TOL`
 //! (docs/accuracy.md, "Automatic harmonics").
 
-use crate::estimate::{Estimate, EstimateMethod, compare, enriched, from_below};
+use crate::estimate::{Estimate, compare, enriched, from_below, larger, with_tail};
 use crate::periodic::{PointSettings, PointSolution, SolveError};
 use crate::point::solve_point_holding;
 use ewr_contact::ContactParams;
@@ -142,10 +142,6 @@ pub(crate) fn refine(
     }
 }
 
-/// Largest error ratio per doubling of the set that [`Point::with_tail`] credits: the tail
-/// beyond `2H + 1` at most doubles the re-solve's estimate.
-const TAIL_RATIO_MAX: f64 = 0.5;
-
 /// One frequency of an automatic set's checks: the solutions on the sets tried besides the
 /// one at hand (each solved once, from the solution that asked for it), and the iterations
 /// of every solve there.
@@ -232,41 +228,26 @@ impl Point<'_> {
         Ok(b.status.converged().then(|| from_below(sol, a, b)))
     }
 
-    /// The re-solve's estimate of `sol` against `finer` (its set's `2H + 1`), with the tail of
-    /// the error beyond `2H + 1`. Where the change from the set below to `sol` was `d_L` and
-    /// from `sol` to `finer` is `d_H`, the error falls by `r = d_H / d_L` per doubling, and the
-    /// whole error of `sol` is about `d_H / (1 - r)` (`r` at most [`TAIL_RATIO_MAX`]): without
-    /// it the re-solve sees about half the error of a series converging like `1 / H`. A set
-    /// with none below (the first of the sequence, below `h = 31`) is compared with `4H + 3`
-    /// as well, and the larger change counts: the first sets can agree by chance
-    /// (`single-contact-3d` at `w = 3`: all:1 and all:3 within 0.4 %, all:7 3.8 % away).
-    /// docs/accuracy.md, "The tail beyond the richer set".
+    /// The re-solve's estimate of `sol` against `finer` (its set's `2H + 1`), with the tail
+    /// beyond it and the floor from the set below ([`with_tail`]). A set with none below (the
+    /// first of the sequence, below `h = 31`) is compared with `4H + 3` as well, and the larger
+    /// change counts: the first sets can agree by chance (`single-contact-3d` at `w = 3`:
+    /// all:1 and all:3 within 0.4 %, all:7 3.8 % away). docs/accuracy.md, "The tail beyond
+    /// the richer set".
     fn with_tail(
         &mut self,
         sol: &PointSolution,
         finer: &PointSolution,
     ) -> Result<Estimate, SolveError> {
-        let mut estimate = compare(sol, finer);
+        let estimate = compare(sol, finer);
         if !finer.status.converged() {
             return Ok(estimate);
         }
         match lower(&sol.set, &self.settings.set) {
-            Some(l1) => {
-                if let Some(b) = self.converged(&l1, sol)? {
-                    let d_l = (sol.dofs.norm_peak - b.dofs.norm_peak).abs();
-                    let ratio = if d_l > 0.0 {
-                        (estimate.amplitude / d_l).min(TAIL_RATIO_MAX)
-                    } else {
-                        0.0
-                    };
-                    let factor = 1.0 / (1.0 - ratio);
-                    estimate.method = EstimateMethod::RicherWithTail;
-                    estimate.amplitude *= factor;
-                    estimate.relative *= factor;
-                    estimate.force *= factor;
-                    estimate.dof_peaks.iter_mut().for_each(|d| *d *= factor);
-                }
-            }
+            Some(l1) => Ok(match self.converged(&l1, sol)? {
+                Some(b) => with_tail(sol, finer, b),
+                None => estimate,
+            }),
             None => {
                 let richer = enriched(&finer.set)?;
                 // Only where `4H + 3` is cheap: the chance agreement is of the first sets.
@@ -275,14 +256,11 @@ impl Point<'_> {
                     && self.fits(&richer)
                     && let Some(f2) = self.converged(&richer, finer)?
                 {
-                    let e2 = compare(sol, f2);
-                    if e2.amplitude > estimate.amplitude {
-                        estimate = e2;
-                    }
+                    return Ok(larger(estimate, compare(sol, f2)));
                 }
+                Ok(estimate)
             }
         }
-        Ok(estimate)
     }
 }
 
