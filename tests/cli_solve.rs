@@ -201,6 +201,18 @@ fn frc_writes_rows_as_it_goes_and_one_curve_per_bound() {
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2 * 15, "{text}");
     assert!(rows.iter().all(|r| r.split(',').nth(2) == Some("1")));
+    // The two curves run side by side and their points arrive interleaved; the finished
+    // table holds each curve's rows together, in the order of --mu-n, each by frequency.
+    let key = |r: &&str| -> (f64, f64) {
+        let mut c = r.split(',').map(|x| x.parse::<f64>().unwrap());
+        (c.next().unwrap(), c.next().unwrap())
+    };
+    let keys: Vec<(f64, f64)> = rows.iter().map(key).collect();
+    assert!(keys[..15].iter().all(|k| k.0 == 4.0) && keys[15..].iter().all(|k| k.0 == 8.0));
+    assert!(
+        keys.windows(2).all(|w| w[0].0 < w[1].0 || w[0].1 < w[1].1),
+        "{text}"
+    );
     for r in &rows {
         let v: Vec<f64> = r.split(',').map(|x| x.parse().unwrap()).collect();
         let (stick, energy) = (v[v.len() - 2], v[v.len() - 1]);

@@ -739,11 +739,11 @@ struct FrcObserver {
 }
 
 impl SweepObserver for FrcObserver {
-    fn point(&self, _curve: usize, mu_n: Option<f64>, p: &FrcPoint) -> Result<(), StopReason> {
+    fn point(&self, curve: usize, mu_n: Option<f64>, p: &FrcPoint) -> Result<(), StopReason> {
         self.bar.inc(1);
         if let Some(csv) = &self.csv {
             let mut w = csv.lock().unwrap_or_else(|e| e.into_inner());
-            if let Err(e) = w.row(mu_n.unwrap_or(f64::NAN), p) {
+            if let Err(e) = w.row(curve, mu_n.unwrap_or(f64::NAN), p) {
                 // The first failure is the one to report (points solved beside the sweep may
                 // still arrive after it).
                 self.failed_write
@@ -836,7 +836,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     let t0 = Instant::now();
     let expected =
         (sweep.points_per_curve().min(sweep.max_points as f64) as u64) * setups.len() as u64;
-    let observer = FrcObserver {
+    let mut observer = FrcObserver {
         bar: crate::progress::bar(expected, "points"),
         csv: match &a.csv {
             Some(p) => Some(Mutex::new(
@@ -884,6 +884,12 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
         )));
     }
     observer.bar.finish_and_clear();
+    if let Some(csv) = observer.csv.take() {
+        let csv = csv.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = csv.finish() {
+            say_err!("warning: {e}: the CSV keeps its rows in the order they were solved");
+        }
+    }
     let errors: Vec<String> = curves
         .iter()
         .filter_map(|c| {

@@ -772,7 +772,7 @@ impl PyFrc {
         )
         .map_err(SolveError::new_err)?;
         for p in &self.points {
-            csv.row(self.mu_n.unwrap_or(f64::NAN), p)
+            csv.row(0, self.mu_n.unwrap_or(f64::NAN), p)
                 .map_err(SolveError::new_err)?;
         }
         Ok(())

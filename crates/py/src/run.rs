@@ -220,11 +220,11 @@ struct PyObserver {
 }
 
 impl SweepObserver for PyObserver {
-    fn point(&self, _curve: usize, mu_n: Option<f64>, p: &FrcPoint) -> Result<(), StopReason> {
+    fn point(&self, curve: usize, mu_n: Option<f64>, p: &FrcPoint) -> Result<(), StopReason> {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         if let Some(csv) = &self.csv {
             let mut w = csv.lock().unwrap_or_else(|e| e.into_inner());
-            w.row(mu_n.unwrap_or(f64::NAN), p)
+            w.row(curve, mu_n.unwrap_or(f64::NAN), p)
                 .map_err(StopReason::Caller)?;
         }
         if let Some(cb) = &self.progress {
@@ -359,7 +359,7 @@ pub fn frc(
         None => None,
     };
     let interrupted = Arc::new(AtomicBool::new(false));
-    let observer = PyObserver {
+    let mut observer = PyObserver {
         progress: call.progress,
         done: AtomicUsize::new(0),
         csv,
@@ -383,6 +383,15 @@ pub fn frc(
     let curves: Vec<Curve> = run_interruptible(py, &interrupted, || {
         ewr_solve::sweep(&rec, &specs, sweep, &observer)
     });
+    if let Some(csv) = observer.csv.take() {
+        let csv = csv.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = csv.finish() {
+            warn(
+                py,
+                &format!("{e}: the CSV keeps its rows in the order they were solved"),
+            )?;
+        }
+    }
     for w in observer
         .warnings
         .lock()

@@ -1,5 +1,6 @@
 //! Frequency response curves: the HDF5 result file (written whole at the end, read back to
-//! resume) and the CSV table (written row by row as points arrive).
+//! resume) and the CSV table (written row by row as points arrive, put in curve order at the
+//! end).
 
 use crate::{common_attrs, io_err};
 use ewr_model::h5::{atomically, create_h5, h5, put_1d, put_2d, put_f64, put_i64, put_str};
@@ -9,10 +10,16 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The FRC table, one row per point, flushed as each point arrives so that an interrupted
-/// sweep keeps every finished point.
+/// sweep keeps every finished point. Curves solved side by side (several `--mu-n`) arrive
+/// interleaved in the order their points finish; [`FrcCsv::finish`] rewrites the table with
+/// each curve's rows together, in curve order, so that a run's table does not depend on
+/// thread timing.
 pub struct FrcCsv {
     out: BufWriter<File>,
     path: std::path::PathBuf,
+    header: String,
+    /// Each row written, with its curve.
+    rows: Vec<(usize, String)>,
     /// Whether rows end with the truncation error `amp_error`.
     estimate: bool,
     /// Whether they end with the point's highest harmonic `h_max` (automatic sets).
@@ -70,19 +77,22 @@ impl FrcCsv {
             cols.push("stable".into());
             cols.push("max_multiplier".into());
         }
-        writeln!(out, "{}", cols.join(",")).map_err(io_err(path))?;
+        let header = cols.join(",");
+        writeln!(out, "{header}").map_err(io_err(path))?;
         out.flush().map_err(io_err(path))?;
         Ok(FrcCsv {
             out,
             path: path.to_path_buf(),
+            header,
+            rows: Vec::new(),
             estimate: estimate || auto,
             auto,
             stability,
         })
     }
 
-    /// Appends one point and flushes it to the file.
-    pub fn row(&mut self, mu_n: f64, p: &FrcPoint) -> Result<(), String> {
+    /// Appends one point of curve `curve` and flushes it to the file.
+    pub fn row(&mut self, curve: usize, mu_n: f64, p: &FrcPoint) -> Result<(), String> {
         let s = &p.solution;
         let mut row = vec![
             format!("{mu_n}"),
@@ -132,8 +142,30 @@ impl FrcCsv {
             }
         }
         let path = self.path.clone();
-        writeln!(self.out, "{}", row.join(",")).map_err(io_err(&path))?;
-        self.out.flush().map_err(io_err(&path))
+        let row = row.join(",");
+        writeln!(self.out, "{row}").map_err(io_err(&path))?;
+        self.out.flush().map_err(io_err(&path))?;
+        self.rows.push((curve, row));
+        Ok(())
+    }
+
+    /// Puts the rows in curve order (each curve's in the order it was solved), where curves
+    /// arrived interleaved: the table is rewritten beside the file and renamed over it, so
+    /// that a failure leaves the streamed table as it was.
+    pub fn finish(mut self) -> Result<(), String> {
+        if self.rows.is_sorted_by_key(|r| r.0) {
+            return Ok(());
+        }
+        self.rows.sort_by_key(|r| r.0);
+        let (header, rows) = (&self.header, &self.rows);
+        atomically(&self.path, |tmp| {
+            let mut out = BufWriter::new(File::create(tmp).map_err(io_err(tmp))?);
+            writeln!(out, "{header}").map_err(io_err(tmp))?;
+            for (_, row) in rows {
+                writeln!(out, "{row}").map_err(io_err(tmp))?;
+            }
+            out.flush().map_err(io_err(tmp))
+        })
     }
 }
 
