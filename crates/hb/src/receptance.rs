@@ -641,6 +641,12 @@ impl Receptance {
         self.s.n
     }
 
+    /// The harmonics the model is forced on: a harmonic set without one of them solves
+    /// another problem (the truncation estimate's set below must keep them).
+    pub fn forced_harmonics(&self) -> impl Iterator<Item = usize> + '_ {
+        self.s.forcing.keys().copied()
+    }
+
     /// The cyclic symmetry of a sector model (`None` for an ordinary model).
     pub fn cyclic(&self) -> Option<&ewr_model::Cyclic> {
         self.s.cyclic.as_ref().map(|c| &c.cyclic)

@@ -285,9 +285,9 @@ impl PySolution {
 
     /// The truncation error, where it was estimated: the same point solved on the richer set
     /// `harmonics` (2H+1, with the tail beyond it from the set below; for `auto` on sets from
-    /// h = 31, the conservative check from the set below, docs/accuracy.md), `{"harmonics", "method" ("richer", "richer-with-tail",
-    /// "from-below"), "amplitude" (|A' - A|), "relative", "force", "dof_peaks", "converged"}`;
-    /// `None` otherwise.
+    /// h = 31, the conservative check from the set below, docs/accuracy.md), `{"harmonics",
+    /// "method" ("richer", "richer-with-tail", "from-below"), "amplitude" (|A' - A|),
+    /// "relative", "force", "dof_peaks", "converged"}`; `None` otherwise.
     #[getter]
     fn error_estimate<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         self.s

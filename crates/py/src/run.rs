@@ -386,10 +386,14 @@ pub fn frc(
     if let Some(csv) = observer.csv.take() {
         let csv = csv.into_inner().unwrap_or_else(|e| e.into_inner());
         if let Err(e) = csv.finish() {
-            warn(
-                py,
-                &format!("{e}: the CSV keeps its rows in the order they were solved"),
-            )?;
+            // Raised with the sweep's own warnings.
+            observer
+                .warnings
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(format!(
+                    "{e}: the CSV keeps its rows in the order they were solved"
+                ));
         }
     }
     for w in observer

@@ -156,6 +156,8 @@ impl FrcCsv {
         if self.rows.is_sorted_by_key(|r| r.0) {
             return Ok(());
         }
+        // The streamed file is complete; its handle is not needed for the rewrite.
+        drop(self.out);
         self.rows.sort_by_key(|r| r.0);
         let (header, rows) = (&self.header, &self.rows);
         atomically(&self.path, |tmp| {

@@ -39,7 +39,7 @@ fn main() {
         }
         let read = ewr_model::read(std::path::Path::new(&format!("models/{name}.h5"))).unwrap();
         let first = ewr_solve::auto::start_set(&read.model);
-        let all = first.to_string().starts_with("all");
+        let all = first.kind() == ewr_hb::HarmonicKind::All;
         let (prefix, rich) = if all { ("all", 127) } else { ("odd", 255) };
         let setup = resolve(
             read.model,

@@ -132,7 +132,7 @@ pub(crate) fn refine(
         let finer = point.take(&rich, &sol)?;
         let estimate = match known {
             Some(e) => e,
-            None => point.with_tail(&sol, &finer)?,
+            None => point.estimate(&sol, &finer)?,
         };
         if estimate.relative <= tol || !finer.status.converged() {
             sol.estimate = Some(estimate);
@@ -234,7 +234,7 @@ impl Point<'_> {
     /// change counts: the first sets can agree by chance (`single-contact-3d` at `w = 3`:
     /// all:1 and all:3 within 0.4 %, all:7 3.8 % away). docs/accuracy.md, "The tail beyond
     /// the richer set".
-    fn with_tail(
+    fn estimate(
         &mut self,
         sol: &PointSolution,
         finer: &PointSolution,

@@ -93,7 +93,7 @@ fn the_estimate_tracks_the_true_error_on_every_shipped_model() {
     // of the true error where that exceeds 1e-3. Measured (docs/accuracy.md, "The tail beyond
     // the richer set"): 198 of 208 cases within, the rest above (up to 7.5: a set below far
     // coarser than the set, or two sets that happen to agree) but one, 0.21 (two-dof-1d, odd:1
-    // at 1.23, whose 2H + 1 and 4H + 3 both agree with it). The plain re-solve on 2H + 1 had 12
+    // at 1.23, whose 2H + 1 and 4H + 3 both agree with it). The plain re-solve on 2H + 1 had 13
     // cases below a third, down to 0.08.
     let mut ratios = Vec::new();
     for (name, omegas) in [
@@ -337,4 +337,34 @@ fn an_auto_point_s_estimate_is_the_change_on_its_own_2h_plus_1() {
     assert_eq!(e.set.to_string(), "odd:7");
     assert_eq!(e.method, EstimateMethod::RicherWithTail);
     assert!(e.converged && e.relative > 1e-3, "{e:?}");
+}
+
+#[test]
+fn the_set_below_keeps_the_forced_harmonics() {
+    // Forced on the third harmonic only, odd:3's set below (odd:1) carries no load: comparing
+    // with it would put the floor at a seventh of the amplitude. It is compared with odd:7 and
+    // odd:15 instead, as a first set.
+    let mut model = ewr_model::examples::oscillator_2d();
+    model.forcing.iter_mut().for_each(|f| f.harmonic = 3);
+    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+    let params = ContactParams::of(&model.contacts);
+    let w = 0.25;
+    let truth = solve_point(&rec, &params, w, &settings("odd:255", 2), None).unwrap();
+    let st = settings("odd:3", 2);
+    let sol = solve_point(&rec, &params, w, &st, None).unwrap();
+    assert!(truth.status.converged() && sol.status.converged());
+    let e = truncation_error(&rec, &params, &st, &sol).unwrap();
+    let err = (sol.dofs.norm_peak - truth.dofs.norm_peak).abs() / truth.dofs.norm_peak;
+    eprintln!("estimate {e:?}, true error {err:.3e}");
+    assert_eq!(e.method, EstimateMethod::Richer);
+    assert!(
+        e.relative <= 3.0 * err.max(1e-3),
+        "{} against {err}",
+        e.relative
+    );
+    assert!(
+        err <= 3.0 * e.relative.max(1e-3),
+        "{} against {err}",
+        e.relative
+    );
 }

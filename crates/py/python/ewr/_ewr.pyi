@@ -353,7 +353,7 @@ class Solution:
     amplitude: float
     error_estimate: Optional[dict[str, Any]]
     """The truncation error where estimated: the point on the richer set ``harmonics``
-    (2H+1, with the tail beyond it from the set below), ``{"harmonics", "method",
+    (2H+1, or 4H+3 for a first set; with the tail beyond it from the set below), ``{"harmonics", "method",
     "amplitude" (|A' - A|), "relative", "force", "dof_peaks", "converged"}``."""
     stable: Optional[bool]
     """No Floquet multiplier outside the unit circle (Hill's method, docs/stability.md);
