@@ -963,8 +963,9 @@ const KRYLOV_TOL: f64 = 1e-10;
 const KRYLOV_SHIFTS: [f64; 4] = [0.0613, -0.0847, 0.1371, -0.1913];
 
 /// Relative agreement of the real parts of two members of one family found by
-/// [`by_members`]: the truncation moves resolved members by about 1 %.
-const MEMBERS_AGREE: f64 = 0.015;
+/// [`by_members`]: the truncation moves resolved members by about 1 %, and those off centre by
+/// more (1.6 % on two-mass-damper at `w = 0.35`, odd:15, where 1.5 % dropped the family).
+const MEMBERS_AGREE: f64 = 0.03;
 
 /// How far from a whole number of spacings the imaginary parts of two members found by
 /// [`by_members`] may be apart, in spacings (measured: 2e-4 on the area contact, 2e-5 to 3e-3

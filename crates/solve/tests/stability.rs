@@ -375,8 +375,11 @@ fn arnoldi_decides_as_the_whole_spectrum_on_a_3d_damper() {
 /// (docs/stability.md, section 3, "Families known by their copies").
 #[test]
 fn a_family_known_by_its_copies_decides_as_ewr_simulate() {
+    // At 0.35 the least damped family's two members near the axis differ by 1.6 % in their real
+    // parts (-0.1572 and -0.1598 w, aligned to 1e-4 of a spacing): a tolerance of 1.5 % left
+    // the family out and the point reported 0.228.
     let (model, rec, dynamics, params, s) = shipped("two-mass-damper", "odd:15");
-    for omega in [0.3, 0.33] {
+    for omega in [0.3, 0.33, 0.35] {
         let sol = solve_point(&rec, &params, omega, &s, None).unwrap();
         assert!(sol.status.converged());
         let st = stability(&rec, &dynamics, &params, &s, &sol).unwrap();
