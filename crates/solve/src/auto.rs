@@ -90,21 +90,21 @@ pub const CHECK_FROM_BELOW: usize = 31;
 /// Solves on `sol`'s set's successors until the truncation error is within `tol` of the
 /// amplitude (or [`MAX_HARMONIC`] is reached, or a solve fails to converge): `sol` was solved
 /// on its set with `settings`; the result carries its estimate, and the iterations of every
-/// solve. Stuck contacts are held where they are at `held` (the previous point of a sweep),
-/// as `sol` was; without it, at `sol`.
+/// solve. Each solve on another set holds the contacts stuck all period where they are at
+/// the solution it starts from (`sol`, or the richer set `sol` grew to): the same hold as
+/// `sol`'s, so that two sets differ by their truncation, not by where a contact re-stuck
+/// (docs/accuracy.md, "Where blade-damper-blade-3d's checks go").
 pub(crate) fn refine(
     rec: &Receptance,
     params: &ContactParams,
     settings: &PointSettings,
     tol: f64,
     mut sol: PointSolution,
-    held: Option<(&HarmonicSet, &[f64])>,
 ) -> Result<PointSolution, SolveError> {
     let mut point = Point {
         rec,
         params,
         settings,
-        held,
         solved: Vec::new(),
         iterations: sol.iterations,
         krylov: sol.krylov_iterations,
@@ -149,7 +149,6 @@ struct Point<'a> {
     rec: &'a Receptance,
     params: &'a ContactParams,
     settings: &'a PointSettings,
-    held: Option<(&'a HarmonicSet, &'a [f64])>,
     solved: Vec<PointSolution>,
     iterations: usize,
     krylov: usize,
@@ -180,8 +179,7 @@ impl Point<'_> {
         }
         let start = Some((&from.set, from.friction.as_slice()));
         let settings = fixed(self.settings, set);
-        let held = self.held.or(start);
-        let s = solve_point_holding(self.rec, self.params, from.omega, &settings, start, held)?;
+        let s = solve_point_holding(self.rec, self.params, from.omega, &settings, start, start)?;
         self.iterations += s.iterations;
         self.krylov += s.krylov_iterations;
         self.solved.push(s);
@@ -280,5 +278,5 @@ pub(crate) fn solve_auto(
         _ => settings.set.clone(),
     };
     let sol = solve_point_holding(rec, params, omega, &fixed(settings, &first), start, held)?;
-    refine(rec, params, settings, tol, sol, held)
+    refine(rec, params, settings, tol, sol)
 }

@@ -296,19 +296,15 @@ fn sequential(
         };
         // A contact that slipped at the last point and sticks all period here is held where
         // it re-stuck in between, located to a fraction of the step.
-        let (sol, reference) = match &prev {
+        let sol = match &prev {
             Some(p) if sol.status.converged() => {
                 held_where_restuck(rec, params, point_settings, s.step, p, sol, stop)?
             }
-            _ => (sol, None),
+            _ => sol,
         };
         let sol = match s.point.auto {
             Some(tol) if sol.status.converged() && auto_check.due(&sol, tol) => {
-                let held = reference
-                    .as_ref()
-                    .or(prev.as_ref())
-                    .map(|p| (&p.set, p.friction.as_slice()));
-                let sol = crate::auto::refine(rec, params, &s.point, tol, sol, held)?;
+                let sol = crate::auto::refine(rec, params, &s.point, tol, sol)?;
                 auto_check.checked(&sol);
                 // Far within the tolerance: the next point tries the set below (checked there).
                 if sol
@@ -547,9 +543,8 @@ fn restick_searched(n_new: usize, n_contacts: usize) -> bool {
 /// bisection to `step / RESTICK_DIVISIONS` (each frequency solved from, and held at, the one
 /// before). Holding at `prev` instead makes the held mean force, and `max_t |u|` with it,
 /// depend on where the grid put the last slipping point (docs/stuck-contacts.md, section 3).
-/// Returns the solution and the solution it was held at (`None`: `prev`). Where a solve on the
-/// way does not converge, the budget of [`RESTICK_MAX_SOLVES`] is spent or the sweep is
-/// stopping, the search ends with the last solution at `sol`'s frequency it has (`sol` itself
+/// Where a solve on the way does not converge, the budget of [`RESTICK_MAX_SOLVES`] is spent
+/// or the sweep is stopping, the search ends with the last solution at `sol`'s frequency it has (`sol` itself
 /// if none).
 fn held_where_restuck(
     rec: &Receptance,
@@ -559,12 +554,12 @@ fn held_where_restuck(
     prev: &PointSolution,
     sol: PointSolution,
     stop: &dyn Fn() -> bool,
-) -> Result<(PointSolution, Option<PointSolution>), SolveError> {
+) -> Result<PointSolution, SolveError> {
     let resolution = step / RESTICK_DIVISIONS;
     let target = sol.omega;
     let n_new = count_newly_stuck(&sol, prev);
     if !restick_searched(n_new, sol.contacts.len()) || (target - prev.omega).abs() <= resolution {
-        return Ok((sol, None));
+        return Ok(sol);
     }
     let (mut iterations, mut krylov, mut solves) = (0, 0, 0);
     let mut solve_held = |w: f64,
@@ -614,7 +609,7 @@ fn held_where_restuck(
             },
         };
         if hi_w == target {
-            (here, reference) = (hi, lo);
+            here = hi;
             break;
         }
         let Some(next) = solve_held(target, &here, &hi)? else {
@@ -625,8 +620,7 @@ fn held_where_restuck(
     // Every solve's work, the first included (`here` is `sol` or one of them).
     here.iterations = sol.iterations + iterations;
     here.krylov_iterations = sol.krylov_iterations + krylov;
-    let moved = reference.omega != prev.omega;
-    Ok((here, moved.then_some(reference)))
+    Ok(here)
 }
 
 /// The forces at `w` on the secant through `(w1, x1)` and `(w0, x0)`.
