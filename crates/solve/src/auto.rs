@@ -164,11 +164,7 @@ impl Point<'_> {
 
     /// Whether this process has the memory for a solve on `set`.
     fn fits(&self, set: &HarmonicSet) -> bool {
-        let p = self.params;
-        crate::setup::available_memory().is_none_or(|have| {
-            let settings = fixed(self.settings, set);
-            crate::setup::memory_for(p.dim, p.len(), p.normal.is_some(), &settings) <= have
-        })
+        crate::setup::fits_in_memory(self.params, &fixed(self.settings, set))
     }
 
     /// Solves on `set` from `from`'s coefficients, unless this point has; the index in

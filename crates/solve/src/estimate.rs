@@ -164,10 +164,7 @@ pub fn truncation_error(
     if sol.set.h_max() < crate::auto::CHECK_FROM_BELOW
         && finer.set.h_max() < crate::auto::MAX_HARMONIC
         && let Ok(richer) = enriched_settings(settings, &finer.set)
-        && crate::setup::available_memory().is_none_or(|have| {
-            crate::setup::memory_for(params.dim, params.len(), params.normal.is_some(), &richer)
-                <= have
-        })
+        && crate::setup::fits_in_memory(params, &richer)
         && let Ok(f2) = solve_point(
             rec,
             params,

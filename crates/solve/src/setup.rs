@@ -696,6 +696,14 @@ pub fn memory_for(dim: usize, nc: usize, normal: bool, point: &PointSettings) ->
     samples + jacobian
 }
 
+/// Whether one periodic solution of the contacts `p` with `point` fits in the memory this
+/// process can still get (true where that is unknown): the extra solves of an estimate or an
+/// automatic set are skipped where it does not.
+pub(crate) fn fits_in_memory(p: &ContactParams, point: &PointSettings) -> bool {
+    available_memory()
+        .is_none_or(|have| memory_for(p.dim, p.len(), p.normal.is_some(), point) <= have)
+}
+
 /// Why one periodic solution of these contacts and settings cannot be computed in this
 /// machine's memory, if it cannot.
 pub fn memory_problem(contacts: &ewr_model::Contacts, point: &PointSettings) -> Option<String> {

@@ -179,22 +179,11 @@ fn an_auto_sweep_follows_the_rich_curve() {
     // Seed 000 Fig. 5, mu N = 8: every point within auto's 1 % of odd:255, each on its own set
     // (measured 0.84 % at most; 1.01 % without the tail beyond the richer set, 1.3 % before
     // the check from below; a fixed odd:31 reaches 1.3 %).
-    use ewr_solve::{Continuation, FrcSettings, frc};
+    use ewr_solve::frc;
     let model = ewr_model::examples::oscillator_2d();
     let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
     let params = ContactParams::of(&model.contacts);
-    let sweep = |point: PointSettings| FrcSettings {
-        omega_start: 0.05,
-        omega_end: 1.5,
-        step: 0.01,
-        min_step: 0.01 / 64.0,
-        max_step: 0.08,
-        method: Continuation::Sequential,
-        point,
-        max_points: 1000,
-        adaptive: None,
-        keep_histories: false,
-    };
+    let sweep = |point| sequential((0.05, 1.5, 0.01), 0.08, point);
     let rich = frc(&rec, &params, &sweep(settings("odd:255", 2)), &mut |_| true).unwrap();
     let auto = PointSettings {
         auto: Some(0.01),
@@ -284,23 +273,12 @@ fn an_auto_sweep_of_a_contact_that_lifts_off_meets_its_tolerance() {
     // set and the start set's second comparison, auto from w = 3 kept all:1 to 3.3 rad/s (8-11 %
     // off all:127) and all:31 to 4.3 rad/s (1.1-1.5 %); now every point is within its 1 %
     // (measured 0.94 % at most, on all:31 at 3.3 rad/s).
-    use ewr_solve::{Continuation, FrcSettings, frc};
+    use ewr_solve::frc;
     let model = ewr_model::examples::single_contact_3d();
     let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
     let params = ContactParams::of(&model.contacts);
     let n = model.n_dofs();
-    let sweep = |point: PointSettings| FrcSettings {
-        omega_start: 3.0,
-        omega_end: 4.5,
-        step: 0.1,
-        min_step: 0.1 / 64.0,
-        max_step: 0.1,
-        method: Continuation::Sequential,
-        point,
-        max_points: 100,
-        adaptive: None,
-        keep_histories: false,
-    };
+    let sweep = |point| sequential((3.0, 4.5, 0.1), 0.1, point);
     let rich = frc(&rec, &params, &sweep(settings("all:127", n)), &mut |_| true).unwrap();
     let auto = PointSettings {
         auto: Some(0.01),
@@ -372,8 +350,8 @@ fn the_set_below_keeps_the_forced_harmonics() {
 /// The largest relative error of an `auto` sweep of the shipped model `name` from `w0` to `w1`
 /// by `step` against the same sweep on `rich`, both as `ewr frc` sets them up.
 fn auto_sweep_error(name: &str, (w0, w1, step): (f64, f64, f64), rich: &str) -> f64 {
+    use ewr_solve::frc;
     use ewr_solve::setup::{SolveOptions, resolve};
-    use ewr_solve::{Continuation, FrcSettings, frc};
     let path = format!("{}/../../models/{name}.h5", env!("CARGO_MANIFEST_DIR"));
     let setup = |harmonics: &str| {
         let model = ewr_model::read(std::path::Path::new(&path)).unwrap().model;
@@ -385,18 +363,7 @@ fn auto_sweep_error(name: &str, (w0, w1, step): (f64, f64, f64), rich: &str) -> 
     };
     let (auto, fixed) = (setup("auto"), setup(rich));
     let rec = auto.receptance().unwrap();
-    let sweep = |point: PointSettings| FrcSettings {
-        omega_start: w0,
-        omega_end: w1,
-        step,
-        min_step: step / 64.0,
-        max_step: step,
-        method: Continuation::Sequential,
-        point,
-        max_points: 1000,
-        adaptive: None,
-        keep_histories: false,
-    };
+    let sweep = |point| sequential((w0, w1, step), step, point);
     let params = auto.params();
     let a = frc(&rec, &params, &sweep(auto.point.clone()), &mut |_| true).unwrap();
     let r = frc(&rec, &params, &sweep(fixed.point.clone()), &mut |_| true).unwrap();
@@ -430,4 +397,25 @@ fn an_auto_sweep_rechecks_where_the_peaks_or_the_contact_state_change() {
         tmd < 0.01 && bdb < 0.01,
         "two-mass-damper {tmd}, blade-damper-blade {bdb}"
     );
+}
+
+/// A sequential sweep from `w0` to `w1` by `step` (halved down to `step / 64` at a failed
+/// point, up to `max_step`), every point on `point`'s settings.
+fn sequential(
+    (w0, w1, step): (f64, f64, f64),
+    max_step: f64,
+    point: PointSettings,
+) -> ewr_solve::FrcSettings {
+    ewr_solve::FrcSettings {
+        omega_start: w0,
+        omega_end: w1,
+        step,
+        min_step: step / 64.0,
+        max_step,
+        method: ewr_solve::Continuation::Sequential,
+        point,
+        max_points: 1000,
+        adaptive: None,
+        keep_histories: false,
+    }
 }
