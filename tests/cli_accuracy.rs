@@ -27,8 +27,12 @@ fn a_set_far_too_small_is_flagged_and_auto_fixes_it() {
     ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
+    // The set named is the one the estimate came from (odd:7), not 2H + 1 (odd:3), which
+    // would still be 30 % off.
     assert!(
-        err.contains("truncation error is 83") && err.contains("auto"),
+        err.contains("truncation error is 83")
+            && err.contains("--harmonics odd:7")
+            && err.contains("auto"),
         "{err}"
     );
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -357,3 +357,83 @@ fn phase_resonance_is_the_linear_natural_frequency_and_parts_from_the_peak_with_
     );
     assert!(pr.1 < pk.1, "the peak is the maximum: {pk:?} {pr:?}");
 }
+
+#[test]
+fn a_flat_optimum_is_reported_with_where_the_contact_starts_to_stick() {
+    // oscillator-2d: a unit mass on springs to ground, a rigid 2-D friction contact to ground,
+    // forced by 10 cos(w t) in both directions. From mu N = 10 sqrt(2) = 14.142 on, the
+    // friction force balances the load at every instant and the mass does not move at any
+    // frequency: every larger mu N gives the same (round-off) peak, and none below it does.
+    let model = shipped_model("oscillator-2d");
+    let o = ewr(&[
+        "peaks",
+        model.to_str().unwrap(),
+        "--param",
+        "mu_n",
+        "--from",
+        "1",
+        "--to",
+        "30",
+        "--count",
+        "8",
+        "--omega-start",
+        "0.2",
+        "--omega-end",
+        "2.6",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "odd:15",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("the optimum is flat") && out.contains("every contact sticks"),
+        "{out}"
+    );
+    let v = json(&[
+        "peaks",
+        model.to_str().unwrap(),
+        "--param",
+        "mu_n",
+        "--from",
+        "1",
+        "--to",
+        "30",
+        "--count",
+        "8",
+        "--omega-start",
+        "0.2",
+        "--omega-end",
+        "2.6",
+        "--step",
+        "0.05",
+        "--harmonics",
+        "odd:15",
+        "--json",
+    ]);
+    let threshold = 10.0 * 2f64.sqrt();
+    let plateau = &v["optimum"]["plateau"];
+    let (from, to) = (plateau[0].as_f64().unwrap(), plateau[1].as_f64().unwrap());
+    assert_eq!(to, 30.0, "{plateau}");
+    // Located by bisection between grid values 4.1 apart: within 1 % of the closed form, and
+    // never below it (there the mass slips and the peak is finite).
+    assert!(
+        from >= threshold && from <= 1.01 * threshold,
+        "the flat optimum starts at {from}, the mass sticks from {threshold}"
+    );
+    let optimum = v["optimum"]["value"].as_f64().unwrap();
+    assert!(
+        (from..=to).contains(&optimum),
+        "{optimum} outside {plateau}"
+    );
+    for p in v["locus"].as_array().unwrap() {
+        let mu = p["value"].as_f64().unwrap();
+        let amp = p["amplitude"].as_f64().unwrap();
+        if mu < threshold {
+            assert!(amp > 1e-3, "mu N = {mu} below the threshold: peak {amp}");
+        } else {
+            assert!(amp < 1e-9, "mu N = {mu} above the threshold: peak {amp}");
+        }
+    }
+}

@@ -175,6 +175,7 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
     let interrupted = result.interrupted;
     let failure = result.failure.map(|e| format!("{name} = {e}"));
     let optimum = result.optimum;
+    let plateau = result.plateau;
     for e in result.points.iter() {
         if let Some(why) = &e.unclassified {
             say_err!(
@@ -192,13 +193,14 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         (Some(e), false) => format!("stopped: the peak was lost at {e}"),
         (None, false) => "complete".to_string(),
     };
-    write_outputs(a, &base, &name, &points, optimum, &status)?;
+    write_outputs(a, &base, &name, &points, optimum, plateau, &status)?;
     if a.json {
         let s = serde_json::json!({
             "parameter": name,
             "locus": points,
             "optimum": optimum.map(|(v, amp, w)| serde_json::json!({
-                "value": v, "amplitude": amp, "omega": w, "interior": result.interior
+                "value": v, "amplitude": amp, "omega": w, "interior": result.interior,
+                "plateau": plateau.map(|(lo, hi)| [lo, hi]),
             })),
             "solves": result.solves,
             "elapsed_s": elapsed,
@@ -259,7 +261,23 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         }
         if let Some((v, amp, w)) = optimum {
             say!("optimum: {name} = {v:.6e}, peak amplitude {amp:.6e} at w = {w:.8}");
-            if !result.interior && points.len() > 1 {
+            if let Some((lo, hi)) = plateau {
+                let stuck = points.iter().find(|p| p.value == v).is_some_and(|p| {
+                    p.stick_fraction
+                        .iter()
+                        .all(|&f| f >= ewr_solve::periodic::FULLY_STUCK)
+                });
+                let why = if stuck {
+                    ": every contact sticks the whole period at the optimum, and any value of the \
+                     range does as well"
+                } else {
+                    ""
+                };
+                say!(
+                    "note: the optimum is flat: the peak is within 1% of it from {name} = \
+                     {lo:.6e} to {hi:.6e}{why}"
+                );
+            } else if !result.interior && points.len() > 1 {
                 say!(
                     "note: the smallest peak is at the end of the range ({name} = {v:.6e}): the \
                      optimum may lie beyond it; widen --from/--to"
@@ -293,13 +311,14 @@ fn write_outputs(
     name: &str,
     points: &[LocusPoint],
     optimum: Option<(f64, f64, f64)>,
+    plateau: Option<(f64, f64)>,
     status: &str,
 ) -> Result<(), Failure> {
     if let Some(p) = &a.csv {
         ewr_results::write_peaks_csv(p, name, points).map_err(Failure::work)?;
     }
     if let Some(p) = &a.output {
-        ewr_results::write_peaks_h5(p, &a.common.model, name, points, optimum, status)
+        ewr_results::write_peaks_h5(p, &a.common.model, name, points, optimum, plateau, status)
             .map_err(Failure::work)?;
     }
     if let Some(p) = &a.plot {

@@ -569,9 +569,10 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         .as_ref()
         .filter(|e| e.relative > ESTIMATE_WARN)
     {
-        // A check from below names the set under the solution's; more harmonics are above.
-        let richer = ewr_solve::estimate::enriched(&sol.set)
-            .map_or_else(|_| e.harmonics.clone(), |set| set.to_string());
+        let richer = sol.estimate.as_ref().map_or_else(
+            || e.harmonics.clone(),
+            |est| ewr_solve::estimate::suggested(&sol.set, est).to_string(),
+        );
         say_err!(
             "warning: the truncation error is {:.1}% of the amplitude: use more harmonics \
              (e.g. --harmonics {richer}, or --harmonics auto)",
@@ -1135,7 +1136,10 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
             s.estimate
                 .as_ref()
                 .filter(|e| e.relative > ESTIMATE_WARN)
-                .map(|e| (s.omega, e.relative, e.set.to_string()))
+                .map(|e| {
+                    let set = ewr_solve::estimate::suggested(&s.set, e);
+                    (s.omega, e.relative, set.to_string())
+                })
         })
         .collect();
     if let Some((w, r, set)) = over.iter().max_by(|a, b| a.1.total_cmp(&b.1)).cloned() {

@@ -174,14 +174,18 @@ pub fn solve(
     if let Some(why) = unclassified {
         warn(py, &format!("stability not classified: {why}"))?;
     }
-    if let Some(e) = sol.estimate.as_ref().filter(|e| e.relative > 0.01) {
+    if let Some(e) = sol
+        .estimate
+        .as_ref()
+        .filter(|e| e.relative > ewr_solve::estimate::WARN_ABOVE)
+    {
         warn(
             py,
             &format!(
                 "the truncation error is {:.1}% of the amplitude: use more harmonics (e.g. \
-                 harmonics=\"{}\")",
+                 harmonics=\"{}\", or harmonics=\"auto\")",
                 100.0 * e.relative,
-                e.set
+                ewr_solve::estimate::suggested(&sol.set, e)
             ),
         )?;
     }
@@ -598,8 +602,16 @@ pub fn peaks<'py>(
             (Some(e), false) => format!("stopped: the peak was lost at {} = {e}", c.param),
             (None, false) => "complete".to_string(),
         };
-        ewr_results::write_peaks_h5(p, source, name, &points, locus.optimum, &status)
-            .map_err(fail)?;
+        ewr_results::write_peaks_h5(
+            p,
+            source,
+            name,
+            &points,
+            locus.optimum,
+            locus.plateau,
+            &status,
+        )
+        .map_err(fail)?;
     }
     if let Some(p) = &outputs.plot {
         let axis =
@@ -650,6 +662,7 @@ pub fn peaks<'py>(
             o.set_item("amplitude", a)?;
             o.set_item("omega", w)?;
             o.set_item("interior", locus.interior)?;
+            o.set_item("plateau", locus.plateau)?;
             d.set_item("optimum", o)?;
         }
         None => d.set_item("optimum", py.None())?,

@@ -114,7 +114,8 @@ pub fn write_peaks_csv(path: &Path, name: &str, points: &[LocusPoint]) -> Result
     })
 }
 
-/// Writes the locus, the optimum `(value, amplitude, omega)` and how the tracking ended
+/// Writes the locus, the optimum `(value, amplitude, omega)`, the flat range around it
+/// (`track::Locus::plateau`) and how the tracking ended
 /// (`complete`, `interrupted` or why it stopped) as HDF5 (layout in docs/results-format.md).
 pub fn write_peaks_h5(
     path: &Path,
@@ -122,6 +123,7 @@ pub fn write_peaks_h5(
     name: &str,
     points: &[LocusPoint],
     optimum: Option<(f64, f64, f64)>,
+    plateau: Option<(f64, f64)>,
     status: &str,
 ) -> Result<(), String> {
     let nc = points.first().map_or(0, |p| p.stick_fraction.len());
@@ -176,6 +178,8 @@ pub fn write_peaks_h5(
             }
             let (v, amp, w) = optimum.unwrap_or((f64::NAN, f64::NAN, f64::NAN));
             put_1d(f, "optimum", &[v, amp, w])?;
+            let (lo, hi) = plateau.unwrap_or((f64::NAN, f64::NAN));
+            put_1d(f, "optimum_plateau", &[lo, hi])?;
         }
         // Groups are closed above; flushing and closing here turns a full disk into an
         // error instead of a truncated file renamed into place.

@@ -95,6 +95,17 @@ pub fn enriched(set: &HarmonicSet) -> Result<HarmonicSet, SolveError> {
     Ok(richer)
 }
 
+/// The set a warning names for a solution on `set` whose estimate `e` is above tolerance: the
+/// set `e` compared it with where that is richer (`2H + 1`, or `4H + 3` where a first set
+/// changed more there), else `2H + 1` (an estimate from below compares with a coarser set).
+pub fn suggested(set: &HarmonicSet, e: &Estimate) -> HarmonicSet {
+    if e.set.h_max() > set.h_max() {
+        e.set.clone()
+    } else {
+        enriched(set).unwrap_or_else(|_| e.set.clone())
+    }
+}
+
 /// The settings of the enriched solve of a solution on `set`: the richer set, enough samples
 /// for it (at least the solution's own), no ramp (it starts from the solution), and no
 /// automatic set (an `auto` point's estimate is the change on its own `2H + 1`; before, its

@@ -58,6 +58,10 @@ pub fn harmonic_set_problem(model: &ewr_model::Model, set: &HarmonicSet) -> Opti
     None
 }
 
+/// Stick fraction from which a contact counts as stuck the whole period
+/// ([`PointSolution::fully_stuck`]): the sampled intervals leave a sample's width of slack.
+pub const FULLY_STUCK: f64 = 0.999;
+
 /// Default tolerance on the scaled residual of models with constant friction bounds.
 pub const DEFAULT_TOL: f64 = 1e-10;
 
@@ -311,7 +315,7 @@ impl PointSolution {
             return Vec::new();
         }
         let f = self.stick_fractions();
-        (0..f.len()).filter(|&c| f[c] >= 0.999).collect()
+        (0..f.len()).filter(|&c| f[c] >= FULLY_STUCK).collect()
     }
 
     /// The fraction of the period each contact sticks (length of its stick intervals over

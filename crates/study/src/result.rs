@@ -391,7 +391,12 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
                 }
                 None => {
                     r.status = CaseStatus::Ok;
-                    if !locus.interior && locus.points.len() > 1 {
+                    if let Some((lo, hi)) = locus.plateau {
+                        r.reason = format!(
+                            "the optimum is flat: the peak is within 1 % of it from {name} = \
+                             {lo} to {hi}"
+                        );
+                    } else if !locus.interior && locus.points.len() > 1 {
                         r.reason = format!(
                             "the smallest peak is at the end of the range ({name} = {v}): \
                              widen [optimize] from/to"

@@ -72,6 +72,11 @@ pub struct Locus {
     pub optimum: Option<(f64, f64, f64)>,
     /// Whether the optimum lies inside the range (refined by golden section), not at an end.
     pub interior: bool,
+    /// The parameter values `(from, to)` around the optimum whose peaks are all within
+    /// [`PLATEAU_TOL`] of it, where they span three grid values or more ([`plateau`]): the
+    /// optimum is flat there, and any value between does as well (a damper stuck all period
+    /// gives the same peak at every larger normal load).
+    pub plateau: Option<(f64, f64)>,
     /// The coarse sweeps at the ends of the range (value, points).
     pub sweeps: Vec<(f64, Vec<FrcPoint>)>,
     /// Periodic solutions computed in all.
@@ -268,6 +273,89 @@ fn smallest(points: &[Evaluated]) -> Option<&Evaluated> {
         .min_by(|x, y| x.peak.amplitude.total_cmp(&y.peak.amplitude))
 }
 
+/// How close to the smallest peak a peak must be to count as part of a flat optimum: 1 % of
+/// it, or a millionth of the locus's largest peak, whichever is more (the second for a
+/// response stopped by the contacts, whose peaks are round-off: 1e-15 against 1e-13).
+pub const PLATEAU_TOL: f64 = 0.01;
+
+/// The values `(from, to)` of the contiguous run of `points` (sorted by value) around the
+/// smallest peak whose peaks are within [`PLATEAU_TOL`] of it, where the run holds at least
+/// three of the grid's `values`: the peak is flat over two grid steps or more. Golden section's
+/// values, packed around the optimum, do not count, so a sharp minimum is not a plateau.
+pub fn plateau(points: &[Evaluated], values: &[f64]) -> Option<(f64, f64)> {
+    flat_run(points, values).map(|(lo, hi, _)| (points[lo].value, points[hi].value))
+}
+
+/// [`plateau`]'s run as indices into `points`, with the largest peak that belongs to it.
+fn flat_run(points: &[Evaluated], values: &[f64]) -> Option<(usize, usize, f64)> {
+    let k = points
+        .iter()
+        .enumerate()
+        .min_by(|x, y| x.1.peak.amplitude.total_cmp(&y.1.peak.amplitude))?
+        .0;
+    let largest = points
+        .iter()
+        .map(|e| e.peak.amplitude)
+        .fold(0.0_f64, f64::max);
+    let best = points[k].peak.amplitude;
+    let bound = best + (PLATEAU_TOL * best).max(1e-6 * largest);
+    let flat = |e: &Evaluated| e.peak.amplitude <= bound;
+    let lo = (0..k)
+        .rev()
+        .take_while(|&i| flat(&points[i]))
+        .last()
+        .unwrap_or(k);
+    let hi = (k + 1..points.len())
+        .take_while(|&i| flat(&points[i]))
+        .last()
+        .unwrap_or(k);
+    let on_grid = points[lo..=hi]
+        .iter()
+        .filter(|e| values.contains(&e.value))
+        .count();
+    (on_grid >= 3).then_some((lo, hi, bound))
+}
+
+/// Locates by bisection, to [`OPTIMUM_RTOL`] of the grid step, the ends of a flat optimum
+/// (`points` sorted by value, the run `lo..=hi` of [`flat_run`] with its `bound`) that lie
+/// inside the range: where a damper starts to stick all period, say. Every evaluation is added
+/// to `points` (unsorted). A value whose peak cannot be had (near the edge the slipping peak
+/// can leave the band) ends that edge's bisection where it is: the edge stays bracketed by the
+/// values evaluated, and only an interruption is an error.
+fn plateau_edges(
+    t: &mut Tracker<'_>,
+    points: &mut Vec<Evaluated>,
+    (lo, hi, bound): (usize, usize, f64),
+) -> Result<(), String> {
+    let mut brackets = Vec::new();
+    if lo > 0 {
+        brackets.push((points[lo - 1].value, points[lo].value));
+    }
+    if hi + 1 < points.len() {
+        brackets.push((points[hi + 1].value, points[hi].value));
+    }
+    for (mut off, mut on) in brackets {
+        let tol = OPTIMUM_RTOL * (on - off).abs();
+        while (on - off).abs() > tol {
+            if (t.stop)() {
+                return Err("interrupted".into());
+            }
+            let v = 0.5 * (off + on);
+            let guesses = neighbour_guesses(points, v);
+            let Ok(e) = t.at(v, &guesses) else {
+                break;
+            };
+            if e.peak.amplitude <= bound {
+                on = v;
+            } else {
+                off = v;
+            }
+            points.push(e);
+        }
+    }
+    Ok(())
+}
+
 /// Relative width (of the bracket it starts from) to which golden section refines the optimum.
 pub const OPTIMUM_RTOL: f64 = 1e-4;
 
@@ -315,7 +403,8 @@ fn golden(t: &mut Tracker<'_>, points: &mut Vec<Evaluated>, k: usize) -> Result<
 
 /// The peak locus at `values` (in the order given; the first and last get coarse sweeps),
 /// and, when `optimize` and the smallest peak is inside the range, the optimum refined by
-/// golden section. `on_value` is called after each coarse sweep and each value of `values`;
+/// golden section; where the optimum is flat ([`plateau`]), the ends of the flat run are
+/// located by bisection instead. `on_value` is called after each coarse sweep and each value of `values`;
 /// once `stop` says so (Ctrl-C), the locus ends with what was found ([`Locus::interrupted`]).
 /// Never fails: an error stops the locus with [`Locus::failure`] set, keeping what was found.
 pub fn track(
@@ -394,6 +483,7 @@ pub fn track(
             )
         });
     }
+    locus.points.sort_by(|x, y| x.value.total_cmp(&y.value));
     if locus.failure.is_none() && optimize && locus.points.len() >= 3 {
         let k = locus
             .points
@@ -401,16 +491,24 @@ pub fn track(
             .enumerate()
             .min_by(|x, y| x.1.peak.amplitude.total_cmp(&y.1.peak.amplitude))
             .map_or(0, |(k, _)| k);
-        if k > 0 && k + 1 < locus.points.len() {
-            locus.interior = true;
-            if let Err(e) = golden(&mut t, &mut locus.points, k) {
-                locus.interrupted = stop();
-                locus.failure = Some(format!("refining the optimum: {e}"));
-            }
+        locus.interior = k > 0 && k + 1 < locus.points.len();
+        // On a flat optimum golden section would chase round-off between equal peaks: the
+        // ends of the flat run are what an engineer can use (the least load that sticks).
+        let refined = match flat_run(&locus.points, values) {
+            Some(run) => plateau_edges(&mut t, &mut locus.points, run),
+            None if locus.interior => golden(&mut t, &mut locus.points, k),
+            None => Ok(()),
+        };
+        if let Err(e) = refined {
+            locus.interrupted = stop();
+            locus.failure = Some(format!("refining the optimum: {e}"));
         }
     }
     locus.points.sort_by(|x, y| x.value.total_cmp(&y.value));
     locus.optimum = smallest(&locus.points).map(|e| (e.value, e.peak.amplitude, e.peak.omega));
+    if locus.failure.is_none() {
+        locus.plateau = plateau(&locus.points, values);
+    }
     locus.solves = t.solves;
     locus
 }
