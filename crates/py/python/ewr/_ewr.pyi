@@ -264,8 +264,10 @@ class Model:
         "omega", "amplitude", "evaluations", "switched"`` (arrays over the evaluated values,
         sorted; ``switched`` true where the highest peak is another resonance's than at the
         previous value),
-        ``"optimum": {"value", "amplitude", "omega", "interior"} or None, "solves",
-        "error"}``; a peak lost midway warns and returns the locus so far. ``output``,
+        ``"optimum": {"value", "amplitude", "omega", "interior", "plateau"} or None, "solves",
+        "error"}`` (``plateau`` is ``(from, to)`` where the peak stays within 1 % of the
+        optimum over three grid values or more: a flat optimum; else None); a peak lost midway
+        warns and returns the locus so far. ``output``,
         ``csv`` and ``plot`` write the files of ``ewr peaks -o``, ``--csv`` and ``--plot``.
         ``stability=True`` adds ``"stable"`` (1 stable, 0 unstable, -1 not classified) and
         ``"max_multiplier"`` per peak (``ewr peaks --stability``; a peak past a fold is no
