@@ -84,8 +84,25 @@ fn rows_of(m: usize, b: usize, row: impl Fn(usize, &mut [f64]) + Sync) -> Vec<f6
 
 /// [`rows_of`] as a matrix.
 fn by_rows(m: usize, b: usize, row: impl Fn(usize, &mut [f64]) + Sync) -> faer::Mat<f64> {
-    let out = rows_of(m, b, row);
-    faer::Mat::from_fn(m, b, |i, j| out[i * b + j])
+    use rayon::prelude::*;
+    // Each chunk of rows is written straight into the matrix's columns: a copy out of a
+    // row-major buffer afterwards was a serial pass over the whole product.
+    let mut out = faer::Mat::zeros(m, b);
+    if b > 0 {
+        out.par_row_chunks_mut(PRODUCT_ROWS)
+            .enumerate()
+            .for_each(|(c, mut chunk)| {
+                let mut y = vec![0.0; b];
+                for r in 0..chunk.nrows() {
+                    y.fill(0.0);
+                    row(c * PRODUCT_ROWS + r, &mut y);
+                    for (j, &v) in y.iter().enumerate() {
+                        chunk[(r, j)] = v;
+                    }
+                }
+            });
+    }
+    out
 }
 
 /// `a x` for a symmetric sparse `a` (a mass matrix) and a block `x`, reading `a` once for the
