@@ -365,7 +365,7 @@ fn a_flat_optimum_is_reported_with_where_the_contact_starts_to_stick() {
     // friction force balances the load at every instant and the mass does not move at any
     // frequency: every larger mu N gives the same (round-off) peak, and none below it does.
     let model = shipped_model("oscillator-2d");
-    let o = ewr(&[
+    let args = [
         "peaks",
         model.to_str().unwrap(),
         "--param",
@@ -384,34 +384,15 @@ fn a_flat_optimum_is_reported_with_where_the_contact_starts_to_stick() {
         "0.05",
         "--harmonics",
         "odd:15",
-    ]);
+    ];
+    let o = ewr(&args);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
         out.contains("the optimum is flat") && out.contains("every contact sticks"),
         "{out}"
     );
-    let v = json(&[
-        "peaks",
-        model.to_str().unwrap(),
-        "--param",
-        "mu_n",
-        "--from",
-        "1",
-        "--to",
-        "30",
-        "--count",
-        "8",
-        "--omega-start",
-        "0.2",
-        "--omega-end",
-        "2.6",
-        "--step",
-        "0.05",
-        "--harmonics",
-        "odd:15",
-        "--json",
-    ]);
+    let v = json(&[&args[..], &["--json"]].concat());
     let threshold = 10.0 * 2f64.sqrt();
     let plateau = &v["optimum"]["plateau"];
     let (from, to) = (plateau[0].as_f64().unwrap(), plateau[1].as_f64().unwrap());

@@ -564,15 +564,8 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
     } else {
         print_solution(&summary);
     }
-    if let Some(e) = summary
-        .estimate
-        .as_ref()
-        .filter(|e| e.relative > ESTIMATE_WARN)
-    {
-        let richer = sol.estimate.as_ref().map_or_else(
-            || e.harmonics.clone(),
-            |est| ewr_solve::estimate::suggested(&sol.set, est).to_string(),
-        );
+    if let Some(e) = sol.estimate.as_ref().filter(|e| e.relative > ESTIMATE_WARN) {
+        let richer = ewr_solve::estimate::suggested(&sol.set, e);
         say_err!(
             "warning: the truncation error is {:.1}% of the amplitude: use more harmonics \
              (e.g. --harmonics {richer}, or --harmonics auto)",
