@@ -343,7 +343,8 @@ fn optimize_finds_the_optimum_of_brute_force_grids_of_full_curves() {
     let csv = std::fs::read_to_string(dir.path().join("opt.csv")).unwrap();
     assert_eq!(
         csv.lines().next().unwrap(),
-        "case,mass,status,optimum_mu_n,peak_omega,peak_amplitude,values,solves,reason"
+        "case,mass,status,optimum_mu_n,peak_omega,peak_amplitude,values,solves,plateau_from,\
+         plateau_to,reason"
     );
     let f = ewr_study::read_study_file(&out).unwrap();
     assert_eq!(f.info.optimize, Some(ewr_study::ParamKind::MuN));
@@ -351,6 +352,8 @@ fn optimize_finds_the_optimum_of_brute_force_grids_of_full_curves() {
         let mass = r.values[0].num();
         assert_eq!(r.status, ewr_study::CaseStatus::Ok, "{}", r.reason);
         assert!(r.locus_value.len() > 8 && r.omega.is_empty());
+        // A sharp minimum (where two peaks cross), not a flat one.
+        assert!(r.optimum_plateau.iter().all(|v| v.is_nan()), "{r:?}");
         let (v, peak) = (r.optimum_value, r.peak_amplitude);
         // The locus's smallest point is the optimum.
         let k = r.locus_value.iter().position(|x| *x == v).unwrap();
@@ -422,6 +425,51 @@ fn optimize_finds_the_optimum_of_brute_force_grids_of_full_curves() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     same_bytes(&out, &merged);
+}
+
+#[test]
+fn a_flat_optimum_is_tabled_with_the_friction_bound_from_which_the_mass_sticks() {
+    // oscillator-2d: a unit mass, springs to ground and a rigid 2-D friction contact, forced
+    // by s 10 cos(w t) in both directions. From mu N = s 10 sqrt(2) on, friction balances the
+    // load at every instant and the mass does not move: every larger mu N is as good, and the
+    // flat optimum starts there, proportional to the forcing (closed form, per case).
+    let dir = tempfile::tempdir().unwrap();
+    let model = shipped_model("oscillator-2d");
+    let study = dir.path().join("flat.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "model = {:?}\n[frequency]\nstart = 0.2\nend = 2.6\nstep = 0.05\n\
+             [solver]\nharmonics = \"odd:15\"\n[grid]\nforcing_scale = [0.5, 1.0]\n\
+             [optimize]\nparameter = \"mu_n\"\nfrom = 1\nto = 30\ncount = 8\n",
+            model.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("flat.h5");
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let csv = std::fs::read_to_string(dir.path().join("flat.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let f = ewr_study::read_study_file(&out).unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, r) in rows.iter().zip(&f.results) {
+        let scale: f64 = row[col("forcing_scale")].parse().unwrap();
+        let threshold = scale * 10.0 * 2f64.sqrt();
+        let from: f64 = row[col("plateau_from")].parse().unwrap();
+        let to: f64 = row[col("plateau_to")].parse().unwrap();
+        // Bisected between grid values 4.1 apart: within 1 % above the closed form, never
+        // below it (there the mass slips and its peak is finite).
+        assert!(
+            from >= threshold && from <= 1.01 * threshold && to == 30.0,
+            "forcing scale {scale}: flat from {from} to {to}, the mass sticks from {threshold}"
+        );
+        // The result file holds the same range as the table.
+        assert_eq!(r.optimum_plateau, [from, to], "forcing scale {scale}");
+    }
 }
 
 #[test]

@@ -290,7 +290,8 @@ impl PyStudyResult {
     }
 
     /// One dict per case: `index`, `key`, the parameter values, `status`, `reason`,
-    /// `peak_omega`, `peak_amplitude`, `optimum_value`, and the curve (`omega`, `amplitude`,
+    /// `peak_omega`, `peak_amplitude`, `optimum_value`, `optimum_plateau` (`(from, to)` where
+    /// the optimum is flat, else None), and the curve (`omega`, `amplitude`,
     /// `converged`, `iterations`), the refined peaks (`peaks_omega`, `peaks_amplitude`) and
     /// the locus of `[optimize]` studies (`locus_value`, `locus_omega`, `locus_amplitude`) as
     /// numpy arrays; with `solver.stability`, `stable` and `max_multiplier` per point,
@@ -311,6 +312,8 @@ impl PyStudyResult {
                 d.set_item("peak_omega", r.peak_omega)?;
                 d.set_item("peak_amplitude", r.peak_amplitude)?;
                 d.set_item("optimum_value", r.optimum_value)?;
+                let [lo, hi] = r.optimum_plateau;
+                d.set_item("optimum_plateau", (!lo.is_nan()).then_some((lo, hi)))?;
                 d.set_item("omega", r.omega.clone().into_pyarray(py))?;
                 d.set_item("amplitude", r.amp_norm.clone().into_pyarray(py))?;
                 d.set_item("converged", r.converged.clone().into_pyarray(py))?;
@@ -340,7 +343,7 @@ impl PyStudyResult {
     /// The summary as columns (`pandas.DataFrame(result.table())`), named as the study's CSV:
     /// `case`, the parameters, `status`, `peak_omega`, `peak_amplitude`, `points`,
     /// `unconverged`, `iterations`, `reason` (`[optimize]`: `optimum_<param>`, `values`,
-    /// `solves` instead of the curve's counts).
+    /// `solves`, `plateau_from`, `plateau_to` instead of the curve's counts).
     fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         let rs = &self.results;
@@ -374,6 +377,14 @@ impl PyStudyResult {
                 ints(&|r| r.locus_value.len() as i64).into_pyarray(py),
             )?;
             d.set_item("solves", ints(&|r| r.solves).into_pyarray(py))?;
+            d.set_item(
+                "plateau_from",
+                floats(&|r| r.optimum_plateau[0]).into_pyarray(py),
+            )?;
+            d.set_item(
+                "plateau_to",
+                floats(&|r| r.optimum_plateau[1]).into_pyarray(py),
+            )?;
         } else {
             d.set_item("points", ints(&|r| r.omega.len() as i64).into_pyarray(py))?;
             d.set_item(

@@ -224,6 +224,22 @@ def test_study_from_a_file_equals_the_command(tmp_path):
         ewr.Study({"model": "tmd.h5", "frequency": {"start": -1.0, "end": 1.2, "step": 0.02}})
 
 
+def test_a_flat_optimum_is_in_the_study_s_cases_and_table(tmp_path):
+    # oscillator-2d: from mu N = 10 sqrt(2) on the friction contact holds the mass at every
+    # instant (closed form), so the optimum is flat from there to the range's end.
+    shutil.copy(MODELS / "oscillator-2d.h5", tmp_path / "osc.h5")
+    os.chdir(tmp_path)
+    r = ewr.Study({"model": "osc.h5",
+                   "frequency": {"start": 0.2, "end": 2.6, "step": 0.05},
+                   "solver": {"harmonics": "odd:15"},
+                   "grid": {"forcing_scale": [1.0]},
+                   "optimize": {"parameter": "mu_n", "from": 1, "to": 30, "count": 8}}).run()
+    lo, hi = r.cases[0]["optimum_plateau"]
+    assert 10 * 2 ** 0.5 <= lo <= 1.01 * 10 * 2 ** 0.5 and hi == 30.0
+    t = r.table()
+    assert (t["plateau_from"][0], t["plateau_to"][0]) == (lo, hi)
+
+
 def test_the_same_simulation_through_cli_and_python(tmp_path):
     model = MODELS / "oscillator-2d.h5"
     out = run_cli("simulate", model, "--omega", "0.5", "--dt", "0.01", "--dofs", "all",

@@ -81,6 +81,11 @@ pub struct CaseResult {
     /// `[optimize]` studies: the optimised parameter's value with the smallest peak (then
     /// `peak_omega`, `peak_amplitude` are that peak's); NaN otherwise.
     pub optimum_value: f64,
+    /// `[optimize]`: where the optimum is flat, the range of the parameter over which the
+    /// peak stays within 1 % of it (`[from, to]`, [`crate::track::plateau`]; from a contact
+    /// sticking all period on, any value of it does as well). NaN otherwise, and in case
+    /// files written before it was recorded.
+    pub optimum_plateau: [f64; 2],
     /// `[optimize]`: periodic solutions computed for the case (0 otherwise).
     pub solves: i64,
     /// `[optimize]`: the peak locus, sorted by value: the optimised parameter's values, ...
@@ -134,6 +139,7 @@ impl CaseResult {
             peak_omega: f64::NAN,
             peak_amplitude: f64::NAN,
             optimum_value: f64::NAN,
+            optimum_plateau: [f64::NAN; 2],
             solves: 0,
             locus_value: Vec::new(),
             locus_omega: Vec::new(),
@@ -392,6 +398,7 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
                 None => {
                     r.status = CaseStatus::Ok;
                     if let Some((lo, hi)) = locus.plateau {
+                        r.optimum_plateau = [lo, hi];
                         r.reason = format!(
                             "the optimum is flat: the peak is within 1 % of it from {name} = \
                              {lo} to {hi}"

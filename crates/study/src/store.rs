@@ -91,6 +91,7 @@ fn write_case(g: &hdf5::Group, info: &StudyInfo, r: &CaseResult) -> Result<(), S
     // Only `[optimize]` studies carry a locus: other studies' files stay as they were.
     if info.optimize.is_some() {
         put_f64(g, "optimum_value", r.optimum_value)?;
+        put_1d(g, "optimum_plateau", &r.optimum_plateau)?;
         put_i64(g, "solves", r.solves)?;
         put_1d(g, "locus_value", &r.locus_value)?;
         put_1d(g, "locus_omega", &r.locus_omega)?;
@@ -161,6 +162,16 @@ fn read_case(
             get_f64(g, "optimum_value")?
         } else {
             f64::NAN
+        },
+        optimum_plateau: match g.dataset("optimum_plateau") {
+            // Case files written before the plateau was recorded have none: NaN, not an error,
+            // so that a resume keeps them.
+            Ok(_) if optimized => {
+                let v: Vec<f64> = get_1d(g, "optimum_plateau")?;
+                <[f64; 2]>::try_from(v.as_slice())
+                    .map_err(|_| format!("optimum_plateau has {} values, not 2", v.len()))?
+            }
+            _ => [f64::NAN; 2],
         },
         solves: if optimized { get_i64(g, "solves")? } else { 0 },
         locus_value: locus(g, "locus_value", optimized)?,
@@ -251,6 +262,10 @@ fn summary(g: &hdf5::Group, info: &StudyInfo, results: &[CaseResult]) -> Result<
     if info.optimize.is_some() {
         let v: Vec<f64> = results.iter().map(|r| r.optimum_value).collect();
         put_1d(g, "optimum_value", &v)?;
+        let v: Vec<f64> = results.iter().map(|r| r.optimum_plateau[0]).collect();
+        put_1d(g, "plateau_from", &v)?;
+        let v: Vec<f64> = results.iter().map(|r| r.optimum_plateau[1]).collect();
+        put_1d(g, "plateau_to", &v)?;
         let v: Vec<i64> = results.iter().map(|r| r.solves).collect();
         put_1d(g, "solves", &v)?;
     }
@@ -503,7 +518,15 @@ pub fn write_summary_csv(
             // An optimisation's case is a locus, not a curve: its values and solves.
             Some(k) => {
                 cols.push(format!("optimum_{}", k.name()));
-                &["peak_omega", "peak_amplitude", "values", "solves", "reason"]
+                &[
+                    "peak_omega",
+                    "peak_amplitude",
+                    "values",
+                    "solves",
+                    "plateau_from",
+                    "plateau_to",
+                    "reason",
+                ]
             }
             None => &[
                 "peak_omega",
@@ -531,6 +554,7 @@ pub fn write_summary_csv(
             if info.optimize.is_some() {
                 row.push(r.locus_value.len().to_string());
                 row.push(r.solves.to_string());
+                row.extend(r.optimum_plateau.iter().map(|v| v.to_string()));
             } else {
                 row.push(r.omega.len().to_string());
                 row.push(r.n_unconverged().to_string());

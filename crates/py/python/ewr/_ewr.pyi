@@ -478,7 +478,8 @@ class StudyResult:
     files: list[str]
     cases: list[dict[str, Any]]
     """Per case: ``index``, ``key``, parameter values, ``status``, ``reason``, ``peak_omega``,
-    ``peak_amplitude``, ``optimum_value`` and arrays ``omega``, ``amplitude``, ``converged``,
+    ``peak_amplitude``, ``optimum_value``, ``optimum_plateau`` (``(from, to)`` where the
+    optimum is flat, else None) and arrays ``omega``, ``amplitude``, ``converged``,
     ``iterations``, ``peaks_omega``, ``peaks_amplitude``, ``locus_value``, ``locus_omega``,
     ``locus_amplitude``; with ``solver.stability = true`` also ``stable`` and
     ``max_multiplier`` per point, ``peak_stable`` and ``locus_stable`` (1 stable, 0 unstable,
