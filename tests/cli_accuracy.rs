@@ -27,11 +27,11 @@ fn a_set_far_too_small_is_flagged_and_auto_fixes_it() {
     ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    // The set named is the one the estimate came from (odd:7), not 2H + 1 (odd:3), which
-    // would still be 30 % off.
+    // The set named is the first whose error the rate of the two changes measured (odd:1 to
+    // odd:3 to odd:7) predicts within 1 %: odd:15. Checked below against odd:255.
     assert!(
         err.contains("truncation error is 83")
-            && err.contains("--harmonics odd:7")
+            && err.contains("--harmonics odd:15")
             && err.contains("auto"),
         "{err}"
     );
@@ -58,6 +58,26 @@ fn a_set_far_too_small_is_flagged_and_auto_fixes_it() {
         "auto",
         "--json",
     ]);
+    // The named set meets 1 %; the one the estimate came from (odd:7, named before the rate
+    // was used) does not, nor does 2H + 1 (odd:3, 11 % off).
+    let amplitude = |set: &str| {
+        json(&[
+            "solve",
+            s(&m),
+            "--omega",
+            "1",
+            "--harmonics",
+            set,
+            "--json",
+            "--no-estimate",
+        ])["amplitude"]
+            .as_f64()
+            .unwrap()
+    };
+    let truth = rich["amplitude"].as_f64().unwrap();
+    let error = |set: &str| (amplitude(set) - truth).abs() / truth;
+    assert!(error("odd:15") < 0.01, "odd:15: {}", error("odd:15"));
+    assert!(error("odd:7") > 0.01, "odd:7: {}", error("odd:7"));
     assert_ne!(auto["harmonics"], "odd:1");
     assert!(auto["estimate"]["relative"].as_f64().unwrap() <= 0.01);
     let peak = |j: &serde_json::Value| j["dofs"][0]["peak"].as_f64().unwrap();

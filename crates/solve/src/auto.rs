@@ -8,7 +8,9 @@
 //! checked where the curve changes, and may step down where a check is far within `TOL`
 //! (docs/accuracy.md, "Automatic harmonics").
 
-use crate::estimate::{Estimate, TAIL_RATIO_MAX, compare, enriched, from_below, larger, with_tail};
+use crate::estimate::{
+    Estimate, TAIL_RATIO_MAX, compare, enriched, first_set, from_below, with_tail,
+};
 use crate::periodic::{PointSettings, PointSolution, SolveError};
 use crate::point::solve_point_holding;
 use ewr_contact::ContactParams;
@@ -266,7 +268,7 @@ impl Point<'_> {
                     && self.fits(&richer)
                     && let Some(f2) = self.converged(&richer, finer)?
                 {
-                    return Ok(larger(estimate, compare(sol, f2)));
+                    return Ok(first_set(estimate, compare(sol, f2), finer, f2));
                 }
                 Ok(estimate)
             }

@@ -72,6 +72,10 @@ pub struct Estimate {
     pub force: f64,
     /// Whether the enriched solution converged (otherwise the estimate is only indicative).
     pub converged: bool,
+    /// The amplitude's error ratio per doubling of the set, where two successive changes were
+    /// measured (the set below, `sol`, `2H + 1`; or `sol`, `2H + 1`, `4H + 3`): what
+    /// [`suggested`] predicts the richer sets' errors with. `None` for a single change.
+    pub rate: Option<f64>,
 }
 
 /// The richer set a solution on `set` is compared with: odd or all harmonics up to
@@ -95,14 +99,45 @@ pub fn enriched(set: &HarmonicSet) -> Result<HarmonicSet, SolveError> {
     Ok(richer)
 }
 
-/// The set a warning names for a solution on `set` whose estimate `e` is above tolerance: the
-/// set `e` compared it with where that is richer (`2H + 1`, or `4H + 3` where a first set
-/// changed more there), else `2H + 1` (an estimate from below compares with a coarser set).
+/// The slowest error ratio per doubling a prediction of [`suggested`] assumes: `H^-3`, the
+/// fastest convergence dry friction's responses are taken to have ([`FLOOR_DIVISOR`]), so that
+/// a ratio that fell by chance does not predict a set too small.
+pub const PREDICTED_RATE_MIN: f64 = 1.0 / 8.0;
+
+/// Most doublings of the set [`suggested`] looks ahead (16 times the harmonics).
+const PREDICTED_DOUBLINGS: usize = 4;
+
+/// The set a warning names for a solution on `set` whose estimate `e` is above [`WARN_ABOVE`]:
+/// where `e` measured a convergence rate `r` below 1, the first set of the doubling sequence
+/// whose predicted error `e r^k` (`r` at least [`PREDICTED_RATE_MIN`]) is within it, at most
+/// four doublings on; never below the set `e` compared with (`2H + 1`, or `4H + 3` where a
+/// first set changed more there), else `2H + 1` (an estimate from below compares with a coarser
+/// set). docs/accuracy.md, "The set a warning names".
 pub fn suggested(set: &HarmonicSet, e: &Estimate) -> HarmonicSet {
-    if e.set.h_max() > set.h_max() {
+    let known = if e.set.h_max() > set.h_max() {
         e.set.clone()
     } else {
         enriched(set).unwrap_or_else(|_| e.set.clone())
+    };
+    let Some(rate) = e.rate.filter(|r| r.is_finite() && *r < 1.0) else {
+        return known;
+    };
+    let rate = rate.max(PREDICTED_RATE_MIN);
+    let (mut next, mut error) = (set.clone(), e.relative);
+    for _ in 0..PREDICTED_DOUBLINGS {
+        match enriched(&next) {
+            Ok(s) if s.h_max() > next.h_max() => next = s,
+            _ => break,
+        }
+        error *= rate;
+        if error <= WARN_ABOVE {
+            break;
+        }
+    }
+    if next.h_max() > known.h_max() {
+        next
+    } else {
+        known
     }
 }
 
@@ -185,7 +220,7 @@ pub fn truncation_error(
         )
         && f2.status.converged()
     {
-        return Ok(larger(plain, compare(sol, &f2)));
+        return Ok(first_set(plain, compare(sol, &f2), &finer, &f2));
     }
     Ok(plain)
 }
@@ -244,6 +279,7 @@ pub fn with_tail(sol: &PointSolution, finer: &PointSolution, lower: &PointSoluti
     let amplitude = tail(plain.amplitude, from_lower.amplitude);
     Estimate {
         method: EstimateMethod::RicherWithTail,
+        rate: ratio(plain.amplitude, from_lower.amplitude),
         relative: relative(amplitude, finer.dofs.norm_peak),
         dof_peaks: plain
             .dof_peaks
@@ -257,9 +293,30 @@ pub fn with_tail(sol: &PointSolution, finer: &PointSolution, lower: &PointSoluti
     }
 }
 
-/// The estimate with the larger amplitude change of two.
-pub(crate) fn larger(a: Estimate, b: Estimate) -> Estimate {
-    if b.amplitude > a.amplitude { b } else { a }
+/// The estimate of a first set (no set below) from its changes on `2H + 1` (`plain`, against
+/// `finer`) and on `4H + 3` (`further`, against `f2`): the larger change, with the rate of the
+/// two successive changes `|A(4H + 3) - A(2H + 1)| / |A(2H + 1) - A(H)|`.
+pub(crate) fn first_set(
+    plain: Estimate,
+    further: Estimate,
+    finer: &PointSolution,
+    f2: &PointSolution,
+) -> Estimate {
+    let rate = ratio(
+        (f2.dofs.norm_peak - finer.dofs.norm_peak).abs(),
+        plain.amplitude,
+    );
+    let e = if further.amplitude > plain.amplitude {
+        further
+    } else {
+        plain
+    };
+    Estimate { rate, ..e }
+}
+
+/// `after / before` where `before` is positive and both are finite.
+fn ratio(after: f64, before: f64) -> Option<f64> {
+    (before > 0.0 && after.is_finite() && before.is_finite()).then(|| after / before)
 }
 
 /// `change / |reference|`, 0 where both are 0.
@@ -302,6 +359,7 @@ pub fn from_below(sol: &PointSolution, l1: &PointSolution, l2: &PointSolution) -
         dof_peaks,
         force: (0.5 * e1.force).max(0.25 * e2.force),
         converged: l1.status.converged() && l2.status.converged(),
+        rate: ratio(e1.amplitude, (l1.dofs.norm_peak - l2.dofs.norm_peak).abs()),
     }
 }
 
@@ -342,5 +400,41 @@ pub fn compare(coarse: &PointSolution, fine: &PointSolution) -> Estimate {
         dof_peaks,
         force,
         converged: fine.status.converged(),
+        rate: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn estimate(relative: f64, rate: Option<f64>, compared: &str) -> Estimate {
+        Estimate {
+            method: EstimateMethod::RicherWithTail,
+            set: compared.parse().unwrap(),
+            amplitude: relative,
+            relative,
+            dof_peaks: Vec::new(),
+            force: 0.0,
+            converged: true,
+            rate,
+        }
+    }
+
+    #[test]
+    fn the_set_named_is_the_first_predicted_within_one_per_cent() {
+        let odd3: HarmonicSet = "odd:3".parse().unwrap();
+        let named = |e: &Estimate| suggested(&odd3, e).to_string();
+        // 20 % falling by 0.3 a doubling: 6 %, 1.8 %, 0.54 % on odd:7, odd:15, odd:31.
+        assert_eq!(named(&estimate(0.2, Some(0.3), "odd:7")), "odd:31");
+        // A ratio that fell by chance predicts no faster than H^-3: 2.5 %, then 0.31 %.
+        assert_eq!(named(&estimate(0.2, Some(1e-3), "odd:7")), "odd:15");
+        // Never below the set compared with.
+        assert_eq!(named(&estimate(0.011, Some(0.3), "odd:15")), "odd:15");
+        // No rate, or no convergence: the set compared with, or 2H + 1 for one below.
+        assert_eq!(named(&estimate(0.2, None, "odd:15")), "odd:15");
+        assert_eq!(named(&estimate(0.2, Some(1.5), "odd:1")), "odd:7");
+        // At most four doublings on, even where more would be needed.
+        assert_eq!(named(&estimate(0.9, Some(0.9), "odd:7")), "odd:63");
     }
 }
