@@ -77,6 +77,11 @@ fn a_set_far_too_small_is_flagged_and_auto_fixes_it() {
     let truth = rich["amplitude"].as_f64().unwrap();
     let error = |set: &str| (amplitude(set) - truth).abs() / truth;
     assert!(error("odd:15") < 0.01, "odd:15: {}", error("odd:15"));
+    // From odd:3 the rate comes from the set below (odd:1 -> odd:3 -> odd:7): 11.8 % falling
+    // by 0.14 a doubling names odd:15 too (a rate read upside down would name odd:7).
+    let o = ewr(&["solve", s(&m), "--omega", "1", "--harmonics", "odd:3"]);
+    let err = text(&o).1;
+    assert!(err.contains("--harmonics odd:15"), "{err}");
     assert!(error("odd:7") > 0.01, "odd:7: {}", error("odd:7"));
     assert_ne!(auto["harmonics"], "odd:1");
     assert!(auto["estimate"]["relative"].as_f64().unwrap() <= 0.01);

@@ -470,6 +470,32 @@ fn a_flat_optimum_is_tabled_with_the_friction_bound_from_which_the_mass_sticks()
         // The result file holds the same range as the table.
         assert_eq!(r.optimum_plateau, [from, to], "forcing scale {scale}");
     }
+    // Case files written before the range was recorded have none: a rerun keeps them (no
+    // case is computed again) and tables NaN.
+    let cases = dir.path().join("flat.h5.cases");
+    for e in std::fs::read_dir(&cases).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "h5") {
+            hdf5::File::open_rw(e.path())
+                .unwrap()
+                .unlink("optimum_plateau")
+                .unwrap();
+        }
+    }
+    let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
+    assert!(
+        so.contains("already finished") && so.contains("kept"),
+        "{so}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("flat.csv")).unwrap();
+    for row in csv.lines().skip(1) {
+        let row: Vec<&str> = row.split(',').collect();
+        assert_eq!(
+            (row[col("plateau_from")], row[col("plateau_to")]),
+            ("NaN", "NaN")
+        );
+    }
 }
 
 #[test]

@@ -73,8 +73,9 @@ pub struct Estimate {
     /// Whether the enriched solution converged (otherwise the estimate is only indicative).
     pub converged: bool,
     /// The amplitude's error ratio per doubling of the set, where two successive changes were
-    /// measured (the set below, `sol`, `2H + 1`; or `sol`, `2H + 1`, `4H + 3`): what
-    /// [`suggested`] predicts the richer sets' errors with. `None` for a single change.
+    /// measured (the set below, `sol`, `2H + 1`; `sol`, `2H + 1`, `4H + 3`; or, from below,
+    /// the two sets below and `sol`): what [`suggested`] predicts the richer sets' errors
+    /// with. `None` for a single change.
     pub rate: Option<f64>,
 }
 
@@ -109,10 +110,12 @@ const PREDICTED_DOUBLINGS: usize = 4;
 
 /// The set a warning names for a solution on `set` whose estimate `e` is above [`WARN_ABOVE`]:
 /// where `e` measured a convergence rate `r` below 1, the first set of the doubling sequence
-/// whose predicted error `e r^k` (`r` at least [`PREDICTED_RATE_MIN`]) is within it, at most
-/// four doublings on; never below the set `e` compared with (`2H + 1`, or `4H + 3` where a
-/// first set changed more there), else `2H + 1` (an estimate from below compares with a coarser
-/// set). docs/accuracy.md, "The set a warning names".
+/// whose predicted error `e r^k` (`r` at least [`PREDICTED_RATE_MIN`]) is within it, if one is
+/// within four doublings and `auto`'s largest harmonic; never below the set `e` compared with
+/// (`2H + 1`, or `4H + 3` where a first set changed more there), which is named where no
+/// prediction reaches the tolerance (slow convergence: `--harmonics auto` then decides), else
+/// `2H + 1` (an estimate from below compares with a coarser set). docs/accuracy.md, "The set
+/// a warning names".
 pub fn suggested(set: &HarmonicSet, e: &Estimate) -> HarmonicSet {
     let known = if e.set.h_max() > set.h_max() {
         e.set.clone()
@@ -126,7 +129,7 @@ pub fn suggested(set: &HarmonicSet, e: &Estimate) -> HarmonicSet {
     let (mut next, mut error) = (set.clone(), e.relative);
     for _ in 0..PREDICTED_DOUBLINGS {
         match enriched(&next) {
-            Ok(s) if s.h_max() > next.h_max() => next = s,
+            Ok(s) if s.h_max() > next.h_max() && s.h_max() <= crate::auto::MAX_HARMONIC => next = s,
             _ => break,
         }
         error *= rate;
@@ -134,7 +137,7 @@ pub fn suggested(set: &HarmonicSet, e: &Estimate) -> HarmonicSet {
             break;
         }
     }
-    if next.h_max() > known.h_max() {
+    if error <= WARN_ABOVE && next.h_max() > known.h_max() {
         next
     } else {
         known
@@ -434,7 +437,14 @@ mod tests {
         // No rate, or no convergence: the set compared with, or 2H + 1 for one below.
         assert_eq!(named(&estimate(0.2, None, "odd:15")), "odd:15");
         assert_eq!(named(&estimate(0.2, Some(1.5), "odd:1")), "odd:7");
-        // At most four doublings on, even where more would be needed.
-        assert_eq!(named(&estimate(0.9, Some(0.9), "odd:7")), "odd:63");
+        // Where four doublings are not predicted to reach 1 %, the set compared with.
+        assert_eq!(named(&estimate(0.9, Some(0.9), "odd:7")), "odd:7");
+        // Nor beyond auto's largest set: odd:127 at 20 % falling by 1/8 would need odd:255 and
+        // odd:511 (2.5 %, 0.31 %).
+        let odd127: HarmonicSet = "odd:127".parse().unwrap();
+        assert_eq!(
+            suggested(&odd127, &estimate(0.2, Some(0.1), "odd:255")).to_string(),
+            "odd:255"
+        );
     }
 }

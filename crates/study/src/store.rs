@@ -163,15 +163,14 @@ fn read_case(
         } else {
             f64::NAN
         },
-        optimum_plateau: match g.dataset("optimum_plateau") {
-            // Case files written before the plateau was recorded have none: NaN, not an error,
-            // so that a resume keeps them.
-            Ok(_) if optimized => {
-                let v: Vec<f64> = get_1d(g, "optimum_plateau")?;
-                <[f64; 2]>::try_from(v.as_slice())
-                    .map_err(|_| format!("optimum_plateau has {} values, not 2", v.len()))?
-            }
-            _ => [f64::NAN; 2],
+        // Case files written before the plateau was recorded have none: NaN, not an error,
+        // so that a resume keeps them.
+        optimum_plateau: if optimized && g.link_exists("optimum_plateau") {
+            let v: Vec<f64> = get_1d(g, "optimum_plateau")?;
+            <[f64; 2]>::try_from(v.as_slice())
+                .map_err(|_| format!("optimum_plateau has {} values, not 2", v.len()))?
+        } else {
+            [f64::NAN; 2]
         },
         solves: if optimized { get_i64(g, "solves")? } else { 0 },
         locus_value: locus(g, "locus_value", optimized)?,
@@ -501,7 +500,8 @@ fn csv_field(s: &str) -> String {
 /// Writes the summary table (one row per case) as CSV, atomically: columns `case`, the
 /// swept parameters, `status`, `peak_omega`, `peak_amplitude`, `points`, `unconverged`,
 /// `iterations`, `reason`; for an `[optimize]` study `optimum_<parameter>` after `status`
-/// and `values`, `solves` in place of the curve's counts; with `solver.stability` a last
+/// and `values`, `solves`, `plateau_from`, `plateau_to` in place of the curve's counts; with
+/// `solver.stability` a last
 /// column `peak_stable` (1, 0, -1 not classified).
 pub fn write_summary_csv(
     path: &Path,
