@@ -224,11 +224,11 @@ def test_study_from_a_file_equals_the_command(tmp_path):
         ewr.Study({"model": "tmd.h5", "frequency": {"start": -1.0, "end": 1.2, "step": 0.02}})
 
 
-def test_a_flat_optimum_is_in_the_study_s_cases_and_table(tmp_path):
+def test_a_flat_optimum_is_in_the_study_s_cases_and_table(tmp_path, monkeypatch):
     # oscillator-2d: from mu N = 10 sqrt(2) on the friction contact holds the mass at every
     # instant (closed form), so the optimum is flat from there to the range's end.
     shutil.copy(MODELS / "oscillator-2d.h5", tmp_path / "osc.h5")
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     r = ewr.Study({"model": "osc.h5",
                    "frequency": {"start": 0.2, "end": 2.6, "step": 0.05},
                    "solver": {"harmonics": "odd:15"},

@@ -501,8 +501,7 @@ fn csv_field(s: &str) -> String {
 /// swept parameters, `status`, `peak_omega`, `peak_amplitude`, `points`, `unconverged`,
 /// `iterations`, `reason`; for an `[optimize]` study `optimum_<parameter>` after `status`
 /// and `values`, `solves`, `plateau_from`, `plateau_to` in place of the curve's counts; with
-/// `solver.stability` a last
-/// column `peak_stable` (1, 0, -1 not classified).
+/// `solver.stability` a last column `peak_stable` (1, 0, -1 not classified).
 pub fn write_summary_csv(
     path: &Path,
     info: &StudyInfo,
