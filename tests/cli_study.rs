@@ -448,7 +448,14 @@ fn a_flat_optimum_is_tabled_with_the_friction_bound_from_which_the_mass_sticks()
     .unwrap();
     let out = dir.path().join("flat.h5");
     let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
-    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}\n{se}");
+    // The summary names the range, not only the round-off pick inside it.
+    assert!(
+        so.lines()
+            .any(|l| l.starts_with("optimum: ") && l.contains(", flat from ")),
+        "{so}"
+    );
     let csv = std::fs::read_to_string(dir.path().join("flat.csv")).unwrap();
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();

@@ -87,6 +87,18 @@ pub fn run(a: &StudyArgs) -> Result<(), Failure> {
     }
 }
 
+/// `, flat from A to B` where a case's optimum is flat (`optimum_plateau`): any value of that
+/// range gives the peak within 1 %, and the reported value is only the smallest peak's, a
+/// round-off pick among them (case lines say so in their reason).
+fn flat(r: &CaseResult) -> String {
+    let [lo, hi] = r.optimum_plateau;
+    if lo.is_finite() && hi.is_finite() {
+        format!(", flat from {lo:.6e} to {hi:.6e}")
+    } else {
+        String::new()
+    }
+}
+
 fn case_line(study: &Study, r: &CaseResult) -> String {
     let key = study.key(&study.cases[r.index]);
     match r.status {
@@ -378,7 +390,11 @@ fn finish(info: &StudyInfo, results: &[CaseResult]) -> Result<(), Failure> {
         let at = if b.optimum_value.is_nan() {
             String::new()
         } else {
-            format!(" with the optimised parameter at {}", b.optimum_value)
+            format!(
+                " with the optimised parameter at {}{}",
+                b.optimum_value,
+                flat(b)
+            )
         };
         say!(
             "{mark}: case {} [{}]{at}: peak {:.6e} at w = {:.6}",

@@ -84,6 +84,24 @@ pub(crate) fn fixed(settings: &PointSettings, set: &HarmonicSet) -> PointSetting
     }
 }
 
+/// Residual tolerance (scaled, as `NewtonOptions::tol_residual`) of the solves that only judge
+/// another solution at the default 1 %: `auto`'s sets below a set, its `2H + 1` and `4H + 3`,
+/// and the re-solves of [`crate::truncation_error`]. Their amplitudes are compared at that
+/// level, and 1e-6 moves them by far less than the run's 1e-9 or 1e-10 costs in iterations; a
+/// finer `auto:TOL` scales it in proportion. A richer set `auto` takes as the point's own is
+/// first polished to the run's tolerance. docs/accuracy.md, "Checks to a looser tolerance".
+pub const CHECK_TOLERANCE: f64 = 1e-6;
+
+/// `settings` for a solve that only judges another solution's amplitudes to the relative
+/// tolerance `tol`: solved to [`CHECK_TOLERANCE`] `* tol / 1 %`, or to their own tolerance
+/// where that is looser.
+pub(crate) fn judging(settings: &PointSettings, tol: f64) -> PointSettings {
+    let mut s = settings.clone();
+    let judge = CHECK_TOLERANCE * (tol / DEFAULT_TOL).min(1.0);
+    s.newton.tol_residual = s.newton.tol_residual.max(judge);
+    s
+}
+
 /// From this highest harmonic on, a set is checked from below ([`from_below`]: the two sets
 /// below it solved again) instead of on `2H + 1`, which costs 4-8 times a solve on the set
 /// itself there (docs/accuracy.md, "A check from below").
@@ -114,6 +132,7 @@ pub(crate) fn refine(
         rec,
         params,
         settings,
+        tol,
         solved: Vec::new(),
         iterations: sol.iterations,
         krylov: sol.krylov_iterations,
@@ -156,6 +175,11 @@ pub(crate) fn refine(
             sol.estimate = Some(estimate);
             return Ok(point.done(sol));
         }
+        let finer = point.adopt(finer, &sol)?;
+        if !finer.status.converged() {
+            sol.estimate = Some(estimate);
+            return Ok(point.done(sol));
+        }
         point.solved.push(std::mem::replace(&mut sol, finer));
     }
 }
@@ -167,6 +191,8 @@ struct Point<'a> {
     rec: &'a Receptance,
     params: &'a ContactParams,
     settings: &'a PointSettings,
+    /// The relative tolerance the sets are judged to.
+    tol: f64,
     solved: Vec<PointSolution>,
     iterations: usize,
     krylov: usize,
@@ -192,12 +218,38 @@ impl Point<'_> {
             return Ok(i);
         }
         let start = Some((&from.set, from.friction.as_slice()));
-        let settings = fixed(self.settings, set);
+        let settings = judging(&fixed(self.settings, set), self.tol);
         let s = solve_point_holding(self.rec, self.params, from.omega, &settings, start, start)?;
         self.iterations += s.iterations;
         self.krylov += s.krylov_iterations;
         self.solved.push(s);
         Ok(self.solved.len() - 1)
+    }
+
+    /// `judged` (a judging solve on a richer set, [`judging`]) polished to the run's own
+    /// tolerance from its own coefficients, holding at `current`, the solution it replaces: the
+    /// judging solve held there too, or, for a `4H + 3` solved from the judged `2H + 1`, at
+    /// that one, which `current` is polished from.
+    fn adopt(
+        &mut self,
+        judged: PointSolution,
+        current: &PointSolution,
+    ) -> Result<PointSolution, SolveError> {
+        let settings = fixed(self.settings, &judged.set);
+        if settings.newton.tol_residual >= judging(&settings, self.tol).newton.tol_residual {
+            return Ok(judged);
+        }
+        let s = solve_point_holding(
+            self.rec,
+            self.params,
+            judged.omega,
+            &settings,
+            Some((&judged.set, judged.friction.as_slice())),
+            Some((&current.set, current.friction.as_slice())),
+        )?;
+        self.iterations += s.iterations;
+        self.krylov += s.krylov_iterations;
+        Ok(s)
     }
 
     /// The solution on `set` (solved from `from` where this point has none), out of `solved`.
