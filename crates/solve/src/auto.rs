@@ -97,9 +97,13 @@ pub const CHECK_TOLERANCE: f64 = 1e-6;
 /// where that is looser.
 pub(crate) fn judging(settings: &PointSettings, tol: f64) -> PointSettings {
     let mut s = settings.clone();
-    let judge = CHECK_TOLERANCE * (tol / DEFAULT_TOL).min(1.0);
-    s.newton.tol_residual = s.newton.tol_residual.max(judge);
+    s.newton.tol_residual = s.newton.tol_residual.max(judging_residual(tol));
     s
+}
+
+/// The residual tolerance of a solve judging amplitudes to the relative tolerance `tol`.
+fn judging_residual(tol: f64) -> f64 {
+    CHECK_TOLERANCE * (tol / DEFAULT_TOL).min(1.0)
 }
 
 /// From this highest harmonic on, a set is checked from below ([`from_below`]: the two sets
@@ -236,7 +240,7 @@ impl Point<'_> {
         current: &PointSolution,
     ) -> Result<PointSolution, SolveError> {
         let settings = fixed(self.settings, &judged.set);
-        if settings.newton.tol_residual >= judging(&settings, self.tol).newton.tol_residual {
+        if settings.newton.tol_residual >= judging_residual(self.tol) {
             return Ok(judged);
         }
         let s = solve_point_holding(
