@@ -44,9 +44,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use ewr_fft::{Complex, ComplexToReal, RealToComplex};
 use faer::Mat;
-use realfft::num_complex::Complex;
-use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
 /// Largest harmonic accepted by [`HarmonicSet`] constructors (guards against absurd inputs
 /// such as `all:99999999999`, which would otherwise try to allocate terabytes).
@@ -506,13 +505,6 @@ pub fn default_samples(set: &HarmonicSet) -> usize {
     (8 * (set.h_max() + 1)).max(64).next_power_of_two()
 }
 
-thread_local! {
-    /// This thread's FFT planner: it keeps every plan it made, so a sampler of a length seen
-    /// before reuses the plan (and its twiddles) instead of computing it again.
-    static PLANNER: std::cell::RefCell<RealFftPlanner<f64>> =
-        std::cell::RefCell::new(RealFftPlanner::new());
-}
-
 /// Synthesis (coefficients -> samples) and projection (samples -> coefficients) for one
 /// [`HarmonicSet`] on a grid of `n_samples` instants, with planned real FFTs and owned
 /// scratch so that no call allocates. Also computes Galerkin matrices (see
@@ -560,13 +552,7 @@ impl FourierSampler {
         }
         // Plans are cached per thread: a frequency sweep builds several samplers per point
         // (one per residual, one for the peaks), and planning recomputes every twiddle.
-        let (forward, inverse) = PLANNER.with(|p| {
-            let mut planner = p.borrow_mut();
-            (
-                planner.plan_fft_forward(n_samples),
-                planner.plan_fft_inverse(n_samples),
-            )
-        });
+        let (forward, inverse) = ewr_fft::plan_real(n_samples);
         let scratch_len = forward.get_scratch_len().max(inverse.get_scratch_len());
         let n_sums = 2 * set.h_max() + 1;
         let n_coeffs = set.n_coeffs();

@@ -33,9 +33,9 @@
 //!   uses the same sampled quadrature, so the Jacobian is the exact derivative of the discrete
 //!   residual regardless.
 
+use ewr_fft::Complex;
 use faer::prelude::ReborrowMut;
 use faer::{Mat, MatMut, MatRef};
-use realfft::num_complex::Complex;
 
 use crate::fourier::{FourierError, FourierSampler, HarmonicSet, check_len};
 
