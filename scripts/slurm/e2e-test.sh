@@ -7,14 +7,18 @@
 #
 #   bash scripts/slurm/e2e-test.sh          # as root, or with passwordless sudo
 #
-# Uses target/release/ewr (built first). Takes about a minute on 2 cores (plus ~15 s for
+# Uses $EWR if set (CI passes the binary its test build made), else target/release/ewr (built
+# first). Takes about a minute on 2 cores (plus ~15 s for
 # the packages the first time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 export PATH="$PATH:/usr/sbin:/sbin"
-cargo build --release -q -p ewr-cli
-export EWR="$root/target/release/ewr"
+if [ -z "${EWR:-}" ]; then
+    cargo build --release -q -p ewr-cli
+    EWR="$root/target/release/ewr"
+fi
+export EWR
 
 work=$(mktemp -d /tmp/ewr-slurm-e2e.XXXXXX)
 chmod 755 "$work"
