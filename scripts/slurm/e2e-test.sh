@@ -8,8 +8,7 @@
 #   bash scripts/slurm/e2e-test.sh          # as root, or with passwordless sudo
 #
 # Uses $EWR if set (CI passes the binary its test build made), else target/release/ewr (built
-# first). Takes about a minute on 2 cores (plus ~15 s for
-# the packages the first time).
+# first). Takes about a minute on 2 cores (plus ~15 s for the packages the first time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)

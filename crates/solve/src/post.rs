@@ -126,7 +126,8 @@ pub fn summarise(
             // shortest feature the series resolves) from the nearest stick or separation
             // sample: the series rings there.
             let guard = nt.div_ceil(2 * h_max.max(1));
-            let stops: Vec<bool> = (0..nt).map(|i| stuck[i] || separated(i)).collect();
+            let open: Vec<bool> = (0..nt).map(separated).collect();
+            let stops: Vec<bool> = stuck.iter().zip(&open).map(|(&s, &o)| s || o).collect();
             let near_stop = any_within(&stops, guard);
             // A contact stuck all period moves at rounding noise only, whose direction means
             // nothing: the speed must be visible on the law's own scale (rho v against the
@@ -150,7 +151,6 @@ pub fn summarise(
                     violation = violation.max(off / scale);
                 }
             }
-            let open: Vec<bool> = (0..nt).map(separated).collect();
             ContactSummary {
                 separation_intervals: intervals(&open, dt),
                 normal_force_range: normal.map(|(nh, _)| {
@@ -203,8 +203,6 @@ pub fn sigma_smoothed(signals: &[f64], nt: usize, h_max: usize) -> Option<Vec<f6
     Some(out)
 }
 
-/// Joins consecutive intervals (sorted, possibly one wrapping past `period`) whose gap is
-/// shorter than `min_gap`.
 /// For each sample `j` of a periodic sequence, whether any of `flags[j - guard ..= j + guard]`
 /// (indices modulo its length) is set. Linear in the length through a prefix count: the guard
 /// is `N_t / (2 h_max)`, so a window scan per sample cost `N_t^2 / h_max`, which at odd:1 on
@@ -229,6 +227,8 @@ fn any_within(flags: &[bool], guard: usize) -> Vec<bool> {
         .collect()
 }
 
+/// Joins consecutive intervals (sorted, possibly one wrapping past `period`) whose gap is
+/// shorter than `min_gap`.
 fn join_short_gaps(iv: Vec<[f64; 2]>, min_gap: f64, period: f64) -> Vec<[f64; 2]> {
     let mut out: Vec<[f64; 2]> = Vec::with_capacity(iv.len());
     for i in iv {
