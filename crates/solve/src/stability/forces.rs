@@ -22,8 +22,10 @@ use rayon::prelude::*;
 
 /// Right-hand sides up to which a solve runs its kernels on one thread: Arnoldi's one vector
 /// a step, where faer's fork-join over a few hundred rows costs more than it saves. Their
-/// independent blocks (harmonics) run side by side instead.
-pub(super) const NARROW: usize = 8;
+/// independent blocks (harmonics) run side by side instead. Block Arnoldi's eight vectors a
+/// step are wide enough to split: on the 100-contact 3-D sector their solves took 2.3 s a
+/// point on two threads against 4.1 s on one (docs/performance.md).
+pub(super) const NARROW: usize = 4;
 
 /// The kernels' parallelism for `r` right-hand sides.
 pub(super) fn par_for(r: usize) -> Par {
