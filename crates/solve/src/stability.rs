@@ -1749,7 +1749,13 @@ impl Pencil {
             let s: Vec<c64> = (0..m).map(|k| evd.S()[k]).collect();
             (s, Some(evd.U().to_owned()))
         } else {
-            (hm.to_owned().eigenvalues().map_err(fail)?, None)
+            let own = (m <= hessenberg::HQR_UP_TO)
+                .then(|| hessenberg::eigenvalues(hm))
+                .flatten();
+            match own {
+                Some(s) => (s, None),
+                None => (hm.to_owned().eigenvalues().map_err(fail)?, None),
+            }
         };
         let theta_max = s.iter().map(|z| z.norm()).fold(0.0, f64::max);
         let mut order: Vec<usize> = (0..m)
