@@ -1739,9 +1739,10 @@ impl Pencil {
         let next = h.submatrix(m, m - block, block, block);
         let hm = h.submatrix(0, 0, m, m);
         let fail = |e: faer::linalg::evd::EvdError| StabilityError::Numerical(format!("{e:?}"));
-        // One vector a step (small pencils, m up to a few hundred): the eigenvalues alone,
-        // then the eigenvectors of those the test reads, nearest the shift first, until one
-        // has not converged (`hessenberg`). In blocks (large pencils) the test reads hundreds
+        // One vector a step (small pencils, m up to a few hundred): the eigenvalues alone (up
+        // to `HQR_UP_TO` rows by `hessenberg::eigenvalues`, else or where it gives up by
+        // faer's), then the eigenvectors of those the test reads, nearest the shift first,
+        // until one has not converged (`hessenberg::eigenvector`). In blocks (large pencils) the test reads hundreds
         // of eigenvectors (306 at m = 688 on the 100-contact 3-D sector), and inverse
         // iteration's `O(b m^2)` each adds up to twice the full eigendecomposition's cost.
         let (s, full) = if block > 1 {

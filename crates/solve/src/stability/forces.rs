@@ -23,8 +23,8 @@ use rayon::prelude::*;
 /// Right-hand sides up to which a solve runs its kernels on one thread: Arnoldi's one vector
 /// a step, where faer's fork-join over a few hundred rows costs more than it saves. Their
 /// independent blocks (harmonics) run side by side instead. Block Arnoldi's eight vectors a
-/// step are wide enough to split: on the 100-contact 3-D sector their solves took 2.3 s a
-/// point on two threads against 4.1 s on one (docs/performance.md).
+/// step are wide enough to split: on the 100-contact 3-D sector a step's solve took about 27 ms
+/// on two threads against 47 ms on one (docs/stability.md, section 2).
 pub(super) const NARROW: usize = 4;
 
 /// The kernels' parallelism for `r` right-hand sides.

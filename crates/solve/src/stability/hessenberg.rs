@@ -1,10 +1,13 @@
-//! Eigenvalues and eigenvectors of Arnoldi's projected matrix.
+//! Eigenvalues and eigenvectors of Arnoldi's projected matrix, for one vector a step.
 //!
-//! The Ritz test needs the eigenvalues of the `m x m` block upper Hessenberg `H` and the
+//! The Ritz test needs the eigenvalues of the `m x m` upper Hessenberg `H` and the
 //! eigenvectors of only those nearest the shift, until one fails to converge (docs/stability.md,
-//! "Ritz values"). A full eigendecomposition accumulates the Schur vectors and back-substitutes
-//! every eigenvector, `O(m^3)` several times over; inverse iteration on `H - theta I`, whose
-//! lower bandwidth is the block size `b`, costs `O(b m^2)` for each eigenvector asked for.
+//! "Ritz values"). On the small pencils that is tens of vectors: inverse iteration on
+//! `H - theta I` costs `O(m^2)` for each, where a full eigendecomposition accumulates the Schur
+//! vectors and back-substitutes every eigenvector. Block Arnoldi (large pencils, hundreds of
+//! vectors read) takes them all from faer's eigendecomposition instead (`Pencil::ritz`).
+//! [`eigenvector`] also takes a block Hessenberg `H` (lower bandwidth `b`, `O(b m^2)`);
+//! [`eigenvalues`] needs `b = 1`.
 
 use faer::{MatRef, c64};
 
@@ -99,11 +102,11 @@ pub(super) fn eigenvector(
 /// block only. Arnoldi's one-vector checks at `m` of 60 and 90 took 2 and 5-6 ms with faer's;
 /// this takes about half (random Hessenberg matrices; slower than faer's blocked QR from
 /// about 200 rows, which is why [`HQR_UP_TO`] bounds its use). `None` where an eigenvalue
-/// needs more than 30 sweeps (the caller falls back to faer).
+/// needs more than 30 sweeps or one is not finite (the caller falls back to faer).
 ///
 /// The classical formulation (EISPACK's `hqr`): deflate where a subdiagonal entry is
 /// negligible next to its diagonal neighbours, take a 1 x 1 or 2 x 2 block off the bottom,
-/// else one double-shift sweep on the active window (Wilkinson's exceptional shifts after 10
+/// else one double-shift sweep on the active window (EISPACK's exceptional shifts after 10
 /// and 20 sweeps).
 pub(super) fn eigenvalues(h: MatRef<'_, f64>) -> Option<Vec<c64>> {
     let n = h.nrows();
