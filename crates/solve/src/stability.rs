@@ -1742,9 +1742,10 @@ impl Pencil {
         // One vector a step (small pencils, m up to a few hundred): the eigenvalues alone (up
         // to `HQR_UP_TO` rows by `hessenberg::eigenvalues`, else or where it gives up by
         // faer's), then the eigenvectors of those the test reads, nearest the shift first,
-        // until one has not converged (`hessenberg::eigenvector`). In blocks (large pencils) the test reads hundreds
-        // of eigenvectors (306 at m = 688 on the 100-contact 3-D sector), and inverse
-        // iteration's `O(b m^2)` each adds up to twice the full eigendecomposition's cost.
+        // until one has not converged (`hessenberg::eigenvector`). In blocks (large pencils)
+        // the test reads hundreds of eigenvectors (306 at m = 688 on the 100-contact 3-D
+        // sector), and inverse iteration's `O(b m^2)` each adds up to twice the full
+        // eigendecomposition's cost.
         let (s, full) = if block > 1 {
             let evd = hm.to_owned().eigen().map_err(fail)?;
             let s: Vec<c64> = (0..m).map(|k| evd.S()[k]).collect();
