@@ -676,20 +676,31 @@ fn secant(w: f64, (w1, x1): (f64, &[f64]), (w0, x0): (f64, &[f64])) -> Vec<f64> 
 }
 
 /// Grid points ahead of a point that cannot be reached where a cold start (the harmonic ramp
-/// from zero force) is tried besides the 1st, 2nd, 4th, ... and the band's end.
+/// from zero force) is tried besides the 1st, 2nd, 4th, ... (the points between 1 and 16 steps
+/// ahead).
 const FAR_SIDE_PROBES: usize = 16;
+
+/// How far the search for a branch's far side looks in grid steps, past the band's end where
+/// the band is shorter: the probes must not depend on where the band ends, or a sweep that
+/// ends inside the gap gives up points that a longer one fills (the CalculiX area contact,
+/// 4400..5240 against 4400..6160: the gap after its fold at 5150.5 is bridged by a cold start
+/// at 5280 and not before; single-contact-3d at 6.3..6.9 against 6.3..7.5 likewise).
+const FAR_SIDE_REACH: usize = 64;
 
 /// The frequencies from `failed` (not reached from the last converged point, most often where
 /// the branch ended at a fold) to the first point ahead that a cold start reaches: cold starts
-/// at the 1st, 2nd, 4th, ... point of the sweep's grid (`omega_start + k step`) ahead, then at
-/// the grid points between (up to [`FAR_SIDE_PROBES`]), then at the band's end; the first that
-/// converges is swept back over the grid points to `failed`, each point started from its
-/// neighbour: the branch a
+/// at the 1st, 2nd, 4th, ... 16th point of the sweep's grid (`omega_start + k step`) ahead,
+/// then at the grid points between, then at the 32nd, 64th, ... up to [`FAR_SIDE_REACH`] or
+/// the band's end, whichever is further; the first that converges is swept back over the grid
+/// points to `failed`, each point started from its neighbour: the branch a
 /// continuation from above follows, and where a stepped sine lands after the fold on
-/// single-contact-3d (docs/accuracy.md, "A sweep past the end of its branch").
+/// single-contact-3d (docs/accuracy.md, "A sweep past the end of its branch"). The probes do
+/// not depend on the band's end: those past it (never at or below zero frequency) are only
+/// stepping stones of the way back and are not returned.
 /// Returned in sweep order, the last converged; a point of the way back that does not converge ends it
 /// there and stays as computed (the first entry is `failed` itself where the way back did not
-/// reach it). `None` where no cold start ahead converges.
+/// reach it). `None` where no cold start ahead converges, or where only points past the band's
+/// end did.
 fn from_far_side(
     rec: &Receptance,
     params: &ContactParams,
@@ -707,29 +718,40 @@ fn from_far_side(
         return Ok(None);
     }
     // The grid points ahead, `first + (k - 1) step` (`failed` was reached by halved steps
-    // and is seldom one of them): the 1st, 2nd, 4th, ... (long gaps cheaply), then those
-    // skipped (a cold start's success is erratic near a fold), then the band's end.
+    // and is seldom one of them): `grid` of them inside the band, `span` searched.
     let first = (grid_after(s, dir, w0) - w0) * dir;
+    let at = |k: usize| first + (k - 1) as f64 * step;
     let grid = if room + 1e-9 * step >= first {
         ((room - first) / step + 1e-9).floor() as usize + 1
     } else {
         0
     };
-    let at = |k: usize| first + (k - 1) as f64 * step;
+    // Downward, the search stops short of zero frequency.
+    let positive = |k: usize| (w0 + dir * at(k)) * w0.signum() > 1e-9 * step;
+    let span = (1..=grid.max(FAR_SIDE_REACH))
+        .take_while(|&k| k <= grid || positive(k))
+        .last()
+        .unwrap_or(0);
+    let in_band = |d: f64| d <= room + 1e-9 * step;
+    // The 1st, 2nd, 4th, ... (long gaps cheaply) up to 16, those between (a cold start's
+    // success is erratic near a fold), then the 32nd, 64th, ...; where the band's end lies
+    // short of the next grid point, it is probed first.
+    let powers = |lo: usize, hi: usize| {
+        std::iter::successors(Some(1usize), |k| k.checked_mul(2))
+            .take_while(move |&k| k <= hi)
+            .filter(move |&k| k >= lo)
+    };
     let mut ahead: Vec<f64> = Vec::new();
-    let mut k = 1usize;
-    while k <= grid {
-        ahead.push(at(k));
-        k *= 2;
+    if grid == 0 {
+        ahead.push(room);
     }
+    ahead.extend(powers(1, span.min(FAR_SIDE_PROBES)).map(at));
     ahead.extend(
-        (1..=grid.min(FAR_SIDE_PROBES))
+        (1..=span.min(FAR_SIDE_PROBES))
             .filter(|j| !j.is_power_of_two())
             .map(at),
     );
-    if grid == 0 || room - at(grid) > 1e-9 * step {
-        ahead.push(room);
-    }
+    ahead.extend(powers(FAR_SIDE_PROBES + 1, span).map(at));
     let mut far = None;
     for d in ahead {
         if stop() {
@@ -746,7 +768,7 @@ fn from_far_side(
     };
     // Back to `failed` over the grid points before the far point, then `failed` itself.
     let mut way: Vec<f64> = vec![0.0];
-    way.extend((1..=grid).map(at).take_while(|d| *d < ahead - 1e-9 * step));
+    way.extend((1..=span).map(at).take_while(|d| *d < ahead - 1e-9 * step));
     let n_back = way.len();
     let mut back: Vec<PointSolution> = Vec::new();
     for &d in way.iter().rev() {
@@ -804,6 +826,11 @@ fn from_far_side(
     }
     out.extend(back.into_iter().rev());
     out.push(far);
+    // Points past the band's end were stepping stones.
+    out.retain(|p| in_band((p.omega - w0) * dir));
+    if !out.iter().any(|p| p.status.converged()) {
+        return Ok(None);
+    }
     Ok(Some(out))
 }
 

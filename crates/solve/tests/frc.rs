@@ -289,6 +289,24 @@ fn a_sweep_past_the_end_of_its_branch_finds_the_branch_from_the_far_side() {
         up.windows(2)
             .all(|w| w[1].solution.omega > w[0].solution.omega)
     );
+    // A band that ends at 6.9, inside the gap, gives its points as the longer band does: the
+    // search looks past the band's end (it used to search only inside the band, and gave up
+    // the last ten points).
+    let short = sweep(6.3, 6.9, 0.05);
+    assert!((short.last().unwrap().solution.omega - 6.9).abs() < 1e-9);
+    let mut past_fold = 0;
+    for p in &short {
+        let (w, a) = (p.solution.omega, p.solution.dofs.norm_peak);
+        assert!(p.solution.status.converged(), "w = {w} not converged");
+        let q = up
+            .iter()
+            .find(|q| (q.solution.omega - w).abs() < 1e-9)
+            .unwrap_or_else(|| panic!("w = {w} is not a point of the longer band"));
+        let b = q.solution.dofs.norm_peak;
+        assert!((a - b).abs() <= 1e-9 * b, "w = {w}: {a} against {b}");
+        past_fold += usize::from(w > 6.49);
+    }
+    assert!(past_fold >= 9, "{past_fold}");
     let down = sweep(8.0, 6.45, 0.005);
     assert!(down.iter().all(|p| p.solution.status.converged()));
     // The upper branch's end jumps down onto the other branch.
