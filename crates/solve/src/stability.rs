@@ -1695,7 +1695,7 @@ impl Pencil {
             let m = j;
             if invariant || m >= checkpoint || m == m_max {
                 let complete = invariant || (m == full && !deflated);
-                if let Some(found) = self.ritz(sigma, (&v, &h), m, block, need, complete)? {
+                if let Some(found) = Self::ritz(sigma, (&v, &h), m, block, need, complete)? {
                     return Ok(Some(found));
                 }
                 if m == m_max {
@@ -1724,7 +1724,6 @@ impl Pencil {
     /// `sigma` (and at least one) has converged, all of them when the space is `complete`.
     #[allow(clippy::type_complexity)]
     fn ritz(
-        &self,
         sigma: f64,
         (v, h): (&Mat<f64>, &Mat<f64>),
         m: usize,
@@ -1769,13 +1768,17 @@ impl Pencil {
         let mut ys: Vec<Vec<c64>> = Vec::new();
         let mut work = Vec::new();
         let mut covered = false;
+        // Whether the last kept vector was a pair's second member: a pair that occurs twice
+        // (theta, conj, theta, conj) must not give its third member the first one's vector.
+        let mut paired = false;
         for &k in &order {
             // A conjugate pair's second member has the conjugate eigenvector.
-            let y = match (keep.last(), ys.last(), &full) {
-                (Some(&last), Some(prev), _) if s[last] == s[k].conj() && s[k].im != 0.0 => {
-                    prev.iter().map(|z| z.conj()).collect()
-                }
-                (_, _, Some(u)) => {
+            let pairs = !paired
+                && s[k].im != 0.0
+                && keep.last().is_some_and(|&last| s[last] == s[k].conj());
+            let y = match (ys.last(), &full) {
+                (Some(prev), _) if pairs => prev.iter().map(|z| z.conj()).collect(),
+                (_, Some(u)) => {
                     let norm = u.col(k).norm_l2().max(f64::MIN_POSITIVE);
                     u.col(k).iter().map(|z| z / norm).collect()
                 }
@@ -1800,6 +1803,7 @@ impl Pencil {
             }
             keep.push(k);
             ys.push(y);
+            paired = pairs;
         }
         if !(complete || covered) || keep.is_empty() {
             return Ok(None);
@@ -2008,6 +2012,39 @@ fn scatter_rows(mut dst: MatMut<'_, f64>, idx: &[usize], offset: usize, src: Mat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_conjugate_pair_found_twice_gets_independent_ritz_vectors() {
+        // H = diag(R, R), R a rotation-dilation: each of 0.3 +- 0.4i is a double eigenvalue
+        // with two independent eigenvectors, met in the order theta, conj, theta, conj. The
+        // shortcut that gives a pair's second member the conjugate vector must not give the
+        // third member the first one's.
+        let (a, b) = (0.3, 0.4);
+        let (m, block) = (4, 2);
+        let h = Mat::from_fn(m + block, m, |i, j| match (i, j) {
+            (0, 0) | (1, 1) | (2, 2) | (3, 3) => a,
+            (0, 1) | (2, 3) => -b,
+            (1, 0) | (3, 2) => b,
+            _ => 0.0,
+        });
+        let v = Mat::<f64>::identity(m, m);
+        let sigma = 0.1;
+        let (lambdas, vectors) = Pencil::ritz(sigma, (&v, &h), m, block, 0.0, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(lambdas.len(), 4);
+        let hc = Mat::from_fn(m, m, |i, j| c64::new(h[(i, j)], 0.0));
+        for (k, lambda) in lambdas.iter().enumerate() {
+            let theta = (lambda - c64::new(sigma, 0.0)).inv();
+            let y = vectors.col(k);
+            let r = &hc * y - y * faer::Scale(theta);
+            assert!(r.norm_l2() < 1e-12 * y.norm_l2(), "{k}: {}", r.norm_l2());
+        }
+        // Independent: the smallest singular value of the four vectors is not zero.
+        let sv = vectors.singular_values().unwrap();
+        let smallest = sv.iter().copied().fold(f64::INFINITY, f64::min);
+        assert!(smallest > 1e-6, "{sv:?}");
+    }
 
     /// A reproducible sequence in `[-0.5, 0.5)`.
     fn noise(seed: u64) -> impl FnMut() -> f64 {
