@@ -66,23 +66,8 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             ewr_solve::MAX_POINTS
         )));
     }
-    if a.common.law != "exact" {
-        return Err(Failure::input(format!(
-            "--law {}: nonlinear modes use the exact friction law",
-            a.common.law
-        )));
-    }
-    if a.common.harmonics.trim_start().starts_with("auto") {
-        return Err(Failure::input(
-            "--harmonics auto: nonlinear modes take a fixed set (e.g. odd:31, all:15)",
-        ));
-    }
-    if a.common.amplitude != "max" {
-        return Err(Failure::input(
-            "--amplitude is the measure of forced responses; a nonlinear mode's amplitude is \
-             its modal amplitude sqrt(Q1^H M Q1)",
-        ));
-    }
+    ewr_solve::nonlinear_mode::check_options(&a.common.options(a.mu_n))
+        .map_err(|e| Failure::input(e.render(ewr_solve::setup::Spelling::Cli)))?;
     crate::probe::readable(crate::probe::Kind::Model, &a.common.model)?;
     let setup = setup(&a.common, a.mu_n)?;
     let _claims = crate::args::prepare_outputs(
@@ -132,18 +117,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
     };
     let failed = points.iter().filter(|p| !p.converged).count();
     let synthesis = ewr_solve::nonlinear_mode::synthesise(&setup.model, &points);
-    let forced: Vec<usize> = {
-        let mut d: Vec<usize> = setup
-            .model
-            .forcing
-            .iter()
-            .filter(|t| t.harmonic == 1)
-            .map(|t| t.dof)
-            .collect();
-        d.sort_unstable();
-        d.dedup();
-        d
-    };
+    let forced = ewr_solve::nonlinear_mode::forced_dofs(&setup.model);
     if let Some(p) = &a.output {
         ewr_results::modes::write_modes_h5(
             p,
@@ -158,67 +132,35 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         ewr_results::modes::write_modes_csv(p, &points).map_err(Failure::work)?;
     }
     // The forced response swept through the synthesised resonance (--frc).
-    let frc_curve: Vec<(f64, f64)> = match (a.frc, &synthesis.peak, forced.first()) {
-        (true, Some((_, wp, _)), Some(&dof)) => {
-            let zeta = points
-                .iter()
-                .filter(|p| p.converged)
-                .min_by(|x, y| (x.omega - wp).abs().total_cmp(&(y.omega - wp).abs()))
-                .map_or(0.01, |p| p.damping_ratio.max(1e-4));
-            sweep_forced(
-                &setup,
-                dof,
-                (wp * (1.0 - 8.0 * zeta), wp * (1.0 + 8.0 * zeta)),
-            )?
-        }
-        (true, _, _) => {
+    let resonates = synthesis.peak.is_some() && !forced.is_empty();
+    let frc_curve: Vec<(f64, f64)> = if a.frc && resonates {
+        let rec = setup
+            .receptance()
+            .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
+        let swept =
+            ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &points, &synthesis, &mut || {
+                !crate::interrupt::requested()
+            })
+            .map_err(|e| Failure::work(format!("--frc: {e}")))?;
+        swept.map(|s| s.curve).unwrap_or_default()
+    } else {
+        if a.frc {
             say_err!(
                 "warning: --frc: no synthesised resonance (or no forcing at harmonic 1) to sweep \
                  through"
             );
-            Vec::new()
         }
-        _ => Vec::new(),
+        Vec::new()
     };
     let frc_peak = frc_curve.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1));
     if let Some(p) = &a.plot {
-        let title = format!(
-            "{}: nonlinear mode {} (EPMC, exact friction)",
-            setup
-                .model
-                .title
-                .as_deref()
-                .map_or("model", |t| t.split(':').next().unwrap_or(t)),
-            a.mode
+        let title = ewr_results::figures::backbone_title(&setup.model, a.mode);
+        let panel = ewr_results::figures::ResponsePanel::of_mode(
+            &setup.model,
+            &points,
+            &synthesis,
+            frc_curve.clone(),
         );
-        let panel = match forced.first() {
-            // The first forced DOF's first harmonic, where frc's response is comparable.
-            Some(&dof) => ewr_results::figures::ResponsePanel {
-                label: format!("|first harmonic| of DOF {dof} (forced)"),
-                backbone: points
-                    .iter()
-                    .filter(|p| p.converged)
-                    .map(|p| (p.omega, p.shape[dof].norm()))
-                    .collect(),
-                synthesis: synthesis
-                    .curve
-                    .iter()
-                    .zip(&synthesis.curve_dofs)
-                    .map(|(c, d)| (c.0, d[dof]))
-                    .collect(),
-                frc: frc_curve.clone(),
-            },
-            None => ewr_results::figures::ResponsePanel {
-                label: "modal amplitude".into(),
-                backbone: points
-                    .iter()
-                    .filter(|p| p.converged)
-                    .map(|p| (p.omega, p.amplitude))
-                    .collect(),
-                synthesis: synthesis.curve.clone(),
-                frc: Vec::new(),
-            },
-        };
         ewr_results::figures::backbone(p, &title, &points, &panel).map_err(Failure::work)?;
     }
     if a.json {
@@ -302,41 +244,4 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
-}
-
-/// The forced response's first harmonic at `dof` over `band` (300 fixed steps, sequential,
-/// the run's own settings): `(w, |Q_1[dof]|)` of the converged points.
-fn sweep_forced(
-    setup: &ewr_solve::Setup,
-    dof: usize,
-    (w0, w1): (f64, f64),
-) -> Result<Vec<(f64, f64)>, Failure> {
-    let rec = setup
-        .receptance()
-        .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
-    let mut point = setup.point.clone();
-    point.monitor = vec![dof];
-    point.amplitude = ewr_solve::Amplitude::H1;
-    let step = (w1 - w0) / 300.0;
-    let f = ewr_solve::FrcSettings {
-        omega_start: w0.max(step),
-        omega_end: w1,
-        step,
-        min_step: step / 64.0,
-        max_step: step,
-        method: ewr_solve::Continuation::Sequential,
-        point,
-        max_points: 1000,
-        adaptive: None,
-        keep_histories: false,
-    };
-    let pts = ewr_solve::frc(&rec, &setup.params(), &f, &mut |_| {
-        !crate::interrupt::requested()
-    })
-    .map_err(|e| Failure::work(format!("--frc: {e}")))?;
-    Ok(pts
-        .iter()
-        .filter(|p| p.solution.status.converged())
-        .map(|p| (p.solution.omega, p.solution.dofs.peak[0]))
-        .collect())
 }

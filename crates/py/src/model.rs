@@ -896,11 +896,18 @@ impl PyModel {
     /// "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
     /// fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
     /// harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
-    /// docs/results-format.md) and ``"synthesis_peak"``
+    /// docs/results-format.md), ``"synthesis_peak"``
     /// (``(modal amplitude, omega, |Q1| per DOF)`` of the model's forcing synthesised from
-    /// the mode, or ``None``).
+    /// the mode, or ``None``) and ``"frc"``: with ``frc=True`` the forced response swept
+    /// through that resonance (``ewr modes --frc``), ``(omega, |Q1|)`` rows at the first
+    /// forced DOF ``"frc_dof"``, else ``None``. ``output``, ``csv`` and ``plot`` write the
+    /// files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
+    /// a dense receptance and dense Newton steps whatever the solver keywords say; they apply
+    /// to the forced sweep. Warns where an amplitude did not converge.
     #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:59",
-        mu_n=None, samples=None, tol=None, max_iter=200))]
+        mu_n=None, rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
+        dofs=None, receptance="auto", linear="auto", preconditioner="two-level",
+        amplitude="max", engine_order=None, output=None, csv=None, plot=None, frc=false))]
     #[allow(clippy::too_many_arguments)]
     fn modes<'py>(
         &self,
@@ -911,9 +918,22 @@ impl PyModel {
         points: usize,
         harmonics: &str,
         mu_n: Option<f64>,
+        rho: Option<Rho>,
+        law: &str,
         samples: Option<usize>,
         tol: Option<f64>,
         max_iter: usize,
+        ramp: bool,
+        dofs: Option<Vec<Bound<'py, PyAny>>>,
+        receptance: &str,
+        linear: &str,
+        preconditioner: &str,
+        amplitude: &str,
+        engine_order: Option<i64>,
+        output: Option<PathBuf>,
+        csv: Option<PathBuf>,
+        plot: Option<PathBuf>,
+        frc: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         if !(start.is_finite() && start > 0.0 && end.is_finite() && end >= start) {
             return Err(InputError::new_err(format!(
@@ -931,19 +951,28 @@ impl PyModel {
             harmonics: harmonics.into(),
             samples,
             mu_n,
-            rho: None,
-            law: "exact".into(),
-            receptance: "auto".into(),
-            linear: "auto".into(),
-            preconditioner: "two-level".into(),
-            amplitude: "max".into(),
-            engine_order: None,
+            rho,
+            law: law.into(),
+            receptance: receptance.into(),
+            linear: linear.into(),
+            preconditioner: preconditioner.into(),
+            amplitude: amplitude.into(),
+            engine_order,
             tol,
             max_iter,
-            ramp: true,
-            dofs: None,
+            ramp,
+            dofs,
         };
+        ewr_solve::nonlinear_mode::check_options(&opts.solve_options(mu_n)?)
+            .map_err(option_error)?;
         let setup = opts.resolve(&self.model, mu_n)?;
+        let outputs = crate::run::Outputs {
+            output,
+            csv,
+            plot,
+            ..Default::default()
+        };
+        let _claims = outputs.check()?;
         let amps: Vec<f64> = (0..points)
             .map(|i| {
                 if points == 1 {
@@ -965,8 +994,64 @@ impl PyModel {
                     &mut |_| true,
                 )
             })
-            .map_err(|e| InputError::new_err(format!("mode {mode}: {e}")))?;
+            .map_err(|e| match e {
+                ewr_solve::SolveError::Start(_) => InputError::new_err(format!("mode {mode}: {e}")),
+                e => SolveError::new_err(format!("mode {mode}: {e}")),
+            })?;
         let syn = ewr_solve::nonlinear_mode::synthesise(&setup.model, &pts);
+        let swept = if frc {
+            let rec = setup
+                .receptance()
+                .map_err(|e| InputError::new_err(format!("cannot condense the model: {e}")))?;
+            py.detach(|| {
+                ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &pts, &syn, &mut || true)
+            })
+            .map_err(|e| SolveError::new_err(format!("frc: {e}")))?
+        } else {
+            None
+        };
+        let fail = |e: String| SolveError::new_err(e);
+        if let Some(p) = &outputs.output {
+            ewr_results::modes::write_modes_h5(
+                p,
+                &self.source_path(),
+                &setup,
+                (mode, &pts, &syn),
+                "complete",
+            )
+            .map_err(fail)?;
+        }
+        if let Some(p) = &outputs.csv {
+            ewr_results::modes::write_modes_csv(p, &pts).map_err(fail)?;
+        }
+        if let Some(p) = &outputs.plot {
+            let title = ewr_results::figures::backbone_title(&setup.model, mode);
+            let panel = ewr_results::figures::ResponsePanel::of_mode(
+                &setup.model,
+                &pts,
+                &syn,
+                swept.as_ref().map(|s| s.curve.clone()).unwrap_or_default(),
+            );
+            py.detach(|| ewr_results::figures::backbone(p, &title, &pts, &panel))
+                .map_err(fail)?;
+        }
+        if frc && swept.is_none() {
+            warn(
+                py,
+                "frc=True: no synthesised resonance (or no forcing at harmonic 1) to sweep \
+                 through",
+            )?;
+        }
+        let failed = pts.iter().filter(|p| !p.converged).count();
+        if failed > 0 {
+            warn(
+                py,
+                &format!(
+                    "{failed} of {} amplitudes did not converge (\"converged\" is False there)",
+                    pts.len()
+                ),
+            )?;
+        }
         let d = PyDict::new(py);
         let col = |f: fn(&ewr_solve::nonlinear_mode::ModePoint) -> f64| -> Vec<f64> {
             pts.iter().map(f).collect()
@@ -1003,6 +1088,22 @@ impl PyModel {
             crate::convert::array3(py, u, [pts.len(), n, nco])?,
         )?;
         d.set_item("synthesis_peak", syn.peak)?;
+        match swept {
+            Some(ewr_solve::nonlinear_mode::ForcedSweep { dof, curve }) => {
+                let rows = curve.len();
+                let flat: Vec<f64> = curve.into_iter().flat_map(|(w, q)| [w, q]).collect();
+                let arr = numpy::PyArrayMethods::reshape(
+                    &numpy::PyArray1::from_vec(py, flat),
+                    [rows, 2],
+                )?;
+                d.set_item("frc", arr)?;
+                d.set_item("frc_dof", dof)?;
+            }
+            None => {
+                d.set_item("frc", py.None())?;
+                d.set_item("frc_dof", py.None())?;
+            }
+        }
         Ok(d)
     }
 

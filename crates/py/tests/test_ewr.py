@@ -547,6 +547,10 @@ def test_nonlinear_mode_from_stuck_to_free():
     assert np.allclose(u[:, :, 0] - 1j * u[:, :, 1], m["shape"], rtol=0, atol=1e-9 * abs(u).max())
     with pytest.raises(ewr.InputError):
         model.modes(1.0, 0.5)
+    # Starved of Newton iterations, the slipping amplitudes fail: said, not silent.
+    with pytest.warns(UserWarning, match="amplitudes did not converge"):
+        starved = model.modes(0.1, 1e4, points=7, harmonics="odd:31", max_iter=2)
+    assert not starved["converged"].all()
 
 
 def test_cyclic_stability_of_every_inter_sector_phase():

@@ -1841,6 +1841,51 @@ pub struct ResponsePanel {
     pub frc: Vec<(f64, f64)>,
 }
 
+impl ResponsePanel {
+    /// The panel of mode `points` of `model`: the first forced DOF's first harmonic, where a
+    /// forced response (`frc`, the first forced DOF's `|Q_1|`, empty if not swept) compares;
+    /// the modal amplitude where the model has no forcing at harmonic 1.
+    pub fn of_mode(
+        model: &ewr_model::Model,
+        points: &[ewr_solve::nonlinear_mode::ModePoint],
+        synthesis: &ewr_solve::nonlinear_mode::Synthesis,
+        frc: Vec<(f64, f64)>,
+    ) -> Self {
+        let converged = points.iter().filter(|p| p.converged);
+        match ewr_solve::nonlinear_mode::forced_dofs(model).first() {
+            Some(&dof) => ResponsePanel {
+                label: format!("|first harmonic| of DOF {dof} (forced)"),
+                backbone: converged.map(|p| (p.omega, p.shape[dof].norm())).collect(),
+                synthesis: synthesis
+                    .curve
+                    .iter()
+                    .zip(&synthesis.curve_dofs)
+                    .map(|(c, d)| (c.0, d[dof]))
+                    .collect(),
+                frc,
+            },
+            None => ResponsePanel {
+                label: "modal amplitude".into(),
+                backbone: converged.map(|p| (p.omega, p.amplitude)).collect(),
+                synthesis: synthesis.curve.clone(),
+                frc: Vec::new(),
+            },
+        }
+    }
+}
+
+/// The title of mode `mode`'s backbone figure: the model's title (to its first colon) and the
+/// method.
+pub fn backbone_title(model: &ewr_model::Model, mode: usize) -> String {
+    format!(
+        "{}: nonlinear mode {mode} (EPMC, exact friction)",
+        model
+            .title
+            .as_deref()
+            .map_or("model", |t| t.split(':').next().unwrap_or(t)),
+    )
+}
+
 /// A nonlinear mode's backbone: natural frequency and modal damping ratio against the modal
 /// amplitude (logarithmic), unconverged points as red crosses; and the forced response
 /// synthesised from the mode around the backbone in the frequency plane, with `ewr frc`'s.

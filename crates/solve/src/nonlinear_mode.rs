@@ -690,3 +690,106 @@ pub fn synthesise(model: &Model, points: &[ModePoint]) -> Synthesis {
         peak,
     }
 }
+
+/// The options a backbone accepts, checked before any work: the exact law (the EPMC equations
+/// are written with it), a fixed harmonic set, and the `max` amplitude measure, since a mode's
+/// amplitude is its modal amplitude, not a forced response's measure.
+pub fn check_options(o: &crate::setup::SolveOptions) -> Result<(), crate::setup::OptionError> {
+    use crate::setup::{Opt, OptionError};
+    if o.law != "exact" {
+        return Err(OptionError::text(
+            Opt::Law,
+            &o.law,
+            "nonlinear modes use the exact friction law",
+        ));
+    }
+    if o.harmonics.trim_start().starts_with("auto") {
+        return Err(OptionError::text(
+            Opt::Harmonics,
+            &o.harmonics,
+            "nonlinear modes take a fixed set (e.g. odd:31, all:15)",
+        ));
+    }
+    if o.amplitude != "max" {
+        return Err(OptionError::text(
+            Opt::Amplitude,
+            &o.amplitude,
+            "measures forced responses; a nonlinear mode's amplitude is its modal amplitude \
+             sqrt(Q1^H M Q1)",
+        ));
+    }
+    Ok(())
+}
+
+/// The DOFs `model` forces at harmonic 1, ascending: where the single-mode synthesis is read
+/// and compared with a forced response.
+pub fn forced_dofs(model: &Model) -> Vec<usize> {
+    let mut d: Vec<usize> = model
+        .forcing
+        .iter()
+        .filter(|t| t.harmonic == 1)
+        .map(|t| t.dof)
+        .collect();
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
+/// A forced response swept through a synthesised resonance ([`forced_sweep`]).
+#[derive(Clone, Debug)]
+pub struct ForcedSweep {
+    /// The first DOF forced at harmonic 1, where the response is read.
+    pub dof: usize,
+    /// `(w, |Q_1|)` at `dof` of the converged points, by frequency.
+    pub curve: Vec<(f64, f64)>,
+}
+
+/// The forced response (`frc` with the model's forcing and all its modes, the run's own
+/// settings) swept through the resonance synthesised from one mode, to compare with it: 300
+/// fixed steps over `w_p (1 +- 8 zeta)`, `zeta` the modal damping of the converged backbone
+/// point nearest the synthesised peak `w_p`. `None` where nothing resonates (no synthesised
+/// peak within the amplitudes computed, or no forcing at harmonic 1). `keep_going` is asked
+/// after each point.
+pub fn forced_sweep(
+    rec: &Receptance,
+    setup: &crate::setup::Setup,
+    points: &[ModePoint],
+    synthesis: &Synthesis,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Option<ForcedSweep>, SolveError> {
+    let (Some((_, wp, _)), Some(&dof)) = (&synthesis.peak, forced_dofs(&setup.model).first())
+    else {
+        return Ok(None);
+    };
+    let zeta = points
+        .iter()
+        .filter(|p| p.converged)
+        .min_by(|x, y| (x.omega - wp).abs().total_cmp(&(y.omega - wp).abs()))
+        .map_or(0.01, |p| p.damping_ratio.max(1e-4));
+    let (w0, w1) = (wp * (1.0 - 8.0 * zeta), wp * (1.0 + 8.0 * zeta));
+    let mut point = setup.point.clone();
+    point.monitor = vec![dof];
+    point.amplitude = crate::Amplitude::H1;
+    let step = (w1 - w0) / 300.0;
+    let f = crate::FrcSettings {
+        omega_start: w0.max(step),
+        omega_end: w1,
+        step,
+        min_step: step / 64.0,
+        max_step: step,
+        method: crate::Continuation::Sequential,
+        point,
+        max_points: 1000,
+        adaptive: None,
+        keep_histories: false,
+    };
+    let pts = crate::frc(rec, &setup.params(), &f, &mut |_| keep_going())?;
+    Ok(Some(ForcedSweep {
+        dof,
+        curve: pts
+            .iter()
+            .filter(|p| p.solution.status.converged())
+            .map(|p| (p.solution.omega, p.solution.dofs.peak[0]))
+            .collect(),
+    }))
+}

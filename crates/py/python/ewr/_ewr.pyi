@@ -283,9 +283,22 @@ class Model:
         points: int = 30,
         harmonics: str = "odd:59",
         mu_n: Optional[float] = None,
+        rho: Union[float, str, None] = None,
+        law: str = "exact",
         samples: Optional[int] = None,
         tol: Optional[float] = None,
         max_iter: int = 200,
+        ramp: bool = True,
+        dofs: Optional[Sequence[Dof]] = None,
+        receptance: str = "auto",
+        linear: str = "auto",
+        preconditioner: str = "two-level",
+        amplitude: str = "max",
+        engine_order: Optional[int] = None,
+        output: Union[str, PathLike, None] = None,
+        csv: Union[str, PathLike, None] = None,
+        plot: Union[str, PathLike, None] = None,
+        frc: bool = False,
     ) -> dict[str, Any]:
         """Nonlinear mode ``mode`` (counted from 1 in the structure with every contact stuck)
         by the extended periodic motion concept with the exact friction law, at ``points``
@@ -294,9 +307,14 @@ class Model:
         "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
         fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
         harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
-        docs/results-format.md) and ``"synthesis_peak"``
+        docs/results-format.md), ``"synthesis_peak"``
         (``(modal amplitude, omega, |Q1| per DOF)`` of the model's forcing synthesised from
-        the mode, or ``None``)."""
+        the mode, or ``None``) and ``"frc"``: with ``frc=True`` the forced response swept
+        through that resonance (``ewr modes --frc``), ``(omega, |Q1|)`` rows at the first
+        forced DOF ``"frc_dof"``, else ``None``. ``output``, ``csv`` and ``plot`` write the
+        files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
+        a dense receptance and dense Newton steps whatever the solver keywords say; they apply
+        to the forced sweep. Warns where an amplitude did not converge."""
     def simulate(
         self,
         omega: float,
