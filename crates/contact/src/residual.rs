@@ -855,6 +855,30 @@ impl EwrResidual<'_> {
         crate::stuck::stuck_toward(current, target, |theta| self.least_margin(c, &shift, theta))
     }
 
+    /// Where contact `c`, which slips somewhere in the period at the last evaluation, would
+    /// stick again: its mean slip position `current` moved as a stepped sine's slip would move
+    /// it (as [`crate::UnilateralResidual::shaken_down`]). `None` without the hold, or where no
+    /// mean force keeps it stuck all period. Its mean friction force in `x` is moved with it.
+    pub fn shaken_down(&self, c: usize, current: &[f64], x: &mut [f64]) -> Option<Vec<f64>> {
+        let held = self.held.as_ref()?;
+        let (d, nt) = (self.params.dim, self.sampler.n_samples());
+        if c >= self.params.len() || current.len() != d {
+            return None;
+        }
+        let rho = self.params.rho[c];
+        let mut z = Vec::with_capacity(d * nt);
+        for s in 0..nt {
+            z.extend((0..d).map(|k| {
+                let i = (c * d + k) * nt + s;
+                self.r_samples[i] - rho * self.v_samples[i]
+            }));
+        }
+        let df = crate::stuck::shakedown(d, &z, &vec![self.params.mu_n[c]; nt])?;
+        let dp = held.position_shift(c, &df);
+        held.shift_force(c, &df, x);
+        Some(current.iter().zip(&dp).map(|(p, d)| p + d).collect())
+    }
+
     /// The law linearised at `r` (see [`crate::Linearization`]): every law variable is a
     /// velocity.
     pub fn linearization(&mut self, r: &[f64]) -> Result<crate::Linearization, ResidualError> {
@@ -1015,5 +1039,9 @@ impl crate::ContactSystem for EwrResidual<'_> {
 
     fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
         EwrResidual::stuck_toward(self, c, current, target)
+    }
+
+    fn shaken_down(&self, c: usize, current: &[f64], x: &mut [f64]) -> Option<Vec<f64>> {
+        EwrResidual::shaken_down(self, c, current, x)
     }
 }

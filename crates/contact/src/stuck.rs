@@ -50,6 +50,54 @@ pub(crate) fn stuck_toward(
     }
 }
 
+/// Most projections [`shakedown`] makes before it concludes that no mean force sticks.
+const SHAKEDOWN_STEPS: usize = 1000;
+
+/// Where a contact that slips somewhere in the period would stick again: the move `delta` of
+/// its mean friction force after which `|z_s + delta| <= b_s` at every sample `s` (`z`, `d`
+/// components per sample, sample after sample; `b` the bound per sample), found as a stepped
+/// sine's slip finds it: the force is moved onto the bound of the sample that slips most, again
+/// and again (projections onto the samples' discs, which converge to a common point where there
+/// is one). `None` where the bound vanishes somewhere (an open contact cannot stick all
+/// period) or no move sticks within [`SHAKEDOWN_STEPS`].
+pub(crate) fn shakedown(d: usize, z: &[f64], b: &[f64]) -> Option<Vec<f64>> {
+    if d == 0 || b.is_empty() || z.len() != d * b.len() || b.iter().any(|&x| x.is_nan() || x <= 0.0)
+    {
+        return None;
+    }
+    let mut delta = vec![0.0; d];
+    let mut w = vec![0.0; d];
+    for _ in 0..SHAKEDOWN_STEPS {
+        // The sample that slips most, as a fraction of its bound.
+        let (mut worst, mut excess) = (0, f64::NEG_INFINITY);
+        for (s, &bs) in b.iter().enumerate() {
+            let norm = (0..d)
+                .map(|k| (z[s * d + k] + delta[k]).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let e = norm / bs - 1.0;
+            if e > excess {
+                (worst, excess) = (s, e);
+            }
+        }
+        if !excess.is_finite() {
+            return None;
+        }
+        // Within the margin a held contact's slip is taken for none (STICK_MARGIN).
+        if excess <= 0.1 * STICK_MARGIN {
+            return Some(delta);
+        }
+        for k in 0..d {
+            w[k] = z[worst * d + k] + delta[k];
+        }
+        let shrink = excess / (1.0 + excess);
+        for k in 0..d {
+            delta[k] -= w[k] * shrink;
+        }
+    }
+    None
+}
+
 /// How far along a move of a stuck contact's mean friction force (`theta` in `[0, 1]`) it
 /// still sticks all period, given its least stick margin `margin(theta)` over the period:
 /// 1 where it sticks at the end, `None` where it does not stick at the start (or the margin
@@ -170,6 +218,25 @@ impl HeldSlip {
     /// The change of contact `c`'s mean friction force (one per direction) that moves its
     /// mean slip position by `dp` with every other force held: `(Re G_0,cc)^-1 dp` on its
     /// friction rows. `None` where that block is singular.
+    /// The move of contact `c`'s mean slip position that moves its mean friction force by
+    /// `df` (its own static compliance `Re G_0,cc` times it): the inverse of
+    /// [`force_shift`](Self::force_shift).
+    pub(crate) fn position_shift(&self, c: usize, df: &[f64]) -> Vec<f64> {
+        let i = c * self.dim;
+        (0..self.dim)
+            .map(|a| (0..self.dim).map(|b| self.g0[(i + a, i + b)] * df[b]).sum())
+            .collect()
+    }
+
+    /// Moves contact `c`'s mean friction force in the coefficients `x` by `df`.
+    pub(crate) fn shift_force(&self, c: usize, df: &[f64], x: &mut [f64]) {
+        for (k, f) in df.iter().enumerate() {
+            if let Some(v) = x.get_mut((c * self.dim + k) * self.nco + self.p0) {
+                *v += f;
+            }
+        }
+    }
+
     pub(crate) fn force_shift(&self, c: usize, dp: &[f64]) -> Option<Vec<f64>> {
         let i = c * self.dim;
         let g = |a: usize, b: usize| self.g0[(i + a, i + b)];
@@ -288,5 +355,41 @@ impl HeldSlip {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shakedown_moves_the_mean_force_onto_the_bound_of_the_worst_sample() {
+        // One direction: z in [-3, 1] over the period, bound 2: the contact slips at z = -3
+        // and sticks after a move of +1 (the least), on the bound there.
+        let z = [-3.0, 1.0, 0.0, -1.0];
+        let b = [2.0; 4];
+        let d = shakedown(1, &z, &b).unwrap();
+        assert!((d[0] - 1.0).abs() < 1e-9, "{d:?}");
+        // An interval wider than the cone: no move sticks.
+        assert!(shakedown(1, &[-3.0, 2.0], &[2.0, 2.0]).is_none());
+        // Open at an instant: cannot stick all period.
+        assert!(shakedown(1, &[0.0, 0.5], &[1.0, 0.0]).is_none());
+        // Two directions: a circle of radius 1 about (2, 0), bound 1.5: the move puts the
+        // centre within 0.5 of the origin, and every sample is then inside.
+        let n = 64;
+        let mut z2 = Vec::new();
+        for s in 0..n {
+            let t = std::f64::consts::TAU * s as f64 / n as f64;
+            z2.extend([2.0 + t.cos(), t.sin()]);
+        }
+        let d = shakedown(2, &z2, &vec![1.5; n]).unwrap();
+        let centre = ((2.0 + d[0]).powi(2) + d[1].powi(2)).sqrt();
+        assert!(centre <= 0.5 + 1e-6, "{d:?}");
+        for s in 0..n {
+            let r = ((z2[2 * s] + d[0]).powi(2) + (z2[2 * s + 1] + d[1]).powi(2)).sqrt();
+            assert!(r <= 1.5 * (1.0 + 1e-6), "{s}: {r}");
+        }
+        // The radius 1 circle does not fit a bound of 0.9 anywhere.
+        assert!(shakedown(2, &z2, &vec![0.9; n]).is_none());
     }
 }

@@ -107,6 +107,15 @@ pub trait ContactSystem: Send {
         target.to_vec()
     }
 
+    /// Where contact `c`, which slips somewhere in the period at the last evaluation, would
+    /// stick again, from its mean slip position `current` (a stepped sine's shakedown,
+    /// predicted), its mean friction force in the coefficients `x` moved with it; `None` where
+    /// it cannot stick all period, or for a kind without the hold.
+    fn shaken_down(&self, c: usize, current: &[f64], x: &mut [f64]) -> Option<Vec<f64>> {
+        let _ = (c, current, x);
+        None
+    }
+
     /// Per contact, the least stick margin over the period at the last evaluation
     /// (`1 - |z| / b`: positive where it sticks all period, `-1` where it opens). Empty for a
     /// kind that does not hold stuck contacts.

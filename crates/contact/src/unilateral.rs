@@ -990,6 +990,38 @@ impl UnilateralResidual {
         crate::stuck::stuck_toward(current, target, margin)
     }
 
+    /// Where contact `c`, which slips somewhere in the period at the last evaluation, would
+    /// stick again: its mean slip position `current` moved as a stepped sine's slip would move
+    /// it (`crate::stuck::shakedown` on its mean friction force, through its own static
+    /// compliance), its dynamic forces, motion and normal load as they are. `None` where it
+    /// opens, or no mean force keeps it stuck all period. Its mean friction force in the
+    /// coefficients `x` is moved with it.
+    pub fn shaken_down(&self, c: usize, current: &[f64], x: &mut [f64]) -> Option<Vec<f64>> {
+        let p = &self.params;
+        let (d, nt) = (p.dim, self.sampler.n_samples());
+        if c >= p.len() || current.len() != d {
+            return None;
+        }
+        let mt = d * p.len();
+        let (mu, rt, rn) = (p.mu[c], p.rho_t[c], p.rho_n[c]);
+        let fixed = p.fixed_load(c).is_some();
+        let mut z = Vec::with_capacity(d * nt);
+        let mut b = Vec::with_capacity(nt);
+        for s in 0..nt {
+            let lam = self.x_samples[(mt + c) * nt + s];
+            let gap = self.y_samples[(mt + c) * nt + s];
+            let aug = if fixed { lam } else { lam - rn * gap };
+            b.push(mu * aug.max(0.0));
+            z.extend((0..d).map(|k| {
+                self.x_samples[(c * d + k) * nt + s] - rt * self.y_samples[(c * d + k) * nt + s]
+            }));
+        }
+        let df = crate::stuck::shakedown(d, &z, &b)?;
+        let dp = self.held.position_shift(c, &df);
+        self.held.shift_force(c, &df, x);
+        Some(current.iter().zip(&dp).map(|(p, d)| p + d).collect())
+    }
+
     /// Per contact, the least stick margin `1 - |r - rho_T v| / (mu lambda)` over the period
     /// at the last evaluation: positive where it sticks all period.
     pub fn stick_margins(&self) -> &[f64] {
@@ -1331,6 +1363,10 @@ impl crate::ContactSystem for UnilateralResidual {
 
     fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
         UnilateralResidual::stuck_toward(self, c, current, target)
+    }
+
+    fn shaken_down(&self, c: usize, current: &[f64], x: &mut [f64]) -> Option<Vec<f64>> {
+        UnilateralResidual::shaken_down(self, c, current, x)
     }
 
     fn linearization(&mut self, x: &[f64]) -> Result<crate::Linearization, ResidualError> {

@@ -320,6 +320,9 @@ pub(crate) struct HeldContacts {
     /// Per contact: its position at the reference was tried (a contact that slips there and
     /// is released is next held where it re-sticks).
     tried: Vec<bool>,
+    /// Per contact: moved once where a stepped sine's slip would stick it again, after it
+    /// slipped where it was held (released if it slips there too).
+    shaken: Vec<bool>,
 }
 
 /// Holds `sys`'s contacts that stick all period at `held` (a solution, prolonged to `set`, the
@@ -357,6 +360,7 @@ pub(crate) fn hold(
     Ok(Some(HeldContacts {
         positions,
         tried: flags.clone(),
+        shaken: vec![false; flags.len()],
         held: flags,
     }))
 }
@@ -410,7 +414,20 @@ pub(crate) fn solve_holding(
         let mut changed = false;
         for (c, &m) in sys.inner.stick_margins().iter().enumerate() {
             if hold.held[c] && m < -ewr_contact::HOLD_MARGIN {
-                hold.held[c] = false;
+                // Held where it cannot stick: held instead where the slip of a stepped sine
+                // would leave it, once; released to the law if it slips there too, or if no
+                // mean force sticks it.
+                let rows = c * dim..(c + 1) * dim;
+                let moved = (!hold.shaken[c])
+                    .then(|| sys.inner.shaken_down(c, &positions[rows.clone()], &mut r.x))
+                    .flatten();
+                match moved {
+                    Some(at) => {
+                        hold.positions[rows].copy_from_slice(&at);
+                        hold.shaken[c] = true;
+                    }
+                    None => hold.held[c] = false,
+                }
                 changed = true;
             } else if !hold.held[c] && m >= -ewr_contact::STICK_MARGIN {
                 let rows = c * dim..(c + 1) * dim;

@@ -785,10 +785,11 @@ impl Setup {
             h.add(format!("amplitude {}", p.amplitude).as_bytes());
         }
         // Sweeps of 3-D contacts hold stuck contacts (docs/stuck-contacts.md), since version
-        // 2 by an active set, since version 3 where they re-stuck between two points: points
-        // stored before would continue with another convention.
+        // 2 by an active set, since version 3 where they re-stuck between two points, since
+        // version 4 moved where their slip leaves them: points stored before would continue
+        // with another convention.
         if m.contacts.has_normal() {
-            h.add(b"stuck contacts held 3");
+            h.add(b"stuck contacts held 4");
         }
         // Since re-sticks are searched only where at least a tenth of the contacts re-stick
         // (`RESTICK_MIN_SHARE`), models of more than 10 contacts are swept another way.
@@ -796,7 +797,8 @@ impl Setup {
             h.add(b"re-stick searched from a tenth of the contacts");
         }
         // So do constant-bound contacts on sets with h = 0 under the exact or the projection
-        // law, since the hold was extended to them.
+        // law, since the hold was extended to them (version 3: moved where their slip leaves
+        // them).
         let held_law = matches!(
             p.law,
             ewr_contact::FrictionLaw::Exact | ewr_contact::FrictionLaw::Projection
@@ -805,7 +807,7 @@ impl Setup {
             && held_law
             && (p.set.coeff_index(0).is_some() || p.auto.is_some())
         {
-            h.add(b"constant-bound stuck contacts held 2");
+            h.add(b"constant-bound stuck contacts held 3");
         }
         format!("{:016x}", h.0)
     }

@@ -1036,22 +1036,23 @@ impl Study {
                 .as_bytes(),
         );
         // Cases of 3-D contacts computed before stuck contacts were held along a sweep by
-        // an active set where they re-stuck (docs/stuck-contacts.md, version 3) are not
-        // reused.
+        // an active set where they re-stuck, and moved where their slip leaves them
+        // (docs/stuck-contacts.md, version 4), are not reused.
         if base.contacts.has_normal() {
-            h.add(b"stuck contacts held 3");
+            h.add(b"stuck contacts held 4");
         }
         // Since re-sticks are searched only where at least a tenth of the contacts re-stick
         // (`RESTICK_MIN_SHARE`), models of more than 10 contacts are swept another way.
         if base.contacts.len() > 10 {
             h.add(b"re-stick searched from a tenth of the contacts");
         }
-        // Constant-bound contacts have been held too where a set has h = 0.
+        // Constant-bound contacts have been held too where a set has h = 0 (version 3: moved
+        // where their slip leaves them).
         let swept_harmonics = format!("{parameters:?}").contains("harmonics");
         if !base.contacts.has_normal()
             && (solver.set.coeff_index(0).is_some() || solver.auto.is_some() || swept_harmonics)
         {
-            h.add(b"constant-bound stuck contacts held 2");
+            h.add(b"constant-bound stuck contacts held 3");
         }
         h.add(
             format!(
