@@ -215,9 +215,6 @@ impl HeldSlip {
         }
     }
 
-    /// The change of contact `c`'s mean friction force (one per direction) that moves its
-    /// mean slip position by `dp` with every other force held: `(Re G_0,cc)^-1 dp` on its
-    /// friction rows. `None` where that block is singular.
     /// The move of contact `c`'s mean slip position that moves its mean friction force by
     /// `df` (its own static compliance `Re G_0,cc` times it): the inverse of
     /// [`force_shift`](Self::force_shift).
@@ -237,6 +234,9 @@ impl HeldSlip {
         }
     }
 
+    /// The change of contact `c`'s mean friction force (one per direction) that moves its
+    /// mean slip position by `dp` with every other force held: `(Re G_0,cc)^-1 dp` on its
+    /// friction rows. `None` where that block is singular.
     pub(crate) fn force_shift(&self, c: usize, dp: &[f64]) -> Option<Vec<f64>> {
         let i = c * self.dim;
         let g = |a: usize, b: usize| self.g0[(i + a, i + b)];

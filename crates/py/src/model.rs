@@ -966,6 +966,7 @@ impl PyModel {
         ewr_solve::nonlinear_mode::check_options(&opts.solve_options(mu_n)?)
             .map_err(option_error)?;
         let setup = opts.resolve(&self.model, mu_n)?;
+        crate::run::warn_setup(py, &setup)?;
         let outputs = crate::run::Outputs {
             output,
             csv,
@@ -999,18 +1000,8 @@ impl PyModel {
                 e => SolveError::new_err(format!("mode {mode}: {e}")),
             })?;
         let syn = ewr_solve::nonlinear_mode::synthesise(&setup.model, &pts);
-        let swept = if frc {
-            let rec = setup
-                .receptance()
-                .map_err(|e| InputError::new_err(format!("cannot condense the model: {e}")))?;
-            py.detach(|| {
-                ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &pts, &syn, &mut || true)
-            })
-            .map_err(|e| SolveError::new_err(format!("frc: {e}")))?
-        } else {
-            None
-        };
         let fail = |e: String| SolveError::new_err(e);
+        // The backbone's files first: a forced sweep that fails leaves them written.
         if let Some(p) = &outputs.output {
             ewr_results::modes::write_modes_h5(
                 p,
@@ -1024,6 +1015,17 @@ impl PyModel {
         if let Some(p) = &outputs.csv {
             ewr_results::modes::write_modes_csv(p, &pts).map_err(fail)?;
         }
+        let swept = if frc {
+            let rec = setup
+                .receptance()
+                .map_err(|e| InputError::new_err(format!("cannot condense the model: {e}")))?;
+            py.detach(|| {
+                ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &pts, &syn, &mut || true)
+            })
+            .map_err(|e| SolveError::new_err(format!("frc: {e}")))?
+        } else {
+            None
+        };
         if let Some(p) = &outputs.plot {
             let title = ewr_results::figures::backbone_title(&setup.model, mode);
             let panel = ewr_results::figures::ResponsePanel::of_mode(

@@ -75,7 +75,7 @@ impl Outputs {
 }
 
 /// Setup warnings (e.g. forcing outside the harmonic set) as Python warnings.
-fn warn_setup(py: Python<'_>, setup: &Setup) -> PyResult<()> {
+pub(crate) fn warn_setup(py: Python<'_>, setup: &Setup) -> PyResult<()> {
     for w in &setup.warnings {
         warn(py, w.trim_start_matches("warning: "))?;
     }

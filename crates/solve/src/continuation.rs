@@ -425,7 +425,8 @@ fn sequential(
                 if !go_on {
                     break;
                 }
-                // The far point converged and came last.
+                // The last point returned converged (the far point, or the last stepping
+                // stone inside the band).
                 let Some(p) = last else { break };
                 before = prior.map(|b| (b.omega, b.set, b.friction));
                 auto_set = p.set.clone();
@@ -757,7 +758,13 @@ fn from_far_side(
         if stop() {
             return Ok(None);
         }
-        let sol = solve_point(rec, params, w0 + dir * d, settings, None)?;
+        // Past the band an error (a frequency the user did not ask for) is a probe that
+        // did not converge.
+        let sol = match solve_point(rec, params, w0 + dir * d, settings, None) {
+            Ok(sol) => sol,
+            Err(_) if !in_band(d) => continue,
+            Err(e) => return Err(e),
+        };
         if sol.status.converged() {
             far = Some((d, sol));
             break;
@@ -795,19 +802,29 @@ fn from_far_side(
         } else {
             settings
         };
-        let mut sol = solve_point_holding(
+        let solved = solve_point_holding(
             rec,
             params,
             w,
             settings_here,
             Some((&p.set, &start)),
             Some((&p.set, &p.friction)),
-        )?;
-        if !sol.status.converged() {
-            let first = sol.iterations;
-            sol = solve_point(rec, params, w, settings_here, Some((&p.set, &p.friction)))?;
-            sol.iterations += first;
-        }
+        )
+        .and_then(|sol| {
+            if sol.status.converged() {
+                return Ok(sol);
+            }
+            let mut again =
+                solve_point(rec, params, w, settings_here, Some((&p.set, &p.friction)))?;
+            again.iterations += sol.iterations;
+            Ok(again)
+        });
+        // A stepping stone past the band that fails with an error ends the way back there.
+        let sol = match solved {
+            Ok(sol) => sol,
+            Err(_) if !in_band(d) => break,
+            Err(e) => return Err(e),
+        };
         let converged = sol.status.converged();
         back.push(sol);
         if !converged {
@@ -826,8 +843,20 @@ fn from_far_side(
     }
     out.extend(back.into_iter().rev());
     out.push(far);
-    // Points past the band's end were stepping stones.
-    out.retain(|p| in_band((p.omega - w0) * dir));
+    // Points past the band's end were stepping stones; their work counts in the first point's.
+    let (mut iterations, mut krylov) = (0, 0);
+    out.retain(|p| {
+        let kept = in_band((p.omega - w0) * dir);
+        if !kept {
+            iterations += p.iterations;
+            krylov += p.krylov_iterations;
+        }
+        kept
+    });
+    if let Some(first) = out.first_mut() {
+        first.iterations += iterations;
+        first.krylov_iterations += krylov;
+    }
     if !out.iter().any(|p| p.status.converged()) {
         return Ok(None);
     }

@@ -375,7 +375,9 @@ const HOLD_ROUND_TOLERANCE: f64 = 1e-6;
 
 /// Newton on `sys` with its active set of held contacts (docs/stuck-contacts.md, section 3):
 /// solved with the contacts held as `hold` says (as [`hold`] applied it to `sys`), then a
-/// held contact that slips beyond `HOLD_MARGIN` is released to the law, and a free one that
+/// held contact that slips beyond `HOLD_MARGIN` is moved once where a stepped sine's slip would
+/// leave it (`shaken_down`) and released to the law if it cannot stick or slips there too, and
+/// a free one that
 /// sticks all period is held (first where it was at the reference, then, if that makes it
 /// slip, where it re-stuck), and solved again from that solution, until no contact changes.
 /// Each solve's hold is linear in the unknowns, so it converges as fast as the law alone.
