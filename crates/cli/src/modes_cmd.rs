@@ -78,15 +78,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             ("--plot", a.plot.as_deref(), &["png", "svg"]),
         ],
     )?;
-    let amps: Vec<f64> = (0..a.points)
-        .map(|i| {
-            if a.points == 1 {
-                a.from
-            } else {
-                a.from * (a.to / a.from).powf(i as f64 / (a.points - 1) as f64)
-            }
-        })
-        .collect();
+    let amps = ewr_solve::nonlinear_mode::modal_amplitudes(a.from, a.to, a.points);
     crate::interrupt::install();
     let bar = crate::progress::bar(amps.len() as u64, "amplitudes");
     let t0 = std::time::Instant::now();

@@ -874,9 +874,7 @@ impl EwrResidual<'_> {
             }));
         }
         let df = crate::stuck::shakedown(d, &z, &vec![self.params.mu_n[c]; nt])?;
-        let dp = held.position_shift(c, &df);
-        held.shift_force(c, &df, x);
-        Some(current.iter().zip(&dp).map(|(p, d)| p + d).collect())
+        Some(held.shaken(c, &df, current, x))
     }
 
     /// The law linearised at `r` (see [`crate::Linearization`]): every law variable is a

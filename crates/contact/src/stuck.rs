@@ -215,23 +215,25 @@ impl HeldSlip {
         }
     }
 
-    /// The move of contact `c`'s mean slip position that moves its mean friction force by
-    /// `df` (its own static compliance `Re G_0,cc` times it): the inverse of
-    /// [`force_shift`](Self::force_shift).
-    pub(crate) fn position_shift(&self, c: usize, df: &[f64]) -> Vec<f64> {
+    /// Contact `c`'s mean friction force moved by `df` in the coefficients `x`, and its mean
+    /// slip position `current` moved with it (by its own static compliance, `Re G_0,cc df`:
+    /// the inverse of [`force_shift`](Self::force_shift)); returns the new position.
+    pub(crate) fn shaken(&self, c: usize, df: &[f64], current: &[f64], x: &mut [f64]) -> Vec<f64> {
         let i = c * self.dim;
-        (0..self.dim)
-            .map(|a| (0..self.dim).map(|b| self.g0[(i + a, i + b)] * df[b]).sum())
-            .collect()
-    }
-
-    /// Moves contact `c`'s mean friction force in the coefficients `x` by `df`.
-    pub(crate) fn shift_force(&self, c: usize, df: &[f64], x: &mut [f64]) {
         for (k, f) in df.iter().enumerate() {
-            if let Some(v) = x.get_mut((c * self.dim + k) * self.nco + self.p0) {
+            if let Some(v) = x.get_mut((i + k) * self.nco + self.p0) {
                 *v += f;
             }
         }
+        current
+            .iter()
+            .enumerate()
+            .map(|(a, p)| {
+                p + (0..self.dim)
+                    .map(|b| self.g0[(i + a, i + b)] * df[b])
+                    .sum::<f64>()
+            })
+            .collect()
     }
 
     /// The change of contact `c`'s mean friction force (one per direction) that moves its

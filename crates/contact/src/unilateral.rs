@@ -958,32 +958,26 @@ impl UnilateralResidual {
     /// position, is the stepped sine's shakedown onto the bound (docs/stuck-contacts.md).
     pub fn stuck_toward(&self, c: usize, current: &[f64], target: &[f64]) -> Vec<f64> {
         let p = &self.params;
-        let (d, nt) = (p.dim, self.sampler.n_samples());
-        let mt = d * p.len();
+        let d = p.dim;
         let dp: Vec<f64> = target.iter().zip(current).map(|(t, c)| t - c).collect();
         let (Some(shift), true) = (self.held.force_shift(c, &dp), c < p.len() && dp.len() == d)
         else {
             return current.to_vec();
         };
-        let (mu, rt, rn) = (p.mu[c], p.rho_t[c], p.rho_n[c]);
-        let fixed = p.fixed_load(c).is_some();
+        let (z, b) = self.slip_samples(c);
         let margin = |theta: f64| -> f64 {
             let mut m = f64::INFINITY;
-            for s in 0..nt {
-                let lam = self.x_samples[(mt + c) * nt + s];
-                let gap = self.y_samples[(mt + c) * nt + s];
-                let aug = if fixed { lam } else { lam - rn * gap };
-                let b = mu * aug.max(0.0);
-                let z = (0..d)
-                    .map(|k| {
-                        let zk = self.x_samples[(c * d + k) * nt + s]
-                            - rt * self.y_samples[(c * d + k) * nt + s]
-                            + theta * shift[k];
+            for (zs, &bs) in z.chunks_exact(d).zip(&b) {
+                let slip = zs
+                    .iter()
+                    .zip(&shift)
+                    .map(|(zk, f)| {
+                        let zk = zk + theta * f;
                         zk * zk
                     })
                     .sum::<f64>()
                     .sqrt();
-                m = m.min(stick_margin(z, b));
+                m = m.min(stick_margin(slip, bs));
             }
             m
         };
@@ -997,11 +991,20 @@ impl UnilateralResidual {
     /// opens, or no mean force keeps it stuck all period. Its mean friction force in the
     /// coefficients `x` is moved with it.
     pub fn shaken_down(&self, c: usize, current: &[f64], x: &mut [f64]) -> Option<Vec<f64>> {
-        let p = &self.params;
-        let (d, nt) = (p.dim, self.sampler.n_samples());
-        if c >= p.len() || current.len() != d {
+        if c >= self.params.len() || current.len() != self.params.dim {
             return None;
         }
+        let (z, b) = self.slip_samples(c);
+        let df = crate::stuck::shakedown(self.params.dim, &z, &b)?;
+        Some(self.held.shaken(c, &df, current, x))
+    }
+
+    /// Contact `c`'s law variable `z = r - rho_T v` (`dim` components a sample, sample after
+    /// sample) and its friction bound `mu max(0, lambda - rho_N g)` per sample, at the last
+    /// evaluation.
+    fn slip_samples(&self, c: usize) -> (Vec<f64>, Vec<f64>) {
+        let p = &self.params;
+        let (d, nt) = (p.dim, self.sampler.n_samples());
         let mt = d * p.len();
         let (mu, rt, rn) = (p.mu[c], p.rho_t[c], p.rho_n[c]);
         let fixed = p.fixed_load(c).is_some();
@@ -1016,10 +1019,7 @@ impl UnilateralResidual {
                 self.x_samples[(c * d + k) * nt + s] - rt * self.y_samples[(c * d + k) * nt + s]
             }));
         }
-        let df = crate::stuck::shakedown(d, &z, &b)?;
-        let dp = self.held.position_shift(c, &df);
-        self.held.shift_force(c, &df, x);
-        Some(current.iter().zip(&dp).map(|(p, d)| p + d).collect())
+        (z, b)
     }
 
     /// Per contact, the least stick margin `1 - |r - rho_T v| / (mu lambda)` over the period

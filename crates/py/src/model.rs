@@ -974,15 +974,7 @@ impl PyModel {
             ..Default::default()
         };
         let _claims = outputs.check()?;
-        let amps: Vec<f64> = (0..points)
-            .map(|i| {
-                if points == 1 {
-                    start
-                } else {
-                    start * (end / start).powf(i as f64 / (points - 1) as f64)
-                }
-            })
-            .collect();
+        let amps = ewr_solve::nonlinear_mode::modal_amplitudes(start, end, points);
         let params = setup.params();
         let pts = py
             .detach(|| {

@@ -721,6 +721,20 @@ pub fn check_options(o: &crate::setup::SolveOptions) -> Result<(), crate::setup:
     Ok(())
 }
 
+/// `points` modal amplitudes from `from` to `to`, evenly spaced on a logarithmic scale (a
+/// backbone spans decades, from the stuck structure to the free one); `from` alone for one.
+pub fn modal_amplitudes(from: f64, to: f64, points: usize) -> Vec<f64> {
+    (0..points)
+        .map(|i| {
+            if points == 1 {
+                from
+            } else {
+                from * (to / from).powf(i as f64 / (points - 1) as f64)
+            }
+        })
+        .collect()
+}
+
 /// The DOFs `model` forces at harmonic 1, ascending: where the single-mode synthesis is read
 /// and compared with a forced response.
 pub fn forced_dofs(model: &Model) -> Vec<usize> {
