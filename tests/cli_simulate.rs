@@ -152,6 +152,70 @@ fn simulate_rejects_bad_input_with_exit_2() {
         vec!["simulate", s(&m), "--omega", "1", "--jenkins", "0"],
         vec!["simulate", s(&m), "--omega", "1", "--plot", s(&bad_plot)],
         vec!["simulate", s(&m)],
+        // Stepped sines: the grid incomplete, out of range, or beside --omega.
+        vec![
+            "simulate",
+            s(&m),
+            "--omega-start",
+            "0.1",
+            "--omega-end",
+            "0.2",
+        ],
+        vec!["simulate", s(&m), "--omega-start", "0.1", "--step", "0.1"],
+        vec!["simulate", s(&m), "--omega-end", "0.2", "--step", "0.1"],
+        vec![
+            "simulate",
+            s(&m),
+            "--omega",
+            "1",
+            "--omega-start",
+            "0.1",
+            "--omega-end",
+            "0.2",
+            "--step",
+            "0.1",
+        ],
+        vec![
+            "simulate",
+            s(&m),
+            "--omega-start",
+            "0",
+            "--omega-end",
+            "0.2",
+            "--step",
+            "0.1",
+        ],
+        vec![
+            "simulate",
+            s(&m),
+            "--omega-start",
+            "0.1",
+            "--omega-end",
+            "0.2",
+            "--step",
+            "-0.1",
+        ],
+        vec![
+            "simulate",
+            s(&m),
+            "--omega-start",
+            "0.1",
+            "--omega-end",
+            "NaN",
+            "--step",
+            "0.1",
+        ],
+        vec![
+            "simulate",
+            s(&m),
+            "--omega-start",
+            "0.1",
+            "--omega-end",
+            "100",
+            "--step",
+            "1e-6",
+        ],
+        vec!["simulate", s(&m), "--omega", "1", "--csv", "x.csv"],
     ];
     for args in cases {
         let o = ewr(&args);
@@ -345,4 +409,136 @@ fn simulate_3d_contact_reports_normal_force_gap_and_separation() {
     assert!(o.status.success(), "{:?}", text(&o));
     let o = ewr(&[&args[..], &["--jenkins", "10"]].concat());
     assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}
+
+/// Rows of a CSV table by column name.
+fn table(path: &Path) -> Vec<std::collections::HashMap<String, f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(|v| v.parse::<f64>().unwrap_or(f64::NAN)))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_stepped_sine_measures_the_curve_that_frc_computes() {
+    // two-mass-damper through its two resonances (0.6 and 0.9 rad/s), one frequency from the
+    // last one's state: the time integration and the harmonic balance are independent
+    // methods, which agree within 0.3 % at dt = T / 65536 (the integrator's first order in dt
+    // at T / 4096 here: 1 %).
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, frc, png) = (
+        dir.path().join("stepped.csv"),
+        dir.path().join("frc.csv"),
+        dir.path().join("stepped.png"),
+    );
+    let m = model("two-mass-damper");
+    let grid = [
+        "--omega-start",
+        "0.3",
+        "--omega-end",
+        "1.2",
+        "--step",
+        "0.3",
+    ];
+    let mut args = vec!["simulate", s(&m), "--csv", s(&sim), "--plot", s(&png)];
+    args.extend(grid);
+    let o = ewr(&args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("amp_norm") && out.lines().count() == 5,
+        "{out}"
+    );
+    let mut args = vec!["frc", s(&m), "--harmonics", "odd:63", "--no-refine"];
+    args.extend(grid);
+    args.extend(["--csv", s(&frc)]);
+    let o = ewr(&args);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (a, b) = (table(&sim), table(&frc));
+    assert_eq!(a.len(), 4);
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x["omega"], y["omega"]);
+        assert_eq!(x["converged"], 1.0);
+        for col in ["amp_norm", "peak_u0", "peak_u3", "amp_w0"] {
+            let rel = (x[col] - y[col]).abs() / y[col];
+            assert!(
+                rel < 3e-3,
+                "w = {}: {col} {} against frc's {}",
+                x["omega"],
+                x[col],
+                y[col]
+            );
+        }
+        // No static load: the mean is round-off of the amplitude.
+        assert!(x["mean_u0"].abs() < 1e-3 * x["peak_u0"], "{}", x["mean_u0"]);
+    }
+    // The first harmonic, against frc's in that measure (the same column name).
+    let h1 = dir.path().join("h1.csv");
+    let mut args = vec!["frc", s(&m), "--harmonics", "odd:63", "--no-refine"];
+    args.extend(grid);
+    args.extend(["--amplitude", "h1", "--csv", s(&h1)]);
+    let o = ewr(&args);
+    assert!(o.status.success(), "{}", text(&o).1);
+    for (x, y) in a.iter().zip(&table(&h1)) {
+        for col in ["h1_u0", "h1_u3"] {
+            let rel = (x[col] - y[col]).abs() / y[col];
+            assert!(
+                rel < 3e-3,
+                "w = {}: {col} {} against frc's {}",
+                x["omega"],
+                x[col],
+                y[col]
+            );
+        }
+    }
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}
+
+#[test]
+fn a_stepped_sine_that_misses_a_steady_state_goes_on_and_exits_1() {
+    // Two periods are not enough to settle: every frequency is reported (not converged),
+    // each started from the last one's state, and the table keeps them all.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("stepped.csv");
+    let m = model("two-mass-damper");
+    let o = ewr(&[
+        "simulate",
+        s(&m),
+        "--omega-start",
+        "0.5",
+        "--omega-end",
+        "0.3",
+        "--step",
+        "0.1",
+        "--dt",
+        "1e-2",
+        "--periods",
+        "2",
+        "--csv",
+        s(&csv),
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        err.contains("no periodic steady state") && err.contains("3 of 3"),
+        "{err}"
+    );
+    let rows = table(&csv);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[2]["omega"], 0.3);
+    assert!(
+        rows.iter()
+            .all(|r| r["converged"] == 0.0 && r["periods"] == 2.0)
+    );
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j.as_array().unwrap().len(), 3);
 }

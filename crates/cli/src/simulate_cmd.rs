@@ -19,9 +19,12 @@ pub const SIMULATE_ABOUT: &str = "Time-domain reference solution: backward-Euler
     every step, from rest until two successive periods agree within --tol (or --periods \
     periods have run); the last period is reported. Independent of the harmonic-balance \
     solver, so it checks `ewr solve`: --timeseries writes the same CSV columns, and `ewr \
-    compare` prints the differences. First order in --dt. See docs/simulate.md.\n\n\
-    Exit codes: 0 steady state reached, 1 not reached within --periods (outputs are still \
-    written) or a numerical failure, 2 bad input.";
+    compare` prints the differences. First order in --dt. With --omega-start, --omega-end \
+    and --step instead of --omega, a stepped sine: each frequency from the state the one \
+    before ended in, as a test rig measures a frequency response (one row per frequency in \
+    --csv, with `ewr frc --csv`'s column names). See docs/simulate.md.\n\n\
+    Exit codes: 0 steady state reached (at every frequency), 1 not reached within --periods \
+    (outputs are still written) or a numerical failure, 2 bad input.";
 
 /// Arguments of `ewr simulate`.
 #[derive(Args)]
@@ -29,8 +32,45 @@ pub struct SimulateArgs {
     /// The model file (HDF5, see docs/model-format.md).
     model: PathBuf,
     /// Forcing circular frequency w (rad per time unit; the period is 2 pi / w).
-    #[arg(long, value_name = "W", allow_hyphen_values = true)]
-    omega: f64,
+    #[arg(
+        long,
+        value_name = "W",
+        allow_hyphen_values = true,
+        required_unless_present = "omega_start",
+        conflicts_with = "omega_start"
+    )]
+    omega: Option<f64>,
+    /// Stepped sine: first frequency. Each frequency A + k S up to B is integrated to its
+    /// steady state from the state the one before ended in (the first from rest), as a test
+    /// rig steps its shaker; one row per frequency in --csv, the curve in --plot.
+    #[arg(
+        long,
+        value_name = "A",
+        allow_hyphen_values = true,
+        requires_all = ["omega_end", "step"]
+    )]
+    omega_start: Option<f64>,
+    /// Stepped sine: last frequency (below the first for a downward sweep).
+    #[arg(
+        long,
+        value_name = "B",
+        allow_hyphen_values = true,
+        requires = "omega_start"
+    )]
+    omega_end: Option<f64>,
+    /// Stepped sine: frequency step.
+    #[arg(
+        long,
+        value_name = "S",
+        allow_hyphen_values = true,
+        requires = "omega_start"
+    )]
+    step: Option<f64>,
+    /// Stepped sine: write one row per frequency as CSV, flushed as each is done (omega,
+    /// converged, periods, steady_state_error, amp_norm, amp_w<c>, peak_u<i>, mean_u<i>,
+    /// h1_u<i>, stick<c>, energy<c>: the columns of `ewr frc --csv` where they agree).
+    #[arg(long, value_name = "FRC.csv", requires = "omega_start")]
+    csv: Option<PathBuf>,
     /// Time step, rounded so that a period is a whole number of steps (default: period /
     /// 65536, about the paper's 1e-3 at w = 0.1).
     #[arg(long, value_name = "DT", allow_hyphen_values = true)]
@@ -75,16 +115,19 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, default_value = "auto")]
     linear_solver: LinearSolverArg,
     /// Write the last period as CSV: t, then per contact w<c>_<k>, v<c>_<k>, r<c>_<k>
-    /// (the columns of `ewr solve --timeseries`), then u<i> for --dofs.
+    /// (the columns of `ewr solve --timeseries`), then u<i> for --dofs (a stepped sine: its
+    /// last frequency's).
     #[arg(long, value_name = "TS.csv")]
     timeseries: Option<PathBuf>,
-    /// Write the result as HDF5 (layout in docs/simulate.md).
+    /// Write the result as HDF5 (layout in docs/simulate.md; a stepped sine: its last
+    /// frequency's period).
     #[arg(short, long, value_name = "SIM.h5")]
     output: Option<PathBuf>,
     /// Print the summary as JSON on stdout instead of text.
     #[arg(long)]
     json: bool,
-    /// Plot the last period of contact 0 (PNG or SVG by extension).
+    /// Plot the last period of contact 0 (PNG or SVG by extension); a stepped sine: its
+    /// amplitude against frequency, as `ewr frc --plot`.
     #[arg(long, value_name = "FIG.png|svg")]
     plot: Option<PathBuf>,
 }
@@ -128,6 +171,22 @@ pub struct CompareArgs {
 /// `ewr simulate`.
 pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     let problem = |e: OptionProblem| Failure::input(e.render(true));
+    // A stepped sine's frequencies, checked before any file is touched.
+    let stepped = match (a.omega_start, a.omega_end, a.step) {
+        (Some(w0), Some(w1), Some(dw)) => {
+            Some(ewr_simulate::setup::stepped(w0, w1, dw).map_err(problem)?)
+        }
+        _ => None,
+    };
+    let omega = match (&stepped, a.omega) {
+        (Some(ws), _) => ws[0],
+        (None, Some(w)) => w,
+        (None, None) => {
+            return Err(Failure::input(
+                "give --omega, or --omega-start, --omega-end and --step",
+            ));
+        }
+    };
     let mut run = RunOptions {
         dt: a.dt,
         periods: a.periods,
@@ -142,7 +201,7 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
             LinearSolverArg::Dense => LinearSolver::Dense,
             LinearSolverArg::Sparse => LinearSolver::Sparse,
         },
-        ..RunOptions::new(a.omega)
+        ..RunOptions::new(omega)
     };
     ewr_simulate::setup::check(&run).map_err(problem)?;
     let _claims = prepare_outputs(
@@ -151,6 +210,7 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
             ("--timeseries", a.timeseries.as_deref(), &[]),
             ("-o", a.output.as_deref(), &[]),
             ("--plot", a.plot.as_deref(), &["png", "svg"]),
+            ("--csv", a.csv.as_deref(), &[]),
         ],
     )?;
     crate::probe::readable(crate::probe::Kind::Model, &a.model)?;
@@ -160,11 +220,17 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     }
     if let Some(spec) = &a.dofs {
         run.record_dofs = Some(parse_dofs(spec, &read.model)?);
+    } else if stepped.is_some() {
+        // The amplitude of a stepped sine is that of the DOFs `ewr frc` monitors.
+        run.record_dofs = Some(ewr_solve::setup::default_monitor(&read.model));
     }
     let (model, mut opts) = ewr_simulate::setup::prepare(read.model, &run).map_err(problem)?;
     // Ctrl-C / SIGTERM: one more period is integrated and everything written, as `frc` does.
     crate::interrupt::install();
     opts.stop = Some(crate::interrupt::flag());
+    if let Some(ws) = &stepped {
+        return stepped_sine(a, &model, &opts, ws);
+    }
 
     let bar = crate::progress::bar(a.periods as u64, "periods");
     let result = ewr_simulate::simulate(&model, &opts, &mut |p| {
@@ -172,28 +238,8 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
         bar.set_message(format!("period-to-period change {:.1e}", p.error));
     });
     bar.finish_and_clear();
-    let sim = result.map_err(|e| match e {
-        SimulateError::Option(_) | SimulateError::Model(_) => Failure::input(e.to_string()),
-        SimulateError::Numerical(_) => Failure::work(e.to_string()),
-        _ => Failure::input(e.to_string()),
-    })?;
-
-    if let Some(p) = &a.timeseries {
-        sim.timeseries()
-            .save(p)
-            .map_err(|e| Failure::work(format!("cannot write {e}")))?;
-    }
-    if let Some(p) = &a.output {
-        sim.write_h5(p, &a.model.display().to_string())
-            .map_err(Failure::work)?;
-    }
-    if let Some(p) = &a.plot {
-        if sim.n_contacts == 0 {
-            return Err(Failure::input("--plot: the model has no contact to plot"));
-        }
-        ewr_results::figures::period(p, &PeriodFigure::of_simulation(&sim, &model))
-            .map_err(Failure::work)?;
-    }
+    let sim = result.map_err(simulate_failure)?;
+    write_period(a, &model, &sim)?;
     let summary = sim.summary();
     if a.json {
         let s = serde_json::to_string_pretty(&summary)
@@ -222,6 +268,157 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
             "no periodic steady state within {} periods (last change {:.2e} > --tol {:.1e}); \
              the last period was still reported",
             sim.periods_run, sim.steady_state_error, sim.tol
+        )));
+    }
+    Ok(())
+}
+
+fn simulate_failure(e: SimulateError) -> Failure {
+    match e {
+        SimulateError::Option(_) | SimulateError::Model(_) => Failure::input(e.to_string()),
+        SimulateError::Numerical(_) => Failure::work(e.to_string()),
+        _ => Failure::input(e.to_string()),
+    }
+}
+
+/// `--timeseries` and `-o` of one period (a stepped sine's last), and `--plot` of a single
+/// frequency's.
+fn write_period(
+    a: &SimulateArgs,
+    model: &Model,
+    sim: &ewr_simulate::Simulation,
+) -> Result<(), Failure> {
+    if let Some(p) = &a.timeseries {
+        sim.timeseries()
+            .save(p)
+            .map_err(|e| Failure::work(format!("cannot write {e}")))?;
+    }
+    if let Some(p) = &a.output {
+        sim.write_h5(p, &a.model.display().to_string())
+            .map_err(Failure::work)?;
+    }
+    if let (Some(p), None) = (&a.plot, a.omega_start) {
+        if sim.n_contacts == 0 {
+            return Err(Failure::input("--plot: the model has no contact to plot"));
+        }
+        ewr_results::figures::period(p, &PeriodFigure::of_simulation(sim, model))
+            .map_err(Failure::work)?;
+    }
+    Ok(())
+}
+
+/// `ewr simulate --omega-start A --omega-end B --step S`: the stepped sine, its table written
+/// row by row, the curve drawn, the last period written as a single run's.
+fn stepped_sine(
+    a: &SimulateArgs,
+    model: &Model,
+    opts: &ewr_simulate::Options,
+    omegas: &[f64],
+) -> Result<(), Failure> {
+    let mut csv = match &a.csv {
+        Some(p) => Some(
+            ewr_results::stepped::SteppedCsv::create(p, model.contacts.len(), &opts.record_dofs)
+                .map_err(Failure::work)?,
+        ),
+        None => None,
+    };
+    let keep_last = a.timeseries.is_some() || a.output.is_some();
+    let mut last = None;
+    let mut write_error = None;
+    let bar = crate::progress::bar(omegas.len() as u64, "frequencies");
+    let result = ewr_simulate::stepped_sine(
+        model,
+        opts,
+        omegas,
+        &mut |p| {
+            bar.set_position(p.index as u64);
+            bar.set_message(format!(
+                "w = {}: period {}, change {:.1e}",
+                p.omega, p.run.period, p.run.error
+            ));
+        },
+        &mut |p, sim| {
+            if let (Some(c), None) = (csv.as_mut(), &write_error)
+                && let Err(e) = c.row(p)
+            {
+                write_error = Some(e);
+            }
+            if keep_last {
+                last = Some(sim.clone());
+            }
+        },
+    );
+    bar.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(Failure::work(e));
+    }
+    // Frequencies done before a numerical failure are already in the table.
+    let points = result.map_err(simulate_failure)?;
+    if let Some(sim) = &last {
+        write_period(a, model, sim)?;
+    }
+    if let Some(p) = &a.plot {
+        ewr_results::stepped::plot(p, model, &a.model.display().to_string(), &points)
+            .map_err(Failure::work)?;
+    }
+    if a.json {
+        let s = serde_json::to_string_pretty(&points)
+            .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
+        say!("{s}");
+    } else {
+        say!(
+            "{:>14} {:>9} {:>8} {:>14}  stick fraction (min..max over contacts)",
+            "omega",
+            "steady",
+            "periods",
+            "amp_norm"
+        );
+        for p in &points {
+            let (lo, hi) = p
+                .stick_fraction
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &f| {
+                    (l.min(f), h.max(f))
+                });
+            let sticks = if p.stick_fraction.is_empty() {
+                String::new()
+            } else {
+                format!("{lo:.3}..{hi:.3}")
+            };
+            // The grid's round-off (0.6000000000000001) is the files' business, not the table's.
+            let omega: f64 = format!("{:.12e}", p.omega).parse().unwrap_or(p.omega);
+            say!(
+                "{:>14} {:>9} {:>8} {:>14.6e}  {sticks}",
+                omega,
+                if p.converged { "yes" } else { "NO" },
+                p.periods_run,
+                p.amplitude
+            );
+        }
+    }
+    if points.last().is_some_and(|p| p.interrupted) {
+        return Err(Failure::work(format!(
+            "interrupted at w = {} ({} of {} frequencies, the last before its steady state): \
+             what was done is written",
+            points.last().map_or(0.0, |p| p.omega),
+            points.len(),
+            omegas.len()
+        )));
+    }
+    let failed: Vec<String> = points
+        .iter()
+        .filter(|p| !p.converged)
+        .map(|p| p.omega.to_string())
+        .collect();
+    if !failed.is_empty() {
+        return Err(Failure::work(format!(
+            "no periodic steady state within {} periods at {} of {} frequencies (w = {}); \
+             their last periods were still reported, and each next frequency started from \
+             there",
+            a.periods,
+            failed.len(),
+            points.len(),
+            failed.join(", ")
         )));
     }
     Ok(())

@@ -50,6 +50,7 @@ fn _ewr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PySolution>()?;
     m.add_class::<results::PyFrc>()?;
     m.add_class::<results::PySimulation>()?;
+    m.add_class::<results::PySteppedSine>()?;
     m.add_class::<study::PyStudy>()?;
     m.add_class::<study::PyStudyResult>()?;
     m.add_function(wrap_pyfunction!(model::examples, m)?)?;

@@ -1104,15 +1104,24 @@ impl PyModel {
     /// The independent time-domain reference, as ``ewr simulate`` (same options, checks and
     /// files: ``output``, ``timeseries``, ``plot``). ``progress(period, max_periods,
     /// change)`` is called after every period; a run that does not reach the steady state
-    /// within ``periods`` warns and returns its last period.
-    #[pyo3(signature = (omega, *, dt=None, periods=1000, tol=1e-6, mu_n=None, static_factor=1.0,
-        jenkins=None, eta_as_viscous=false, linear_solver="auto", dofs=None,
-        progress=None, output=None, timeseries=None, plot=None))]
+    /// within ``periods`` warns and returns its last period. With ``omega_start``,
+    /// ``omega_end`` and ``step`` instead of ``omega``, a stepped sine: each frequency from
+    /// the state the one before ended in (the first from rest), returned as a
+    /// ``SteppedSine``, its rows in ``csv`` as they are done, its curve in ``plot``, its last
+    /// period in ``output`` and ``timeseries``; ``progress(frequency, frequencies, omega)``
+    /// is then called as each frequency starts.
+    #[pyo3(signature = (omega=None, *, omega_start=None, omega_end=None, step=None, dt=None,
+        periods=1000, tol=1e-6, mu_n=None, static_factor=1.0, jenkins=None,
+        eta_as_viscous=false, linear_solver="auto", dofs=None, progress=None, output=None,
+        timeseries=None, plot=None, csv=None))]
     #[allow(clippy::too_many_arguments)]
     fn simulate(
         &self,
         py: Python<'_>,
-        omega: f64,
+        omega: Option<f64>,
+        omega_start: Option<f64>,
+        omega_end: Option<f64>,
+        step: Option<f64>,
         dt: Option<f64>,
         periods: usize,
         tol: f64,
@@ -1126,7 +1135,27 @@ impl PyModel {
         output: Option<PathBuf>,
         timeseries: Option<PathBuf>,
         plot: Option<PathBuf>,
-    ) -> PyResult<PySimulation> {
+        csv: Option<PathBuf>,
+    ) -> PyResult<Py<PyAny>> {
+        let stepped = match (omega, omega_start, omega_end, step) {
+            (None, Some(a), Some(b), Some(s)) => Some(
+                ewr_simulate::setup::stepped(a, b, s)
+                    .map_err(|e| InputError::new_err(e.render(false)))?,
+            ),
+            (Some(_), None, None, None) => None,
+            _ => {
+                return Err(InputError::new_err(
+                    "give omega, or omega_start, omega_end and step (a stepped sine)",
+                ));
+            }
+        };
+        if stepped.is_none() && csv.is_some() {
+            return Err(InputError::new_err(
+                "csv: the table of a stepped sine (omega_start, omega_end, step); one \
+                 frequency's period is written by timeseries",
+            ));
+        }
+        let first = stepped.as_ref().map_or(omega.unwrap_or(0.0), |w| w[0]);
         let linear_solver = match linear_solver {
             "auto" => ewr_simulate::LinearSolver::Auto,
             "dense" => ewr_simulate::LinearSolver::Dense,
@@ -1156,7 +1185,7 @@ impl PyModel {
             eta_as_viscous,
             record_dofs: Some(record_dofs),
             linear_solver,
-            ..ewr_simulate::setup::RunOptions::new(omega)
+            ..ewr_simulate::setup::RunOptions::new(first)
         };
         let (model, mut opts) = ewr_simulate::setup::prepare(self.model.clone(), &run)
             .map_err(|e| InputError::new_err(e.render(false)))?;
@@ -1167,9 +1196,12 @@ impl PyModel {
             output,
             timeseries,
             plot,
-            ..Default::default()
+            csv,
         };
         let _claims = outputs.check()?;
+        if let Some(ws) = stepped {
+            return self.stepped_sine(py, &model, &opts, &ws, &stop, progress, &outputs);
+        }
         let mut callback_error: Option<PyErr> = None;
         let sim = crate::run::run_interruptible(py, &stop, || {
             ewr_simulate::simulate(&model, &opts, &mut |p| {
@@ -1188,29 +1220,8 @@ impl PyModel {
         if let Some(e) = callback_error {
             return Err(e);
         }
-        let sim = sim.map_err(|e| match e {
-            ewr_simulate::SimulateError::Numerical(_) => SolveError::new_err(e.to_string()),
-            _ => InputError::new_err(e.to_string()),
-        })?;
-        let fail = |e: String| SolveError::new_err(e);
-        if let Some(p) = &outputs.timeseries {
-            sim.timeseries()
-                .save(p)
-                .map_err(|e| fail(format!("cannot write {e}")))?;
-        }
-        if let Some(p) = &outputs.output {
-            sim.write_h5(p, &self.source_path().display().to_string())
-                .map_err(fail)?;
-        }
-        if let Some(p) = &outputs.plot {
-            if sim.n_contacts == 0 {
-                return Err(InputError::new_err(
-                    "plot: the model has no contact to plot",
-                ));
-            }
-            let fig = ewr_results::figures::PeriodFigure::of_simulation(&sim, &model);
-            ewr_results::figures::period(p, &fig).map_err(fail)?;
-        }
+        let sim = sim.map_err(simulate_error)?;
+        self.write_period(&model, &sim, &outputs, true)?;
         if sim.interrupted {
             warn(
                 py,
@@ -1230,7 +1241,157 @@ impl PyModel {
                 ),
             )?;
         }
-        Ok(PySimulation::new(sim, &model))
+        Ok(Py::new(py, PySimulation::new(sim, &model))?.into_any())
+    }
+}
+
+/// The time-domain runs' pieces that Python's `simulate` shares between one frequency and a
+/// stepped sine.
+impl PyModel {
+    /// `output` and `timeseries` of one period, and with `plot_period` its figure.
+    fn write_period(
+        &self,
+        model: &Model,
+        sim: &ewr_simulate::Simulation,
+        outputs: &Outputs,
+        plot_period: bool,
+    ) -> PyResult<()> {
+        let fail = |e: String| SolveError::new_err(e);
+        if let Some(p) = &outputs.timeseries {
+            sim.timeseries()
+                .save(p)
+                .map_err(|e| fail(format!("cannot write {e}")))?;
+        }
+        if let Some(p) = &outputs.output {
+            sim.write_h5(p, &self.source_path().display().to_string())
+                .map_err(fail)?;
+        }
+        if let (Some(p), true) = (&outputs.plot, plot_period) {
+            if sim.n_contacts == 0 {
+                return Err(InputError::new_err(
+                    "plot: the model has no contact to plot",
+                ));
+            }
+            let fig = ewr_results::figures::PeriodFigure::of_simulation(sim, model);
+            ewr_results::figures::period(p, &fig).map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// `simulate` with `omega_start`, `omega_end` and `step`.
+    #[allow(clippy::too_many_arguments)]
+    fn stepped_sine(
+        &self,
+        py: Python<'_>,
+        model: &Model,
+        opts: &ewr_simulate::Options,
+        omegas: &[f64],
+        stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+        progress: Option<Py<PyAny>>,
+        outputs: &Outputs,
+    ) -> PyResult<Py<PyAny>> {
+        let fail = |e: String| SolveError::new_err(e);
+        let mut table = match &outputs.csv {
+            Some(p) => Some(
+                ewr_results::stepped::SteppedCsv::create(
+                    p,
+                    model.contacts.len(),
+                    &opts.record_dofs,
+                )
+                .map_err(fail)?,
+            ),
+            None => None,
+        };
+        let mut last = None;
+        let mut callback_error: Option<PyErr> = None;
+        let mut write_error: Option<PyErr> = None;
+        let mut started = usize::MAX;
+        let result = crate::run::run_interruptible(py, stop, || {
+            ewr_simulate::stepped_sine(
+                model,
+                opts,
+                omegas,
+                &mut |p| {
+                    if p.index == started || callback_error.is_some() {
+                        return;
+                    }
+                    started = p.index;
+                    if let Some(cb) = &progress {
+                        Python::attach(|py| {
+                            if let Err(e) = cb.call1(py, (p.index, p.count, p.omega)) {
+                                callback_error = Some(e);
+                            }
+                        });
+                    }
+                },
+                &mut |p, sim| {
+                    if let (Some(t), None) = (table.as_mut(), &write_error)
+                        && let Err(e) = t.row(p)
+                    {
+                        write_error = Some(fail(e));
+                    }
+                    last = Some(sim.clone());
+                },
+            )
+        });
+        if let Some(e) = callback_error.or(write_error) {
+            return Err(e);
+        }
+        let points = result.map_err(simulate_error)?;
+        if let Some(sim) = &last {
+            self.write_period(model, sim, outputs, false)?;
+        }
+        if let Some(p) = &outputs.plot {
+            ewr_results::stepped::plot(
+                p,
+                model,
+                &self.source_path().display().to_string(),
+                &points,
+            )
+            .map_err(fail)?;
+        }
+        if points.last().is_some_and(|p| p.interrupted) {
+            warn(
+                py,
+                &format!(
+                    "interrupted at omega = {} ({} of {} frequencies): what was done is returned",
+                    points.last().map_or(0.0, |p| p.omega),
+                    points.len(),
+                    omegas.len()
+                ),
+            )?;
+        }
+        let failed: Vec<String> = points
+            .iter()
+            .filter(|p| !p.converged && !p.interrupted)
+            .map(|p| p.omega.to_string())
+            .collect();
+        if !failed.is_empty() {
+            warn(
+                py,
+                &format!(
+                    "no periodic steady state within {} periods at {} of {} frequencies \
+                     (omega = {}); their last periods are returned",
+                    opts.max_periods,
+                    failed.len(),
+                    points.len(),
+                    failed.join(", ")
+                ),
+            )?;
+        }
+        let last = match last {
+            Some(sim) => Some(Py::new(py, PySimulation::new(sim, model))?),
+            None => None,
+        };
+        let out = crate::results::PySteppedSine::new(points, opts.record_dofs.clone(), last);
+        Ok(Py::new(py, out)?.into_any())
+    }
+}
+
+fn simulate_error(e: ewr_simulate::SimulateError) -> PyErr {
+    match e {
+        ewr_simulate::SimulateError::Numerical(_) => SolveError::new_err(e.to_string()),
+        _ => InputError::new_err(e.to_string()),
     }
 }
 

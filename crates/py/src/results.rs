@@ -961,3 +961,112 @@ impl PySimulation {
         )
     }
 }
+
+/// A stepped sine (`ewr simulate --omega-start ...`): one steady state per frequency, each
+/// from the state the one before ended in.
+#[pyclass(name = "SteppedSine", module = "ewr", frozen)]
+pub struct PySteppedSine {
+    points: Vec<ewr_simulate::SteppedPoint>,
+    dofs: Vec<usize>,
+    last: Option<Py<PySimulation>>,
+}
+
+impl PySteppedSine {
+    pub fn new(
+        points: Vec<ewr_simulate::SteppedPoint>,
+        dofs: Vec<usize>,
+        last: Option<Py<PySimulation>>,
+    ) -> Self {
+        PySteppedSine { points, dofs, last }
+    }
+
+    /// A per-point vector field as `(points, len)`.
+    fn table<'py>(
+        &self,
+        py: Python<'py>,
+        field: impl Fn(&ewr_simulate::SteppedPoint) -> &Vec<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cols = self.points.first().map_or(0, |p| field(p).len());
+        let data: Vec<f64> = self.points.iter().flat_map(|p| field(p).clone()).collect();
+        array2(py, data, self.points.len(), cols)
+    }
+}
+
+#[pymethods]
+impl PySteppedSine {
+    /// Forcing frequencies, in the order integrated.
+    #[getter]
+    fn omega<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.points.iter().map(|p| p.omega).collect())
+    }
+
+    /// Per frequency: the steady state reached within `tol`.
+    #[getter]
+    fn converged(&self) -> Vec<bool> {
+        self.points.iter().map(|p| p.converged).collect()
+    }
+
+    /// True when Ctrl-C stopped the sweep (its last frequency before the steady state).
+    #[getter]
+    fn interrupted(&self) -> bool {
+        self.points.last().is_some_and(|p| p.interrupted)
+    }
+
+    /// Per frequency: periods integrated.
+    #[getter]
+    fn periods_run(&self) -> Vec<usize> {
+        self.points.iter().map(|p| p.periods_run).collect()
+    }
+
+    /// Per frequency: `max_t ||u(t)||` over the recorded DOFs (`Frc`'s `amplitude`).
+    #[getter]
+    fn amplitude<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.points.iter().map(|p| p.amplitude).collect())
+    }
+
+    /// The recorded DOFs.
+    #[getter]
+    fn dofs(&self) -> Vec<usize> {
+        self.dofs.clone()
+    }
+
+    /// `max_t |u_i(t)|`, `(frequencies, dofs)`.
+    #[getter]
+    fn dof_peak<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, |p| &p.dof_max)
+    }
+
+    /// Mean of `u_i` over the period, `(frequencies, dofs)`.
+    #[getter]
+    fn dof_mean<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, |p| &p.dof_mean)
+    }
+
+    /// First-harmonic amplitude of `u_i`, `(frequencies, dofs)`.
+    #[getter]
+    fn dof_h1<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, |p| &p.dof_h1)
+    }
+
+    /// Fraction of the period each contact sticks, `(frequencies, contacts)`.
+    #[getter]
+    fn stick_fraction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, |p| &p.stick_fraction)
+    }
+
+    /// Energy each contact dissipates per period, `(frequencies, contacts)`.
+    #[getter]
+    fn dissipated_energy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.table(py, |p| &p.dissipated_energy)
+    }
+
+    /// The last frequency's period in full.
+    #[getter]
+    fn last(&self, py: Python<'_>) -> Option<Py<PySimulation>> {
+        self.last.as_ref().map(|s| s.clone_ref(py))
+    }
+
+    fn __len__(&self) -> usize {
+        self.points.len()
+    }
+}

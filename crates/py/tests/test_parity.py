@@ -281,6 +281,39 @@ def test_the_same_simulation_through_cli_and_python(tmp_path):
         ewr.Model.read(model).simulate(0.5, static_factor=0.5)
 
 
+def test_the_same_stepped_sine_through_cli_and_python(tmp_path):
+    model = MODELS / "two-mass-damper.h5"
+    grid = ["--omega-start", "0.5", "--omega-end", "0.7", "--step", "0.1"]
+    out = run_cli("simulate", model, *grid, "--dt", "0.01", "--csv", tmp_path / "cli.csv",
+                  "--timeseries", tmp_path / "cli-last.csv")
+    assert out.returncode == 0, out.stderr
+    seen = []
+    s = ewr.Model.read(model).simulate(omega_start=0.5, omega_end=0.7, step=0.1, dt=0.01,
+                                       csv=tmp_path / "py.csv",
+                                       timeseries=tmp_path / "py-last.csv",
+                                       progress=lambda i, n, w: seen.append((i, n)))
+    assert (tmp_path / "cli.csv").read_text() == (tmp_path / "py.csv").read_text()
+    assert (tmp_path / "cli-last.csv").read_text() == (tmp_path / "py-last.csv").read_text()
+    assert isinstance(s, ewr.SteppedSine) and len(s) == 3 and all(s.converged)
+    assert seen == [(0, 3), (1, 3), (2, 3)]
+    assert np.allclose(s.omega, [0.5, 0.6, 0.7])
+    assert s.dof_peak.shape == (3, len(s.dofs)) and s.stick_fraction.shape == (3, 1)
+    # The amplitude is the largest norm over the period of the recorded DOFs' vector.
+    last = s.last
+    assert last.omega == s.omega[-1]
+    assert np.isclose(np.linalg.norm(last.u, axis=0).max(), s.amplitude[-1], rtol=1e-12)
+    m = ewr.Model.read(model)
+    for call, message in [
+        (lambda: m.simulate(), "omega_start"),
+        (lambda: m.simulate(0.5, omega_start=0.5, omega_end=0.7, step=0.1), "omega_start"),
+        (lambda: m.simulate(omega_start=0.5, omega_end=0.7), "omega_start"),
+        (lambda: m.simulate(omega_start=0.5, omega_end=0.7, step=-1.0), "step=-1"),
+        (lambda: m.simulate(0.5, csv=tmp_path / "x.csv"), "csv"),
+    ]:
+        with pytest.raises(ewr.InputError, match=message):
+            call()
+
+
 def test_ctrl_c_during_peaks_and_simulate_keeps_what_was_computed():
     import _thread
     import threading

@@ -12,6 +12,7 @@ pub mod modes;
 pub mod peaks;
 pub mod read;
 pub mod solution;
+pub mod stepped;
 pub mod study;
 
 use ewr_model::h5::{put_1d, put_f64, put_i64, put_str};

@@ -30,6 +30,7 @@ mod linear;
 mod model_check;
 mod output;
 pub mod setup;
+mod stepped;
 pub mod timeseries;
 
 pub use contact::{ContactState, ContactStats, LocalSolution, normal_force, solve_local};
@@ -41,6 +42,7 @@ pub use linear::{DENSE_MAX_DOFS, LinearSolver};
 pub use output::{
     ContactSummary, EnergyBalance, NormalHistory, NormalSummary, Simulation, Summary,
 };
+pub use stepped::{SteppedPoint, SteppedProgress, stepped_frequencies, stepped_sine};
 
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]

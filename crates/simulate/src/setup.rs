@@ -122,6 +122,30 @@ pub fn check(o: &RunOptions) -> Result<(), OptionProblem> {
     Ok(())
 }
 
+/// Most frequencies of a stepped sine: each is a run to its steady state.
+pub const MAX_STEPPED_FREQUENCIES: usize = 100_000;
+
+/// The frequencies of a stepped sine from `omega_start` to `omega_end` by `step` (checked:
+/// positive, finite, at most [`MAX_STEPPED_FREQUENCIES`]).
+pub fn stepped(omega_start: f64, omega_end: f64, step: f64) -> Result<Vec<f64>, OptionProblem> {
+    at_least("omega_start", omega_start, 0.0, false)?;
+    at_least("omega_end", omega_end, 0.0, false)?;
+    at_least("step", step, 0.0, false)?;
+    let n = (omega_end - omega_start).abs() / step;
+    if n >= MAX_STEPPED_FREQUENCIES as f64 {
+        return Err(OptionProblem {
+            keyword: "step",
+            value: Some(step.to_string()),
+            message: format!(
+                "{} frequencies from {omega_start} to {omega_end}: at most \
+                 {MAX_STEPPED_FREQUENCIES}, each a run to its steady state",
+                n.floor() + 1.0
+            ),
+        });
+    }
+    Ok(crate::stepped_frequencies(omega_start, omega_end, step))
+}
+
 /// Checks every option, applies the model-changing ones (friction bound, Jenkins elements)
 /// and returns the model to integrate with the integrator's options.
 pub fn prepare(model: Model, o: &RunOptions) -> Result<(Model, Options), OptionProblem> {

@@ -317,8 +317,11 @@ class Model:
         to the forced sweep. Warns where an amplitude did not converge."""
     def simulate(
         self,
-        omega: float,
+        omega: Optional[float] = None,
         *,
+        omega_start: Optional[float] = None,
+        omega_end: Optional[float] = None,
+        step: Optional[float] = None,
         dt: Optional[float] = None,
         periods: int = 1000,
         tol: float = 1e-6,
@@ -332,11 +335,17 @@ class Model:
         output: Union[str, PathLike, None] = None,
         timeseries: Union[str, PathLike, None] = None,
         plot: Union[str, PathLike, None] = None,
-    ) -> "Simulation":
+        csv: Union[str, PathLike, None] = None,
+    ) -> Union["Simulation", "SteppedSine"]:
         """The independent time-domain reference, as ``ewr simulate`` (same options, checks and
         files: ``output``, ``timeseries``, ``plot``). ``progress(period, max_periods,
         change)`` is called after every period; a run that does not reach the steady state
-        within ``periods`` warns and returns its last period."""
+        within ``periods`` warns and returns its last period. With ``omega_start``,
+        ``omega_end`` and ``step`` instead of ``omega``, a stepped sine: each frequency from
+        the state the one before ended in (the first from rest), returned as a
+        ``SteppedSine``, its rows in ``csv`` as they are done, its curve in ``plot``, its last
+        period in ``output`` and ``timeseries``; ``progress(frequency, frequencies, omega)``
+        is then called as each frequency starts."""
 
 class Solution:
     """One periodic solution. Contact arrays are ``(n_contacts, dim, samples)``; coefficient
@@ -461,6 +470,28 @@ class Simulation:
     u: npt.NDArray[np.float64]
     def summary(self) -> dict[str, Any]:
         """The summary of ``ewr simulate --json``."""
+
+class SteppedSine:
+    """A stepped sine (``Model.simulate(omega_start=..., omega_end=..., step=...)``): one
+    steady state per frequency, each from the state the one before ended in. Tables are
+    ``(frequencies, dofs)`` or ``(frequencies, contacts)``."""
+
+    omega: npt.NDArray[np.float64]
+    converged: list[bool]
+    interrupted: bool
+    """True when Ctrl-C stopped the sweep (its last frequency before the steady state)."""
+    periods_run: list[int]
+    amplitude: npt.NDArray[np.float64]
+    """``max_t ||u(t)||`` over the recorded DOFs, as ``Frc``'s amplitude."""
+    dofs: list[int]
+    dof_peak: npt.NDArray[np.float64]
+    dof_mean: npt.NDArray[np.float64]
+    dof_h1: npt.NDArray[np.float64]
+    stick_fraction: npt.NDArray[np.float64]
+    dissipated_energy: npt.NDArray[np.float64]
+    last: Optional["Simulation"]
+    """The last frequency's period in full."""
+    def __len__(self) -> int: ...
 
 class Study:
     """A parameter study (docs/study.md): from a study file (TOML) or a dict of the same
