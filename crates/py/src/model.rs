@@ -903,7 +903,8 @@ impl PyModel {
     /// forced DOF ``"frc_dof"``, else ``None``. ``output``, ``csv`` and ``plot`` write the
     /// files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
     /// a dense receptance and dense Newton steps whatever the solver keywords say; they apply
-    /// to the forced sweep. Warns where an amplitude did not converge.
+    /// to the forced sweep. Warns where an amplitude did not converge. Ctrl-C keeps the
+    /// amplitudes computed (their files written, ``"interrupted"`` True, a warning).
     #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:59",
         mu_n=None, rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto", linear="auto", preconditioner="two-level",
@@ -976,21 +977,24 @@ impl PyModel {
         let _claims = outputs.check()?;
         let amps = ewr_solve::nonlinear_mode::modal_amplitudes(start, end, points);
         let params = setup.params();
-        let pts = py
-            .detach(|| {
-                ewr_solve::nonlinear_mode::backbone(
-                    &setup.model,
-                    &params,
-                    &setup.point,
-                    mode,
-                    &amps,
-                    &mut |_| true,
-                )
-            })
-            .map_err(|e| match e {
-                ewr_solve::SolveError::Start(_) => InputError::new_err(format!("mode {mode}: {e}")),
-                e => SolveError::new_err(format!("mode {mode}: {e}")),
-            })?;
+        // Ctrl-C: the amplitudes computed are kept, written and returned, as the command does.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
+        let pts = crate::run::run_interruptible(py, &stop, || {
+            ewr_solve::nonlinear_mode::backbone(
+                &setup.model,
+                &params,
+                &setup.point,
+                mode,
+                &amps,
+                &mut |_| !stopped(),
+            )
+        })
+        .map_err(|e| match e {
+            ewr_solve::SolveError::Start(_) => InputError::new_err(format!("mode {mode}: {e}")),
+            e => SolveError::new_err(format!("mode {mode}: {e}")),
+        })?;
+        let interrupted = stopped();
         let syn = ewr_solve::nonlinear_mode::synthesise(&setup.model, &pts);
         let fail = |e: String| SolveError::new_err(e);
         // The backbone's files first: a forced sweep that fails leaves them written.
@@ -1000,19 +1004,25 @@ impl PyModel {
                 &self.source_path(),
                 &setup,
                 (mode, &pts, &syn),
-                "complete",
+                if interrupted {
+                    "interrupted"
+                } else {
+                    "complete"
+                },
             )
             .map_err(fail)?;
         }
         if let Some(p) = &outputs.csv {
             ewr_results::modes::write_modes_csv(p, &pts).map_err(fail)?;
         }
-        let swept = if frc {
+        let swept = if frc && !interrupted {
             let rec = setup
                 .receptance()
                 .map_err(|e| InputError::new_err(format!("cannot condense the model: {e}")))?;
-            py.detach(|| {
-                ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &pts, &syn, &mut || true)
+            crate::run::run_interruptible(py, &stop, || {
+                ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &pts, &syn, &mut || {
+                    !stopped()
+                })
             })
             .map_err(|e| SolveError::new_err(format!("frc: {e}")))?
         } else {
@@ -1029,7 +1039,20 @@ impl PyModel {
             py.detach(|| ewr_results::figures::backbone(p, &title, &pts, &panel))
                 .map_err(fail)?;
         }
-        if frc && swept.is_none() {
+        if stopped() {
+            warn(
+                py,
+                &format!(
+                    "interrupted: the {} amplitudes computed are returned{}",
+                    pts.len(),
+                    if frc {
+                        " (the forced sweep stopped or was not started)"
+                    } else {
+                        ""
+                    }
+                ),
+            )?;
+        } else if frc && swept.is_none() {
             warn(
                 py,
                 "frc=True: no synthesised resonance (or no forcing at harmonic 1) to sweep \
@@ -1098,6 +1121,7 @@ impl PyModel {
                 d.set_item("frc_dof", py.None())?;
             }
         }
+        d.set_item("interrupted", stopped())?;
         Ok(d)
     }
 

@@ -340,6 +340,16 @@ def test_ctrl_c_during_peaks_and_simulate_keeps_what_was_computed():
         timer.cancel()
     assert sim.interrupted and not sim.converged and sim.periods_run < 100000
     assert np.all(np.isfinite(sim.u))
+    # A backbone of 2000 amplitudes (6 s) keeps what it computed, as `ewr modes` does.
+    b3 = ewr.Model.example("blade-damper-blade-3d")
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.warns(UserWarning, match="interrupted"):
+            d = b3.modes(1e-7, 1e-2, points=2000, harmonics="all:31", frc=True)
+    finally:
+        timer.cancel()
+    assert d["interrupted"] and 0 < len(d["amplitude"]) < 2000 and d["frc"] is None
 
 
 def test_a_curve_that_turns_back_out_of_the_band_is_not_complete():
