@@ -216,6 +216,19 @@ fn simulate_rejects_bad_input_with_exit_2() {
             "1e-6",
         ],
         vec!["simulate", s(&m), "--omega", "1", "--csv", "x.csv"],
+        // A time step too coarse for the sweep's highest frequency, refused before any run.
+        vec![
+            "simulate",
+            s(&m),
+            "--omega-start",
+            "0.5",
+            "--omega-end",
+            "40.5",
+            "--step",
+            "20",
+            "--dt",
+            "0.02",
+        ],
     ];
     for args in cases {
         let o = ewr(&args);
@@ -540,5 +553,81 @@ fn a_stepped_sine_that_misses_a_steady_state_goes_on_and_exits_1() {
             .all(|r| r["converged"] == 0.0 && r["periods"] == 2.0)
     );
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(j.as_array().unwrap().len(), 3);
+    assert_eq!(j["points"].as_array().unwrap().len(), 3);
+    assert_eq!(j["dofs"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn a_stepped_sine_keeps_the_held_stuck_contact_where_frc_holds_it() {
+    // wedge-damper-3d past its resonance: its second contact slips at 1355 and re-sticks for
+    // good before 1380, where `ewr frc` holds its mean slip position (docs/stuck-contacts.md)
+    // after locating the re-stick inside its step of 25. A rig stepping by 5 (from rest at
+    // 1355, where the contact slips and the start does not matter) leaves it there too: every
+    // DOF's peak within 0.5 % of itself, the wedge's own DOFs included, whose peaks the held
+    // offset sets (a rig stepping by 25 leaves them 7 % away: docs/simulate.md).
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, frc) = (dir.path().join("stepped.csv"), dir.path().join("frc.csv"));
+    let m = model("wedge-damper-3d");
+    let o = ewr(&[
+        "simulate",
+        s(&m),
+        "--omega-start",
+        "1355",
+        "--omega-end",
+        "1380",
+        "--step",
+        "5",
+        "--dt",
+        "2.9e-7",
+        "--csv",
+        s(&sim),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = ewr(&[
+        "frc",
+        s(&m),
+        "--omega-start",
+        "1355",
+        "--omega-end",
+        "1380",
+        "--step",
+        "25",
+        "--harmonics",
+        "all:31",
+        "--no-refine",
+        "--csv",
+        s(&frc),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (a, b) = (table(&sim), table(&frc));
+    assert_eq!((a.len(), b.len()), (6, 2));
+    for (x, y) in [(&a[0], &b[0]), (&a[5], &b[1])] {
+        assert_eq!(x["omega"], y["omega"]);
+        for (col, v) in x {
+            if col.starts_with("peak_u") {
+                let rel = (v - y[col]).abs() / y[col];
+                assert!(
+                    rel < 5e-3,
+                    "w = {}: {col} {v} against frc's {}",
+                    x["omega"],
+                    y[col]
+                );
+            }
+        }
+        let stuck = x["omega"] == 1380.0;
+        assert_eq!(
+            x["stick1"] == 1.0,
+            stuck,
+            "w = {}: stick1 {}",
+            x["omega"],
+            x["stick1"]
+        );
+        assert_eq!(
+            y["stick1"] == 1.0,
+            stuck,
+            "w = {}: frc's {}",
+            x["omega"],
+            y["stick1"]
+        );
+    }
 }

@@ -174,12 +174,13 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), Failure> {
     // A stepped sine's frequencies, checked before any file is touched.
     let stepped = match (a.omega_start, a.omega_end, a.step) {
         (Some(w0), Some(w1), Some(dw)) => {
-            Some(ewr_simulate::setup::stepped(w0, w1, dw).map_err(problem)?)
+            Some(ewr_simulate::setup::stepped(w0, w1, dw, a.dt).map_err(problem)?)
         }
         _ => None,
     };
     let omega = match (&stepped, a.omega) {
-        (Some(ws), _) => ws[0],
+        // The lowest: the most steps a period, which the recording limit is checked at.
+        (Some(ws), _) => ws.iter().copied().fold(f64::INFINITY, f64::min),
         (None, Some(w)) => w,
         (None, None) => {
             return Err(Failure::input(
@@ -326,7 +327,7 @@ fn stepped_sine(
     let mut last = None;
     let mut write_error = None;
     let bar = crate::progress::bar(omegas.len() as u64, "frequencies");
-    let result = ewr_simulate::stepped_sine(
+    let run = ewr_simulate::stepped_sine(
         model,
         opts,
         omegas,
@@ -338,13 +339,16 @@ fn stepped_sine(
             ));
         },
         &mut |p, sim| {
-            if let (Some(c), None) = (csv.as_mut(), &write_error)
-                && let Err(e) = c.row(p)
-            {
-                write_error = Some(e);
-            }
             if keep_last {
                 last = Some(sim.clone());
+            }
+            // A table that cannot be written ends the sweep: its rows are what it is for.
+            match csv.as_mut().map(|c| c.row(p)) {
+                Some(Err(e)) => {
+                    write_error = Some(e);
+                    false
+                }
+                _ => true,
             }
         },
     );
@@ -352,8 +356,9 @@ fn stepped_sine(
     if let Some(e) = write_error {
         return Err(Failure::work(e));
     }
-    // Frequencies done before a numerical failure are already in the table.
-    let points = result.map_err(simulate_failure)?;
+    // A failure part way keeps what was done: the table, the figure, the last period and the
+    // printed rows, then the error.
+    let points = run.points;
     if let Some(sim) = &last {
         write_period(a, model, sim)?;
     }
@@ -362,7 +367,8 @@ fn stepped_sine(
             .map_err(Failure::work)?;
     }
     if a.json {
-        let s = serde_json::to_string_pretty(&points)
+        let v = serde_json::json!({ "dofs": &opts.record_dofs, "points": &points });
+        let s = serde_json::to_string_pretty(&v)
             .map_err(|e| Failure::work(format!("cannot format JSON: {e}")))?;
         say!("{s}");
     } else {
@@ -395,6 +401,17 @@ fn stepped_sine(
                 p.amplitude
             );
         }
+    }
+    if let Some(e) = run.failure {
+        let done = format!(
+            "{} of {} frequencies done before it, and written",
+            points.len(),
+            omegas.len()
+        );
+        let at = omegas.get(points.len()).copied().unwrap_or(f64::NAN);
+        let mut f = simulate_failure(e);
+        f.message = format!("{} (at w = {at}; {done})", f.message);
+        return Err(f);
     }
     if points.last().is_some_and(|p| p.interrupted) {
         return Err(Failure::work(format!(

@@ -1133,7 +1133,7 @@ impl PyModel {
     /// the state the one before ended in (the first from rest), returned as a
     /// ``SteppedSine``, its rows in ``csv`` as they are done, its curve in ``plot``, its last
     /// period in ``output`` and ``timeseries``; ``progress(frequency, frequencies, omega)``
-    /// is then called as each frequency starts.
+    /// is then called once a frequency, after its first period.
     #[pyo3(signature = (omega=None, *, omega_start=None, omega_end=None, step=None, dt=None,
         periods=1000, tol=1e-6, mu_n=None, static_factor=1.0, jenkins=None,
         eta_as_viscous=false, linear_solver="auto", dofs=None, progress=None, output=None,
@@ -1163,7 +1163,7 @@ impl PyModel {
     ) -> PyResult<Py<PyAny>> {
         let stepped = match (omega, omega_start, omega_end, step) {
             (None, Some(a), Some(b), Some(s)) => Some(
-                ewr_simulate::setup::stepped(a, b, s)
+                ewr_simulate::setup::stepped(a, b, s, dt)
                     .map_err(|e| InputError::new_err(e.render(false)))?,
             ),
             (Some(_), None, None, None) => None,
@@ -1179,7 +1179,11 @@ impl PyModel {
                  frequency's period is written by timeseries",
             ));
         }
-        let first = stepped.as_ref().map_or(omega.unwrap_or(0.0), |w| w[0]);
+        // A stepped sine's lowest frequency: the most steps a period, which the recording
+        // limit is checked at.
+        let first = stepped.as_ref().map_or(omega.unwrap_or(0.0), |w| {
+            w.iter().copied().fold(f64::INFINITY, f64::min)
+        });
         let linear_solver = match linear_solver {
             "auto" => ewr_simulate::LinearSolver::Auto,
             "dense" => ewr_simulate::LinearSolver::Dense,
@@ -1330,7 +1334,7 @@ impl PyModel {
         let mut callback_error: Option<PyErr> = None;
         let mut write_error: Option<PyErr> = None;
         let mut started = usize::MAX;
-        let result = crate::run::run_interruptible(py, stop, || {
+        let run = crate::run::run_interruptible(py, stop, || {
             ewr_simulate::stepped_sine(
                 model,
                 opts,
@@ -1343,25 +1347,29 @@ impl PyModel {
                     if let Some(cb) = &progress {
                         Python::attach(|py| {
                             if let Err(e) = cb.call1(py, (p.index, p.count, p.omega)) {
+                                // The error is raised once the frequency under way stops.
                                 callback_error = Some(e);
+                                stop.store(true, std::sync::atomic::Ordering::SeqCst);
                             }
                         });
                     }
                 },
                 &mut |p, sim| {
-                    if let (Some(t), None) = (table.as_mut(), &write_error)
-                        && let Err(e) = t.row(p)
-                    {
-                        write_error = Some(fail(e));
-                    }
                     last = Some(sim.clone());
+                    match table.as_mut().map(|t| t.row(p)) {
+                        Some(Err(e)) => {
+                            write_error = Some(fail(e));
+                            false
+                        }
+                        _ => true,
+                    }
                 },
             )
         });
         if let Some(e) = callback_error.or(write_error) {
             return Err(e);
         }
-        let points = result.map_err(simulate_error)?;
+        let points = run.points;
         if let Some(sim) = &last {
             self.write_period(model, sim, outputs, false)?;
         }
@@ -1373,6 +1381,16 @@ impl PyModel {
                 &points,
             )
             .map_err(fail)?;
+        }
+        let failure = run.failure.map(|e| {
+            format!(
+                "{e} (at omega = {}; the {} frequencies before it are returned)",
+                omegas.get(points.len()).copied().unwrap_or(f64::NAN),
+                points.len()
+            )
+        });
+        if let Some(f) = &failure {
+            warn(py, &format!("the stepped sine stopped early: {f}"))?;
         }
         if points.last().is_some_and(|p| p.interrupted) {
             warn(
@@ -1407,7 +1425,8 @@ impl PyModel {
             Some(sim) => Some(Py::new(py, PySimulation::new(sim, model))?),
             None => None,
         };
-        let out = crate::results::PySteppedSine::new(points, opts.record_dofs.clone(), last);
+        let out =
+            crate::results::PySteppedSine::new(points, opts.record_dofs.clone(), last, failure);
         Ok(Py::new(py, out)?.into_any())
     }
 }

@@ -969,6 +969,7 @@ pub struct PySteppedSine {
     points: Vec<ewr_simulate::SteppedPoint>,
     dofs: Vec<usize>,
     last: Option<Py<PySimulation>>,
+    failure: Option<String>,
 }
 
 impl PySteppedSine {
@@ -976,12 +977,22 @@ impl PySteppedSine {
         points: Vec<ewr_simulate::SteppedPoint>,
         dofs: Vec<usize>,
         last: Option<Py<PySimulation>>,
+        failure: Option<String>,
     ) -> Self {
-        PySteppedSine { points, dofs, last }
+        PySteppedSine {
+            points,
+            dofs,
+            last,
+            failure,
+        }
+    }
+
+    fn column(&self, f: impl Fn(&ewr_simulate::SteppedPoint) -> f64) -> Vec<f64> {
+        self.points.iter().map(f).collect()
     }
 
     /// A per-point vector field as `(points, len)`.
-    fn table<'py>(
+    fn per_point<'py>(
         &self,
         py: Python<'py>,
         field: impl Fn(&ewr_simulate::SteppedPoint) -> &Vec<f64>,
@@ -1033,31 +1044,85 @@ impl PySteppedSine {
     /// `max_t |u_i(t)|`, `(frequencies, dofs)`.
     #[getter]
     fn dof_peak<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.table(py, |p| &p.dof_max)
+        self.per_point(py, |p| &p.dof_max)
     }
 
     /// Mean of `u_i` over the period, `(frequencies, dofs)`.
     #[getter]
     fn dof_mean<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.table(py, |p| &p.dof_mean)
+        self.per_point(py, |p| &p.dof_mean)
     }
 
     /// First-harmonic amplitude of `u_i`, `(frequencies, dofs)`.
     #[getter]
     fn dof_h1<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.table(py, |p| &p.dof_h1)
+        self.per_point(py, |p| &p.dof_h1)
     }
 
     /// Fraction of the period each contact sticks, `(frequencies, contacts)`.
     #[getter]
     fn stick_fraction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.table(py, |p| &p.stick_fraction)
+        self.per_point(py, |p| &p.stick_fraction)
     }
 
     /// Energy each contact dissipates per period, `(frequencies, contacts)`.
     #[getter]
     fn dissipated_energy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.table(py, |p| &p.dissipated_energy)
+        self.per_point(py, |p| &p.dissipated_energy)
+    }
+
+    /// Per frequency: the change of the state over its last period (relative).
+    #[getter]
+    fn steady_state_error<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_vec(py, self.column(|p| p.steady_state_error))
+    }
+
+    /// Largest `|w|` of each contact's relative tangential displacement, `(frequencies,
+    /// contacts)`.
+    #[getter]
+    fn contact_amplitude<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.per_point(py, |p| &p.displacement_amplitude)
+    }
+
+    /// The numerical failure that ended the sweep early (the frequencies before it are
+    /// here), else `None`.
+    #[getter]
+    fn failure(&self) -> Option<String> {
+        self.failure.clone()
+    }
+
+    /// The columns of ``ewr simulate --csv`` as ``{name: array}`` (``pandas.DataFrame(s.table())``).
+    fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("omega", self.omega(py))?;
+        d.set_item("converged", self.converged())?;
+        d.set_item("periods", self.periods_run())?;
+        d.set_item("steady_state_error", self.steady_state_error(py))?;
+        d.set_item("amp_norm", self.amplitude(py))?;
+        let nc = self.points.first().map_or(0, |p| p.stick_fraction.len());
+        let per_contact = |name: &str, f: fn(&ewr_simulate::SteppedPoint) -> &Vec<f64>| {
+            (0..nc).try_for_each(|c| {
+                d.set_item(
+                    format!("{name}{c}"),
+                    PyArray1::from_vec(py, self.column(|p| f(p)[c])),
+                )
+            })
+        };
+        per_contact("amp_w", |p| &p.displacement_amplitude)?;
+        let per_dof = |name: &str, f: fn(&ewr_simulate::SteppedPoint) -> &Vec<f64>| {
+            self.dofs.iter().enumerate().try_for_each(|(i, dof)| {
+                d.set_item(
+                    format!("{name}_u{dof}"),
+                    PyArray1::from_vec(py, self.column(|p| f(p)[i])),
+                )
+            })
+        };
+        per_dof("peak", |p| &p.dof_max)?;
+        per_dof("mean", |p| &p.dof_mean)?;
+        per_dof("h1", |p| &p.dof_h1)?;
+        per_contact("stick", |p| &p.stick_fraction)?;
+        per_contact("energy", |p| &p.dissipated_energy)?;
+        Ok(d)
     }
 
     /// The last frequency's period in full.

@@ -302,6 +302,12 @@ def test_the_same_stepped_sine_through_cli_and_python(tmp_path):
     last = s.last
     assert last.omega == s.omega[-1]
     assert np.isclose(np.linalg.norm(last.u, axis=0).max(), s.amplitude[-1], rtol=1e-12)
+    # The table has the CSV's columns, in its order and with its numbers.
+    header = (tmp_path / "py.csv").read_text().splitlines()[0].split(",")
+    t = s.table()
+    assert list(t) == header
+    assert np.array_equal(t["peak_u0"], s.dof_peak[:, 0]) and s.failure is None
+    assert s.contact_amplitude.shape == (3, 1) and s.steady_state_error.shape == (3,)
     m = ewr.Model.read(model)
     for call, message in [
         (lambda: m.simulate(), "omega_start"),
@@ -309,6 +315,7 @@ def test_the_same_stepped_sine_through_cli_and_python(tmp_path):
         (lambda: m.simulate(omega_start=0.5, omega_end=0.7), "omega_start"),
         (lambda: m.simulate(omega_start=0.5, omega_end=0.7, step=-1.0), "step=-1"),
         (lambda: m.simulate(0.5, csv=tmp_path / "x.csv"), "csv"),
+        (lambda: m.simulate(omega_start=0.5, omega_end=40.5, step=20.0, dt=0.02), "dt=0.02"),
     ]:
         with pytest.raises(ewr.InputError, match=message):
             call()

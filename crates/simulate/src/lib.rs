@@ -42,7 +42,7 @@ pub use linear::{DENSE_MAX_DOFS, LinearSolver};
 pub use output::{
     ContactSummary, EnergyBalance, NormalHistory, NormalSummary, Simulation, Summary,
 };
-pub use stepped::{SteppedPoint, SteppedProgress, stepped_frequencies, stepped_sine};
+pub use stepped::{SteppedPoint, SteppedProgress, SteppedRun, stepped_frequencies, stepped_sine};
 
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]

@@ -126,13 +126,22 @@ pub fn check(o: &RunOptions) -> Result<(), OptionProblem> {
 pub const MAX_STEPPED_FREQUENCIES: usize = 100_000;
 
 /// The frequencies of a stepped sine from `omega_start` to `omega_end` by `step` (checked:
-/// positive, finite, at most [`MAX_STEPPED_FREQUENCIES`]).
-pub fn stepped(omega_start: f64, omega_end: f64, step: f64) -> Result<Vec<f64>, OptionProblem> {
+/// positive, finite, at most [`MAX_STEPPED_FREQUENCIES`]; with a time step `dt`, enough steps
+/// per period at the highest of them). Pass the lowest as [`RunOptions::omega`], where a
+/// period has the most steps to record.
+pub fn stepped(
+    omega_start: f64,
+    omega_end: f64,
+    step: f64,
+    dt: Option<f64>,
+) -> Result<Vec<f64>, OptionProblem> {
     at_least("omega_start", omega_start, 0.0, false)?;
     at_least("omega_end", omega_end, 0.0, false)?;
     at_least("step", step, 0.0, false)?;
     let n = (omega_end - omega_start).abs() / step;
-    if n >= MAX_STEPPED_FREQUENCIES as f64 {
+    if n >= MAX_STEPPED_FREQUENCIES as f64
+        || crate::stepped::stepped_count(omega_start, omega_end, step) > MAX_STEPPED_FREQUENCIES
+    {
         return Err(OptionProblem {
             keyword: "step",
             value: Some(step.to_string()),
@@ -142,6 +151,34 @@ pub fn stepped(omega_start: f64, omega_end: f64, step: f64) -> Result<Vec<f64>, 
                 n.floor() + 1.0
             ),
         });
+    }
+    let top = omega_start.max(omega_end);
+    if let Some(dt) = dt {
+        at_least("dt", dt, 0.0, false)?;
+        let steps = (std::f64::consts::TAU / top / dt).round();
+        if steps < crate::MIN_STEPS_PER_PERIOD as f64 {
+            return Err(OptionProblem {
+                keyword: "dt",
+                value: Some(dt.to_string()),
+                message: format!(
+                    "only {steps} steps per period at omega = {top}, the sweep's highest \
+                     frequency; at least {} are needed",
+                    crate::MIN_STEPS_PER_PERIOD
+                ),
+            });
+        }
+        let bottom = omega_start.min(omega_end);
+        let most = (std::f64::consts::TAU / bottom / dt).round();
+        if most > u32::MAX as f64 {
+            return Err(OptionProblem {
+                keyword: "dt",
+                value: Some(dt.to_string()),
+                message: format!(
+                    "{most} steps per period at omega = {bottom}, the sweep's lowest frequency: \
+                     too many"
+                ),
+            });
+        }
     }
     Ok(crate::stepped_frequencies(omega_start, omega_end, step))
 }

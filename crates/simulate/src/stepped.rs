@@ -80,7 +80,8 @@ impl SteppedPoint {
     }
 }
 
-/// Where a stepped sine is: frequency `index` of `count`, at `omega`, and its run's progress.
+/// Where a stepped sine is: frequency `index` of `count`, at `omega`, and its run's progress
+/// (reported after each period of that frequency).
 #[derive(Clone, Debug)]
 pub struct SteppedProgress<'a> {
     /// Index of the frequency being integrated.
@@ -97,24 +98,46 @@ pub struct SteppedProgress<'a> {
 /// start`), `end` included where the grid reaches it within round-off; `step > 0`.
 pub fn stepped_frequencies(start: f64, end: f64, step: f64) -> Vec<f64> {
     let dir = if end >= start { 1.0 } else { -1.0 };
-    let n = ((end - start).abs() / step * (1.0 + 1e-12) + 1e-9).floor() as usize;
-    (0..=n).map(|k| start + dir * k as f64 * step).collect()
+    (0..stepped_count(start, end, step))
+        .map(|k| start + dir * k as f64 * step)
+        .collect()
+}
+
+/// How many frequencies [`stepped_frequencies`] gives (saturating for absurd grids).
+pub(crate) fn stepped_count(start: f64, end: f64, step: f64) -> usize {
+    ((end - start).abs() / step * (1.0 + 1e-12) + 1e-9).floor() as usize + 1
+}
+
+/// What a stepped sine did: the frequencies done, and the error that ended it early, if any
+/// (the frequencies before it are kept).
+#[derive(Debug)]
+pub struct SteppedRun {
+    /// One summary per frequency done, in order.
+    pub points: Vec<SteppedPoint>,
+    /// A numerical failure (or an option no frequency before it met) at the frequency after
+    /// the last point.
+    pub failure: Option<SimulateError>,
 }
 
 /// Integrates `model` at each of `omegas` in turn, each from the final state of the one
 /// before (the first from `opts.initial`, usually rest), with `opts` otherwise (its `omega`
 /// is replaced). A frequency that reaches the period cap still hands its final state on, as
-/// a rig moves on; the sweep ends after a frequency stopped by `opts.stop`. `point` receives
-/// each frequency's summary as soon as it is done (a caller writes it out, so that an error at
-/// a later frequency loses nothing).
+/// a rig moves on. `point` receives each frequency's summary as soon as it is done (a caller
+/// writes it out) and returns whether to go on; the sweep also ends after the frequency during
+/// which `opts.stop` was set, that point marked interrupted.
 pub fn stepped_sine(
     model: &ewr_model::Model,
     opts: &Options,
     omegas: &[f64],
     progress: &mut dyn FnMut(&SteppedProgress<'_>),
-    point: &mut dyn FnMut(&SteppedPoint, &Simulation),
-) -> Result<Vec<SteppedPoint>, SimulateError> {
-    let mut out = Vec::with_capacity(omegas.len());
+    point: &mut dyn FnMut(&SteppedPoint, &Simulation) -> bool,
+) -> SteppedRun {
+    let stopped = || {
+        opts.stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    let mut points = Vec::with_capacity(omegas.len());
     let mut o = opts.clone();
     for (index, &omega) in omegas.iter().enumerate() {
         o.omega = omega;
@@ -125,18 +148,32 @@ pub fn stepped_sine(
                 omega,
                 run,
             })
-        })?;
-        let p = SteppedPoint::of(&sim);
-        point(&p, &sim);
-        let stop = p.interrupted;
-        out.push(p);
-        if stop {
+        });
+        let sim = match sim {
+            Ok(sim) => sim,
+            Err(e) => {
+                return SteppedRun {
+                    points,
+                    failure: Some(e),
+                };
+            }
+        };
+        let mut p = SteppedPoint::of(&sim);
+        // Stopped during this frequency: its extra period may have settled, but the sweep
+        // ends here.
+        p.interrupted |= stopped();
+        let go_on = point(&p, &sim) && !p.interrupted;
+        points.push(p);
+        if !go_on {
             break;
         }
         // A whole period ends at the forcing's phase 0, where the next frequency starts.
         o.initial = Some(sim.final_state);
     }
-    Ok(out)
+    SteppedRun {
+        points,
+        failure: None,
+    }
 }
 
 #[cfg(test)]

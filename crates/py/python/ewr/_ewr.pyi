@@ -346,7 +346,7 @@ class Model:
         the state the one before ended in (the first from rest), returned as a
         ``SteppedSine``, its rows in ``csv`` as they are done, its curve in ``plot``, its last
         period in ``output`` and ``timeseries``; ``progress(frequency, frequencies, omega)``
-        is then called as each frequency starts."""
+        is then called once a frequency, after its first period."""
 
 class Solution:
     """One periodic solution. Contact arrays are ``(n_contacts, dim, samples)``; coefficient
@@ -482,8 +482,11 @@ class SteppedSine:
     interrupted: bool
     """True when Ctrl-C stopped the sweep (its last frequency before the steady state)."""
     periods_run: list[int]
+    steady_state_error: npt.NDArray[np.float64]
     amplitude: npt.NDArray[np.float64]
     """``max_t ||u(t)||`` over the recorded DOFs, as ``Frc``'s amplitude."""
+    contact_amplitude: npt.NDArray[np.float64]
+    """Largest ``|w|`` per contact, ``(frequencies, contacts)``."""
     dofs: list[int]
     dof_peak: npt.NDArray[np.float64]
     dof_mean: npt.NDArray[np.float64]
@@ -492,6 +495,10 @@ class SteppedSine:
     dissipated_energy: npt.NDArray[np.float64]
     last: Optional["Simulation"]
     """The last frequency's period in full."""
+    failure: Optional[str]
+    """The numerical failure that ended the sweep early (with a warning), else ``None``."""
+    def table(self) -> dict[str, Any]:
+        """The columns of ``ewr simulate --csv`` as ``{name: array}``."""
     def __len__(self) -> int: ...
 
 class Study:
