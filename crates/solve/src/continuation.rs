@@ -529,15 +529,18 @@ pub(crate) fn grid_after(s: &FrcSettings, dir: f64, w: f64) -> f64 {
 }
 
 /// The finest frequency interval a re-stick is located to, as a fraction of the sweep's
-/// nominal step (docs/stuck-contacts.md, section 3).
-const RESTICK_DIVISIONS: f64 = 16.0;
+/// nominal step (docs/stuck-contacts.md, section 3). Fine enough that the contact, just past
+/// its re-stick, sticks where it was at the last slipping frequency: coarser, it is held
+/// where Newton's path left it on the way (issue 29's stiff shroud at all:31 held its tail
+/// 27-44 % apart between steps 20 and 40 and step 5 with `step / 16`, 0.1-0.8 % with
+/// `step / 32` and finer).
+const RESTICK_DIVISIONS: f64 = 256.0;
 
 /// Most solves spent locating re-sticks between two points of a sweep: one bisection to
-/// `step / 16` and the solve after it, with room for a second. Where many contacts re-stick
-/// at different frequencies of one step (a 100-contact sector), the search stops there and
-/// keeps what it located: with 24, that sector's 21 points near its resonance took 1430
-/// Newton iterations instead of 487.
-const RESTICK_MAX_SOLVES: usize = 8;
+/// `step / 256` (eight halvings), the solve at its end and the one after it, with room for
+/// two more. Where many contacts re-stick at different frequencies of one step (a 100-contact
+/// sector), the search is not made at all ([`RESTICK_MAX_CONTACTS`]).
+const RESTICK_MAX_SOLVES: usize = 12;
 
 /// The stick fraction from which a contact counts as re-stuck while a re-stick is located.
 /// A solve that starts before the re-stick and lands well beyond it converges onto the edge of

@@ -786,10 +786,11 @@ impl Setup {
         }
         // Sweeps of 3-D contacts hold stuck contacts (docs/stuck-contacts.md), since version
         // 2 by an active set, since version 3 where they re-stuck between two points, since
-        // version 4 moved where their slip leaves them: points stored before would continue
-        // with another convention.
+        // version 4 moved where their slip leaves them, since version 5 with the re-stick
+        // located to a 256th of the step: points stored before would continue with another
+        // convention.
         if m.contacts.has_normal() {
-            h.add(b"stuck contacts held 4");
+            h.add(b"stuck contacts held 5");
         }
         // Since re-sticks are searched only where at least a tenth of the contacts re-stick
         // (`RESTICK_MIN_SHARE`), models of more than 10 contacts are swept another way.
@@ -798,7 +799,7 @@ impl Setup {
         }
         // So do constant-bound contacts on sets with h = 0 under the exact or the projection
         // law, since the hold was extended to them (version 3: moved where their slip leaves
-        // them).
+        // them; 4: re-sticks located to a 256th of the step).
         let held_law = matches!(
             p.law,
             ewr_contact::FrictionLaw::Exact | ewr_contact::FrictionLaw::Projection
@@ -807,7 +808,7 @@ impl Setup {
             && held_law
             && (p.set.coeff_index(0).is_some() || p.auto.is_some())
         {
-            h.add(b"constant-bound stuck contacts held 3");
+            h.add(b"constant-bound stuck contacts held 4");
         }
         format!("{:016x}", h.0)
     }

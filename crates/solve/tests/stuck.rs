@@ -116,11 +116,30 @@ fn stepped_sine(model: &Model, ws: &[f64]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Compares a sweep with the stepped sine over the same frequencies, point by point, within
-/// 5 % of the amplitude.
+/// Compares a sweep with a stepped sine through its frequencies by steps of 0.01, point by
+/// point, within 5 % of the amplitude. A rig stepping as coarsely as the sweep is not the
+/// reference: each jump's transient moves a slider near its bound, and at step 0.1 the rig's
+/// up sweep holds its stuck tail 3 % of the amplitude above where steps of 0.01 and finer
+/// leave it (1.786 against 1.739, 1.727 at 0.001), while the sweep's re-stick search gives the
+/// same answer at any step (`the_re_stick_is_located_whatever_the_step`).
 fn against_the_stepped_sine(model: &Model, hb: &[(f64, f64, f64)]) {
-    let ws: Vec<f64> = hb.iter().map(|p| p.0).collect();
-    let sim = stepped_sine(model, &ws);
+    let (from, to) = (hb[0].0, hb[hb.len() - 1].0);
+    let dir: f64 = if to > from { 1.0 } else { -1.0 };
+    let fine: Vec<f64> = (0..)
+        .map(|k| from + dir * 0.01 * k as f64)
+        .take_while(|w| (w - to) * dir <= 1e-9)
+        .collect();
+    let rig = stepped_sine(model, &fine);
+    let sim: Vec<(f64, f64)> = hb
+        .iter()
+        .map(|p| {
+            let k = fine
+                .iter()
+                .position(|w| (w - p.0).abs() < 1e-9)
+                .expect("the sweep's frequencies are on the rig's grid");
+            rig[k]
+        })
+        .collect();
     for ((w, mean, peak), (s_mean, s_peak)) in hb.iter().zip(&sim) {
         println!("w = {w:.2}: mean {mean:.5} ({s_mean:.5}), peak {peak:.5} ({s_peak:.5})");
         let scale = s_peak.max(1e-12);
@@ -214,7 +233,7 @@ fn the_re_stick_is_located_whatever_the_step() {
         let spread =
             means.clone().fold(f64::NEG_INFINITY, f64::max) - means.fold(f64::INFINITY, f64::min);
         assert!(
-            spread < 0.01 * s_peak,
+            spread < 0.002 * s_peak,
             "{from} -> {to}: the held means of steps 0.1, 0.07, 0.03 spread by {spread}"
         );
     }

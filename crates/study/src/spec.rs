@@ -1036,10 +1036,10 @@ impl Study {
                 .as_bytes(),
         );
         // Cases of 3-D contacts computed before stuck contacts were held along a sweep by
-        // an active set where they re-stuck, and moved where their slip leaves them
-        // (docs/stuck-contacts.md, version 4), are not reused.
+        // an active set where they re-stuck (located to a 256th of the step), and moved where
+        // their slip leaves them (docs/stuck-contacts.md, version 5), are not reused.
         if base.contacts.has_normal() {
-            h.add(b"stuck contacts held 4");
+            h.add(b"stuck contacts held 5");
         }
         // Since re-sticks are searched only where at least a tenth of the contacts re-stick
         // (`RESTICK_MIN_SHARE`), models of more than 10 contacts are swept another way.
@@ -1047,12 +1047,12 @@ impl Study {
             h.add(b"re-stick searched from a tenth of the contacts");
         }
         // Constant-bound contacts have been held too where a set has h = 0 (version 3: moved
-        // where their slip leaves them).
+        // where their slip leaves them; 4: re-sticks located to a 256th of the step).
         let swept_harmonics = format!("{parameters:?}").contains("harmonics");
         if !base.contacts.has_normal()
             && (solver.set.coeff_index(0).is_some() || solver.auto.is_some() || swept_harmonics)
         {
-            h.add(b"constant-bound stuck contacts held 3");
+            h.add(b"constant-bound stuck contacts held 4");
         }
         h.add(
             format!(
