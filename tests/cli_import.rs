@@ -11,7 +11,7 @@ use std::process::Command;
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{ewr, s, text, workspace};
+use common::{csv_table, ewr, s, text, workspace};
 
 #[track_caller]
 fn ok(args: &[&str]) -> String {
@@ -695,19 +695,9 @@ fn a_stiff_shroud_s_stuck_tail_does_not_depend_on_the_step() {
             "--csv",
             s(&csv),
         ]);
-        let text = std::fs::read_to_string(&csv).unwrap();
-        let mut lines = text.lines();
-        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-        let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
-        let (w, a, s0, s1) = (col("omega"), col("amp_norm"), col("stick0"), col("stick1"));
-        lines
-            .map(|l| {
-                let v: Vec<f64> = l
-                    .split(',')
-                    .map(|x| x.parse().unwrap_or(f64::NAN))
-                    .collect();
-                (v[w], v[a], v[s0].min(v[s1]))
-            })
+        csv_table(&csv)
+            .iter()
+            .map(|r| (r["omega"], r["amp_norm"], r["stick0"].min(r["stick1"])))
             .collect::<Vec<_>>()
     };
     let (coarse, fine) = (sweep("40"), sweep("10"));

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{ewr, s, text};
+use common::{csv_table as table, ewr, s, text};
 
 fn model(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -422,21 +422,6 @@ fn simulate_3d_contact_reports_normal_force_gap_and_separation() {
     assert!(o.status.success(), "{:?}", text(&o));
     let o = ewr(&[&args[..], &["--jenkins", "10"]].concat());
     assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
-}
-
-/// Rows of a CSV table by column name.
-fn table(path: &Path) -> Vec<std::collections::HashMap<String, f64>> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
-    lines
-        .map(|l| {
-            head.iter()
-                .cloned()
-                .zip(l.split(',').map(|v| v.parse::<f64>().unwrap_or(f64::NAN)))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

@@ -35,3 +35,19 @@ pub fn shipped_model(name: &str) -> PathBuf {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// The rows of a CSV table written by `ewr` (`frc --csv`, `simulate --csv`) by column name;
+/// a cell that is not a number reads as NaN.
+pub fn csv_table(path: &Path) -> Vec<std::collections::HashMap<String, f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(|v| v.parse::<f64>().unwrap_or(f64::NAN)))
+                .collect()
+        })
+        .collect()
+}

@@ -138,17 +138,15 @@ pub fn stepped(
     at_least("omega_start", omega_start, 0.0, false)?;
     at_least("omega_end", omega_end, 0.0, false)?;
     at_least("step", step, 0.0, false)?;
-    let n = (omega_end - omega_start).abs() / step;
-    if n >= MAX_STEPPED_FREQUENCIES as f64
-        || crate::stepped::stepped_count(omega_start, omega_end, step) > MAX_STEPPED_FREQUENCIES
-    {
+    // Counted as the grid is built (saturating for absurd grids).
+    let count = crate::stepped::stepped_count(omega_start, omega_end, step);
+    if count > MAX_STEPPED_FREQUENCIES {
         return Err(OptionProblem {
             keyword: "step",
             value: Some(step.to_string()),
             message: format!(
-                "{} frequencies from {omega_start} to {omega_end}: at most \
-                 {MAX_STEPPED_FREQUENCIES}, each a run to its steady state",
-                n.floor() + 1.0
+                "{count} frequencies from {omega_start} to {omega_end}: at most \
+                 {MAX_STEPPED_FREQUENCIES}, each a run to its steady state"
             ),
         });
     }

@@ -125,12 +125,7 @@ fn stepped_sine(model: &Model, ws: &[f64]) -> Vec<(f64, f64)> {
 /// period the rig is itself 2 % of the amplitude off its limit in `dt` (1.6873 at 65 536
 /// steps, step 0.005, against the sweep's 1.6806: docs/stuck-contacts.md, section 5).
 fn against_the_stepped_sine(model: &Model, hb: &[(f64, f64, f64)]) {
-    let (from, to) = (hb[0].0, hb[hb.len() - 1].0);
-    let dir: f64 = if to > from { 1.0 } else { -1.0 };
-    let fine: Vec<f64> = (0..)
-        .map(|k| from + dir * 0.01 * k as f64)
-        .take_while(|w| (w - to) * dir <= 1e-9)
-        .collect();
+    let fine = ewr_simulate::stepped_frequencies(hb[0].0, hb[hb.len() - 1].0, 0.01);
     let rig = stepped_sine(model, &fine);
     let sim: Vec<(f64, f64)> = hb
         .iter()
@@ -216,11 +211,7 @@ fn the_re_stick_is_located_whatever_the_step() {
             .iter()
             .map(|&step| *sweep(&model, from, to, step).last().unwrap())
             .collect();
-        let dir: f64 = if to > from { 1.0 } else { -1.0 };
-        let ws: Vec<f64> = (0..)
-            .map(|k| from + dir * 0.01 * k as f64)
-            .take_while(|w| (w - to) * dir <= 1e-9)
-            .collect();
+        let ws = ewr_simulate::stepped_frequencies(from, to, 0.01);
         let (s_mean, s_peak) = *stepped_sine(&model, &ws).last().unwrap();
         for e in &ends {
             println!("{from} -> {to}: mean {:.5} ({s_mean:.5} stepped)", e.1);
