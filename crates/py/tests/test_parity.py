@@ -384,7 +384,8 @@ def test_auto_harmonics_and_the_error_estimate():
     curve = m.frc(0.3, 1.2, 0.02, harmonics="auto", refine=False)
     assert np.all(curve.converged)
     assert len({curve[i].harmonics for i in range(len(curve))}) >= 1
-    # Each checked point says how: from below exactly on sets from h = 31 (the resonance).
+    # Each checked point says how: from below on every set from h = 31 (the resonance), and
+    # on sets from h = 15 that the check from below vouched for (docs/accuracy.md).
     methods = curve.amplitude_error_method
     checked = ~np.isnan(curve.amplitude_error)
     assert checked.any()
@@ -392,7 +393,8 @@ def test_auto_harmonics_and_the_error_estimate():
     for i, k in enumerate(methods):
         if k is not None:
             h = int(curve[i].harmonics.split(":")[1])
-            assert (k == "from-below") == (h >= 31), (curve[i].harmonics, k)
+            assert h < 31 or k == "from-below", (curve[i].harmonics, k)
+            assert k != "from-below" or h >= 15, (curve[i].harmonics, k)
     assert "from-below" in methods and "richer-with-tail" in methods
     # A fixed set with one below it is estimated as auto's checks are: with the tail.
     plain = m.frc(0.3, 0.5, 0.1, harmonics="odd:3", estimate=True, refine=False)
