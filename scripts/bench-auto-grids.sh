@@ -7,17 +7,17 @@
 #
 #     bash scripts/bench-auto-grids.sh [EWR ...]    # EWR defaults to target/release/ewr
 #
-# The references (odd:255 / odd:127 / all:127 / all:63, the first binary's) are kept in
-# REF_DIR (default: a temporary folder) so that reruns skip them: about 5 minutes on 2 cores.
+# The references (odd:255 / odd:127 / odd:63 / all:127 / all:63, the first binary's) take
+# about 5 minutes on 2 cores; with REF_DIR set they are kept there, and a rerun skips them.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-[ $# -gt 0 ] || set -- target/release/ewr
 bins=()
 for b in "$@"; do bins+=("$(readlink -f "$b")"); done
-ref_dir=${REF_DIR:-$(mktemp -d)}
-mkdir -p "$ref_dir"
+cd "$(dirname "$0")/.."
+[ ${#bins[@]} -gt 0 ] || bins=("$(readlink -f target/release/ewr)")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+ref_dir=${REF_DIR:-$tmp/ref}
+mkdir -p "$ref_dir"
 curves=(
   "fig5|oscillator-2d|0.05 1.5 0.005|--mu-n 8|odd:255"
   "tmd|two-mass-damper|0.3 1.2 0.01||odd:255"
@@ -55,23 +55,31 @@ for c in "${curves[@]}"; do
   read -r w0 w1 dw <<<"$band"
   # shellcheck disable=SC2086
   args=(frc "models/$model.h5" --omega-start "$w0" --omega-end "$w1" --step "$dw" $extra --no-refine)
-  [ -s "$ref_dir/$name.csv" ] ||
-    "${bins[0]}" "${args[@]}" --harmonics "$rich" --csv "$ref_dir/$name.csv" >/dev/null 2>&1 || true
+  # A reference is kept only once its sweep has finished (exit 0: every point converged).
+  if [ ! -s "$ref_dir/$name.csv" ] &&
+    "${bins[0]}" "${args[@]}" --harmonics "$rich" --csv "$tmp/ref.csv" >/dev/null 2>&1; then
+    mv "$tmp/ref.csv" "$ref_dir/$name.csv"
+  fi
   line=$(printf '%-8s' "$name")
   for b in "${bins[@]}"; do
+    rm -f "$tmp/auto.csv"
     "$b" "${args[@]}" --harmonics auto --csv "$tmp/auto.csv" >/dev/null 2>&1 || true
-    line+=" | $(python3 - "$ref_dir/$name.csv" "$tmp/auto.csv" <<'PY'
+    line+=" | $(python3 - "$ref_dir/$name.csv" "$tmp/auto.csv" <<'PY' || echo "(failed)"
 import csv, sys
 try:
-    ref = {round(float(x["omega"]), 9): float(x["amp_norm"]) for x in csv.DictReader(open(sys.argv[1]))}
+    ref = {round(float(x["omega"]), 9): float(x["amp_norm"])
+           for x in csv.DictReader(open(sys.argv[1])) if x["converged"] == "1"}
     rows = list(csv.DictReader(open(sys.argv[2])))
-except (OSError, ValueError):
+    e = [abs(float(x["amp_norm"]) - ref[w]) / ref[w]
+         for x in rows if x["converged"] == "1"
+         for w in [round(float(x["omega"]), 9)] if w in ref and ref[w] > 0]
+    its = sum(int(x["iterations"]) for x in rows)
+    # Points of the sweep that were not compared (not converged, or not on the reference).
+    missed = len(rows) - len(e)
+    print(f"{100 * max(e):7.3f} % {sum(v > 0.01 for v in e):3d} {its:6d}"
+          + (f" ({missed} not compared)" if missed else ""))
+except (OSError, ValueError, KeyError):
     print("(failed)")
-    sys.exit()
-e = [abs(float(x["amp_norm"]) - ref[w]) / ref[w]
-     for x in rows for w in [round(float(x["omega"]), 9)] if w in ref and ref[w] > 0]
-its = sum(int(x["iterations"]) for x in rows)
-print(f"{100 * max(e):7.3f} % {sum(v > 0.01 for v in e):3d} {its:6d}")
 PY
 )"
   done

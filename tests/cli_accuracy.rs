@@ -38,8 +38,9 @@ fn a_set_far_too_small_is_flagged_and_auto_fixes_it() {
     );
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     // The true error is 85 % (odd:255's amplitude). odd:1 has no set below: it is compared
-    // with odd:3 and odd:7, and the larger change (odd:7's) counts.
-    assert!(j["estimate"]["relative"].as_f64().unwrap() > 0.3);
+    // with odd:3 and odd:7, the larger change (odd:7's) counts, and the tail beyond odd:7 is
+    // added at the rate of the two changes (84.7 %; 83 % without it).
+    assert!(j["estimate"]["relative"].as_f64().unwrap() > 0.8);
     assert_eq!(j["estimate"]["harmonics"], "odd:7");
     let rich = json(&[
         "solve",

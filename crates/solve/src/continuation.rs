@@ -178,14 +178,16 @@ struct AutoCheck {
 /// Points between two checks of an automatic set at most.
 const AUTO_RECHECK_POINTS: usize = 8;
 
-/// Change of `ln A` since the last check that calls for another.
+/// Change of `ln A` since the last check that calls for another (and of a DOF's peak, of a
+/// stick fraction as a share of the period), times the headroom of the last estimate.
 const AUTO_RECHECK_CHANGE: f64 = 0.05;
 
 /// A contact whose stick fraction is this close to 1 or 0 (at the last check or now) calls
 /// for a check at any change of it: the truncation error comes from stick-slip transitions,
 /// a linear response (every contact stuck) is estimated at zero error, and at the onset of
 /// slip (or of stick) the error grows much faster than the response (blade-damper-blade on
-/// odd:1, by 1.3 rad/s: 0.12 % at a stick fraction of 0.984, 1.5 % at 0.953). Away from the
+/// odd:1, by 1.3 rad/s: 0.12 % at a stick fraction of 0.984, 1.5 % at 0.953: one sample of
+/// the period, then two). Away from the
 /// edges it calls for one where it moves by [`AUTO_RECHECK_CHANGE`] of the period (more after
 /// a check far within the tolerance), as the amplitude does.
 const AUTO_STICK_EDGE: f64 = 0.1;
@@ -198,34 +200,51 @@ const AUTO_STICK_EDGE: f64 = 0.1;
 /// stick fraction nearly still).
 const AUTO_TAIL_GROWTH: f64 = 1.5;
 
-/// The share of the friction forces' spectrum in the upper half of the set's harmonics (by
-/// the norm of their coefficients), `NaN` for a set of fewer than four harmonics.
+/// Largest spectrum share ([`spectrum_tail`]) that never calls for a check, as a share of the
+/// tolerance: below it the harmonics the truncation cuts are far below the tolerance, and a
+/// set whose upper harmonics are rounding (every contact stuck) would otherwise be checked at
+/// random.
+const AUTO_TAIL_FLOOR: f64 = 0.01;
+
+/// The largest share, over the force signals (each contact row's friction or normal force),
+/// of a signal's dynamic spectrum in the upper half of the set's harmonics above zero (by the
+/// norm of their coefficients); signals below `1e-12` of the largest are left out, and the
+/// static term is not counted (a preload's or a stuck contact's mean force would hide the
+/// rest). `NaN` for a set of fewer than four harmonics above zero or forces all zero.
 fn spectrum_tail(sol: &PointSolution) -> f64 {
     let set = &sol.set;
     let n = set.n_coeffs();
-    let hs = set.harmonics();
+    let hs: Vec<usize> = set.harmonics().iter().copied().filter(|&h| h > 0).collect();
     if hs.len() < 4 || n == 0 {
         return f64::NAN;
     }
     let cut = hs[hs.len() / 2];
-    let (mut top, mut all) = (0.0, 0.0);
-    for c in sol.friction.chunks_exact(n) {
-        for &h in hs {
-            if let Some(i) = set.coeff_index(h) {
-                let w = if h == 0 { 1 } else { 2 };
-                let e: f64 = c[i..i + w].iter().map(|x| x * x).sum();
-                all += e;
-                if h >= cut {
-                    top += e;
+    let parts: Vec<(f64, f64)> = sol
+        .friction
+        .chunks_exact(n)
+        .map(|c| {
+            let (mut top, mut all) = (0.0, 0.0);
+            for &h in &hs {
+                if let Some(i) = set.coeff_index(h) {
+                    let e = c[i] * c[i] + c[i + 1] * c[i + 1];
+                    all += e;
+                    if h >= cut {
+                        top += e;
+                    }
                 }
             }
-        }
+            (top, all)
+        })
+        .collect();
+    let largest = parts.iter().fold(0.0f64, |m, p| m.max(p.1));
+    if !(largest > 0.0 && largest.is_finite()) {
+        return f64::NAN;
     }
-    if all > 0.0 {
-        (top / all).sqrt()
-    } else {
-        f64::NAN
-    }
+    parts
+        .iter()
+        .filter(|p| p.1 > 1e-12 * largest)
+        .map(|p| (p.0 / p.1).sqrt())
+        .fold(0.0f64, f64::max)
 }
 
 /// Each monitored DOF's peak (absolute value).
@@ -237,10 +256,13 @@ fn dof_peaks(sol: &PointSolution) -> Vec<f64> {
 /// DOF's peak where it is at least half the largest, else to half the largest: the
 /// tolerance is a share of the amplitude, and a DOF far below the largest moves the
 /// response in proportion to its own size (a DOF at 5 % of the largest peak that doubles
-/// has moved it by 5 %, not 100 %).
+/// counts as a change of 10 %, not 100 %). Infinite where a peak is not finite.
 fn peak_change(now: &[f64], then: &[f64]) -> f64 {
+    if now.iter().chain(then).any(|p| !p.is_finite()) {
+        return f64::INFINITY;
+    }
     let top = now.iter().chain(then).fold(0.0f64, |m, &p| m.max(p));
-    if !(top > 0.0 && top.is_finite()) {
+    if top <= 0.0 {
         return 0.0;
     }
     now.iter()
@@ -257,6 +279,8 @@ impl AutoCheck {
         match self.last {
             None => true,
             Some((ln_a, rel)) => {
+                // An estimate that is not a number vouches for nothing.
+                let rel = if rel.is_nan() { f64::INFINITY } else { rel };
                 // A set checked far within the tolerance stands a larger change of the
                 // response before its error could reach it.
                 let headroom = (0.5 * tol / rel.max(f64::MIN_POSITIVE)).clamp(1.0, 8.0);
@@ -272,8 +296,8 @@ impl AutoCheck {
                 });
                 let (tail, tail_then) = (spectrum_tail(sol), self.tail);
                 let tail_grew = tail.is_finite()
-                    && tail_then.is_finite()
-                    && tail > AUTO_TAIL_GROWTH * tail_then;
+                    && tail > AUTO_TAIL_FLOOR * tol
+                    && !(tail <= AUTO_TAIL_GROWTH * tail_then);
                 self.since + 1 >= AUTO_RECHECK_POINTS
                     || tail_grew
                     || rel > 0.5 * tol

@@ -306,8 +306,8 @@ pub fn with_tail(sol: &PointSolution, finer: &PointSolution, lower: &PointSoluti
 /// changes `r = |A(4H + 3) - A(2H + 1)| / |A(2H + 1) - A(H)|` (at most [`TAIL_RATIO_MAX`]):
 /// `|A(4H + 3) - A(2H + 1)| r / (1 - r)` more. Without it the first set's error was
 /// underestimated where the series converges slowly: blade-damper-blade at the onset of slip
-/// (odd:1, 1261 rad/s), 0.74 % against a true 1.21 % (docs/accuracy.md, "The tail of a first
-/// set").
+/// (odd:1, 1261 rad/s), 0.74 % against a true 1.21 % (docs/accuracy.md, "When a sweep checks
+/// its set").
 pub(crate) fn first_set(
     plain: Estimate,
     further: Estimate,
