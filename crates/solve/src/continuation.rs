@@ -297,7 +297,7 @@ impl AutoCheck {
                 let (tail, tail_then) = (spectrum_tail(sol), self.tail);
                 let tail_grew = tail.is_finite()
                     && tail > AUTO_TAIL_FLOOR * tol
-                    && !(tail <= AUTO_TAIL_GROWTH * tail_then);
+                    && (tail_then.is_nan() || tail > AUTO_TAIL_GROWTH * tail_then);
                 self.since + 1 >= AUTO_RECHECK_POINTS
                     || tail_grew
                     || rel > 0.5 * tol

@@ -195,18 +195,7 @@ fn an_auto_sweep_follows_the_rich_curve() {
     // Seed 000 Fig. 5, mu N = 8: every point within auto's 1 % of odd:255, each on its own set
     // (measured 0.84 % at most; 1.01 % without the tail beyond the richer set, 1.3 % before
     // the check from below; a fixed odd:31 reaches 1.3 %).
-    use ewr_solve::frc;
-    let model = ewr_model::examples::oscillator_2d();
-    let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
-    let params = ContactParams::of(&model.contacts);
-    let sweep = |point| sequential((0.05, 1.5, 0.01), 0.08, point);
-    let rich = frc(&rec, &params, &sweep(settings("odd:255", 2)), &mut |_| true).unwrap();
-    let auto = PointSettings {
-        auto: Some(0.01),
-        ..settings("odd:1", 2)
-    };
-    let pts = frc(&rec, &params, &sweep(auto), &mut |_| true).unwrap();
-    assert_eq!(pts.len(), rich.len());
+    let (pts, rich) = fig5_auto_and_rich(8.0, (0.05, 1.5, 0.01), 0.08);
     let mut sets = std::collections::BTreeSet::new();
     for (a, r) in pts.iter().zip(&rich) {
         let (a, r) = (&a.solution, &r.solution);
@@ -235,12 +224,28 @@ fn an_auto_sweep_rechecks_where_the_force_spectrum_s_tail_grows() {
     // check. The first two points are left out: the check at 0.05 sees 0.2 % where odd:63 is
     // 1.4 % off (a check from below cannot see a convergence that stalls above the set,
     // docs/accuracy.md, "Limits"), and 0.056 keeps its set.
+    let (pts, rich) = fig5_auto_and_rich(12.0, (0.05, 0.2, 0.006), 0.006);
+    for (a, r) in pts.iter().zip(&rich).skip(2) {
+        let (a, r) = (&a.solution, &r.solution);
+        assert!(a.status.converged() && a.omega == r.omega);
+        let rel = (a.dofs.norm_peak - r.dofs.norm_peak).abs() / r.dofs.norm_peak;
+        assert!(rel < 0.01, "w = {}: {} off on {}", a.omega, rel, a.set);
+    }
+}
+
+/// Seed 000's Fig. 5 oscillator at the friction bound `mu_n`, swept over `band` (steps up to
+/// `max_step`) with `auto` from odd:1 and with odd:255: the two curves, point for point.
+fn fig5_auto_and_rich(
+    mu_n: f64,
+    band: (f64, f64, f64),
+    max_step: f64,
+) -> (Vec<ewr_solve::FrcPoint>, Vec<ewr_solve::FrcPoint>) {
     use ewr_solve::frc;
     let mut model = ewr_model::examples::oscillator_2d();
-    model.contacts.set_mu_n(12.0).unwrap();
+    model.contacts.set_mu_n(mu_n).unwrap();
     let rec = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
     let params = ContactParams::of(&model.contacts);
-    let sweep = |point| sequential((0.05, 0.2, 0.006), 0.006, point);
+    let sweep = |point| sequential(band, max_step, point);
     let rich = frc(&rec, &params, &sweep(settings("odd:255", 2)), &mut |_| true).unwrap();
     let auto = PointSettings {
         auto: Some(0.01),
@@ -248,12 +253,7 @@ fn an_auto_sweep_rechecks_where_the_force_spectrum_s_tail_grows() {
     };
     let pts = frc(&rec, &params, &sweep(auto), &mut |_| true).unwrap();
     assert_eq!(pts.len(), rich.len());
-    for (a, r) in pts.iter().zip(&rich).skip(2) {
-        let (a, r) = (&a.solution, &r.solution);
-        assert!(a.status.converged() && a.omega == r.omega);
-        let rel = (a.dofs.norm_peak - r.dofs.norm_peak).abs() / r.dofs.norm_peak;
-        assert!(rel < 0.01, "w = {}: {} off on {}", a.omega, rel, a.set);
-    }
+    (pts, rich)
 }
 
 /// The cases of `model` at `omegas` whose true error (against `sets[3]`) exceeds 1e-3 of the
