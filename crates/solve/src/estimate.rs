@@ -271,11 +271,7 @@ pub fn with_tail(sol: &PointSolution, finer: &PointSolution, lower: &PointSoluti
     }
     let from_lower = compare(lower, sol);
     let tail = |d_h: f64, d_l: f64| {
-        let ratio = if d_l > 0.0 {
-            (d_h / d_l).min(TAIL_RATIO_MAX)
-        } else {
-            0.0
-        };
+        let ratio = credited_rate(d_h, d_l);
         // `f64::max` would hide a NaN change (a force coefficient that is not finite).
         if d_h.is_nan() {
             d_h
@@ -317,11 +313,7 @@ pub(crate) fn first_set(
     let last = compare(finer, f2);
     let rate = ratio(last.amplitude, plain.amplitude);
     let tail = |d_1: f64, d_2: f64, d_last: f64| {
-        let r = if d_1 > 0.0 {
-            (d_last / d_1).min(TAIL_RATIO_MAX)
-        } else {
-            0.0
-        };
+        let r = credited_rate(d_last, d_1);
         // `f64::max` would hide a NaN change (a force coefficient that is not finite).
         if d_1.is_nan() || d_2.is_nan() {
             f64::NAN
@@ -330,24 +322,36 @@ pub(crate) fn first_set(
         }
     };
     let amplitude = tail(plain.amplitude, further.amplitude, last.amplitude);
+    let dof_peaks = plain
+        .dof_peaks
+        .iter()
+        .zip(&further.dof_peaks)
+        .zip(&last.dof_peaks)
+        .map(|((&a, &b), &c)| tail(a, b, c))
+        .collect();
+    let force = tail(plain.force, further.force, last.force);
     let e = if further.amplitude > plain.amplitude {
-        &further
+        further
     } else {
-        &plain
+        plain
     };
     Estimate {
         rate,
         amplitude,
         relative: relative(amplitude, f2.dofs.norm_peak),
-        dof_peaks: plain
-            .dof_peaks
-            .iter()
-            .zip(&further.dof_peaks)
-            .zip(&last.dof_peaks)
-            .map(|((&a, &b), &c)| tail(a, b, c))
-            .collect(),
-        force: tail(plain.force, further.force, last.force),
-        ..e.clone()
+        dof_peaks,
+        force,
+        ..e
+    }
+}
+
+/// The rate per doubling a tail is credited at: `after / before`, at most
+/// [`TAIL_RATIO_MAX`], 0 where `before` is not positive.
+fn credited_rate(after: f64, before: f64) -> f64 {
+    if before > 0.0 {
+        (after / before).min(TAIL_RATIO_MAX)
+    } else {
+        0.0
     }
 }
 
