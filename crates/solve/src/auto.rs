@@ -9,7 +9,8 @@
 //! (docs/accuracy.md, "Automatic harmonics").
 
 use crate::estimate::{
-    Estimate, TAIL_RATIO_MAX, compare, enriched, first_set, from_below, with_tail,
+    Estimate, TAIL_RATIO_MAX, compare, enriched, first_set, first_set_at_rate, from_below,
+    with_tail,
 };
 use crate::periodic::{PointSettings, PointSolution, SolveError};
 use crate::point::solve_point_holding;
@@ -118,6 +119,62 @@ pub const CHECK_FROM_BELOW: usize = 31;
 /// within 0.5 % where all:15 is 4 % away: docs/accuracy.md, "A check from below first").
 pub const PRECHECK_FROM_BELOW: usize = 15;
 
+/// What a sweep's last check of its first set on `4H + 3` measured, so that the next checks
+/// of that set can do without it (docs/accuracy.md, "The first set's `4H + 3` along a
+/// sweep"). `4H + 3` guards against `H` and `2H + 1` agreeing by chance: a zero of
+/// `A(2H + 1) - A(H)` while `4H + 3` is far. Between two points such a zero shows as a change
+/// of that difference's sign or as its collapse; where neither happened since a check that
+/// saw the series converge (`|A(4H + 3) - A(2H + 1)| <= TAIL_RATIO_MAX |A(2H + 1) - A(H)|`),
+/// the check takes the change on `4H + 3` at the rate measured there. Where both changes were
+/// and are in the noise ([`FIRST_SET_NOISE`]), the series had converged far within the
+/// tolerance, and the rate is taken as [`TAIL_RATIO_MAX`] at most. A memory serves
+/// [`FIRST_SET_REUSES`] checks in a row at most.
+#[derive(Clone, Debug)]
+pub(crate) struct FirstSetMemory {
+    set: HarmonicSet,
+    /// `(A(2H + 1) - A(H)) / A(2H + 1)` at the check that solved `4H + 3`.
+    change: f64,
+    /// `|A(4H + 3) - A(2H + 1)| / |A(2H + 1) - A(H)|` there.
+    rate: f64,
+    /// Checks since that took the rate instead of solving `4H + 3`.
+    uses: usize,
+}
+
+/// Checks of a first set in a row that may take [`FirstSetMemory`]'s rate before one solves
+/// `4H + 3` again.
+const FIRST_SET_REUSES: usize = 3;
+
+/// A change of `|A(2H + 1) - A(H)|` by more than this factor since the check that solved
+/// `4H + 3` calls for it again: a collapse may be nearing a zero of the difference, a growth
+/// is a series that is no longer the one measured.
+const FIRST_SET_CHANGE: f64 = 4.0;
+
+/// Changes `|A(2H + 1) - A(H)| / A` below this share of the tolerance have no sign to speak of
+/// (the judging solves stop at a residual of [`CHECK_TOLERANCE`]): where both the remembered
+/// and the new change are below it, the series had converged far within the tolerance and
+/// still has, and the memory holds without the sign test.
+const FIRST_SET_NOISE: f64 = 1e-2;
+
+impl FirstSetMemory {
+    /// Whether the rate stands for a check of `set` whose change on `2H + 1` is `change`.
+    fn vouches(&self, set: &HarmonicSet, change: f64, tol: f64) -> bool {
+        if *set != self.set || self.uses >= FIRST_SET_REUSES || !change.is_finite() {
+            return false;
+        }
+        let noise = FIRST_SET_NOISE * tol;
+        let (now, then) = (change.abs(), self.change.abs());
+        if now < noise || then < noise {
+            // Out of the noise or into it: the series is no longer what was measured (the
+            // onset of slip on blade-damper-blade at odd:1 takes the change from 3e-8 to 0.7 %
+            // in one step of 1.3 rad/s, where 4H + 3 shows twice that).
+            return now < noise && then < noise;
+        }
+        change.signum() == self.change.signum()
+            && now * FIRST_SET_CHANGE >= then
+            && now <= FIRST_SET_CHANGE * then
+    }
+}
+
 /// Solves on `sol`'s set's successors until the truncation error is within `tol` of the
 /// amplitude (or [`MAX_HARMONIC`] is reached, or a solve fails to converge): `sol` was solved
 /// on its set with `settings`; the result carries its estimate, and the iterations of every
@@ -125,13 +182,21 @@ pub const PRECHECK_FROM_BELOW: usize = 15;
 /// the solution it starts from (`sol`, or the richer set `sol` grew to): the same hold as
 /// `sol`'s, so that two sets differ by their truncation, not by where a contact re-stuck
 /// (docs/accuracy.md, "Where blade-damper-blade-3d's checks go").
+///
+/// `memory` carries a sweep's [`FirstSetMemory`] from one check to the next (`&mut None` for a
+/// single point).
 pub(crate) fn refine(
     rec: &Receptance,
     params: &ContactParams,
     settings: &PointSettings,
     tol: f64,
     mut sol: PointSolution,
+    memory: &mut Option<FirstSetMemory>,
 ) -> Result<PointSolution, SolveError> {
+    // A sweep that left its first set and came back checks it afresh.
+    if memory.as_ref().is_some_and(|m| m.set != sol.set) {
+        *memory = None;
+    }
     let mut point = Point {
         rec,
         params,
@@ -140,6 +205,7 @@ pub(crate) fn refine(
         solved: Vec::new(),
         iterations: sol.iterations,
         krylov: sol.krylov_iterations,
+        memory,
     };
     loop {
         if !sol.status.converged() || sol.set.h_max() >= MAX_HARMONIC {
@@ -200,6 +266,8 @@ struct Point<'a> {
     solved: Vec<PointSolution>,
     iterations: usize,
     krylov: usize,
+    /// The sweep's memory of its first set's `4H + 3`.
+    memory: &'a mut Option<FirstSetMemory>,
 }
 
 impl Point<'_> {
@@ -319,14 +387,46 @@ impl Point<'_> {
             None => {
                 let richer = enriched(&finer.set)?;
                 // Only where `4H + 3` is cheap: the chance agreement is of the first sets.
-                if sol.set.h_max() < CHECK_FROM_BELOW
+                if !(sol.set.h_max() < CHECK_FROM_BELOW
                     && finer.set.h_max() < MAX_HARMONIC
-                    && self.fits(&richer)
-                    && let Some(f2) = self.converged(&richer, finer)?
+                    && self.fits(&richer))
                 {
-                    return Ok(first_set(estimate, compare(sol, f2), finer, f2));
+                    return Ok(estimate);
                 }
-                Ok(estimate)
+                let a = finer.dofs.norm_peak;
+                let change = (a - sol.dofs.norm_peak) / a;
+                if let Some(m) = self
+                    .memory
+                    .as_mut()
+                    .filter(|m| m.vouches(&sol.set, change, self.tol))
+                {
+                    m.uses += 1;
+                    return Ok(first_set_at_rate(estimate, m.rate));
+                }
+                let plain = estimate.amplitude;
+                let Some((e, further)) = self.converged(&richer, finer)?.map(|f2| {
+                    let further = compare(finer, f2).amplitude;
+                    (
+                        first_set(estimate.clone(), compare(sol, f2), finer, f2),
+                        further,
+                    )
+                }) else {
+                    *self.memory = None;
+                    return Ok(estimate);
+                };
+                let rate = further / plain;
+                // Two changes in the noise say the series has converged far within the
+                // tolerance, at whatever rate their ratio shows.
+                let noise = FIRST_SET_NOISE * self.tol * a;
+                let converging = rate <= TAIL_RATIO_MAX || (plain < noise && further < noise);
+                *self.memory = (change.is_finite() && converging).then(|| FirstSetMemory {
+                    set: sol.set.clone(),
+                    change,
+                    // (`min` takes the cap for a NaN ratio of two zero changes.)
+                    rate: rate.min(TAIL_RATIO_MAX),
+                    uses: 0,
+                });
+                Ok(e)
             }
         }
     }
@@ -348,5 +448,44 @@ pub(crate) fn solve_auto(
         _ => settings.set.clone(),
     };
     let sol = solve_point_holding(rec, params, omega, &fixed(settings, &first), start, held)?;
-    refine(rec, params, settings, tol, sol)
+    refine(rec, params, settings, tol, sol, &mut None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(change: f64, uses: usize) -> FirstSetMemory {
+        FirstSetMemory {
+            set: HarmonicSet::all(1).unwrap(),
+            change,
+            rate: 0.3,
+            uses,
+        }
+    }
+
+    #[test]
+    fn the_first_set_s_memory_stands_only_where_no_chance_agreement_can_hide() {
+        let set = HarmonicSet::all(1).unwrap();
+        let tol = DEFAULT_TOL;
+        // The same sign and no collapse: the rate stands.
+        assert!(memory(2e-3, 0).vouches(&set, 1e-3, tol));
+        assert!(memory(-2e-3, 0).vouches(&set, -5e-3, tol));
+        // A change of sign or a collapse beyond FIRST_SET_CHANGE: a zero of A(2H+1) - A(H)
+        // may lie between, and 4H + 3 is solved again. So does a growth beyond it.
+        assert!(!memory(2e-3, 0).vouches(&set, -1e-3, tol));
+        assert!(!memory(2e-3, 0).vouches(&set, 4e-4, tol));
+        assert!(!memory(2e-3, 0).vouches(&set, 9e-3, tol));
+        // At most FIRST_SET_REUSES checks in a row, then 4H + 3 again.
+        assert!(memory(2e-3, FIRST_SET_REUSES - 1).vouches(&set, 2e-3, tol));
+        assert!(!memory(2e-3, FIRST_SET_REUSES).vouches(&set, 2e-3, tol));
+        // Both changes in the noise: no sign test; one of them out of it (the onset of slip):
+        // 4H + 3 again, whatever the signs.
+        assert!(memory(-5e-5, 0).vouches(&set, 2e-5, tol));
+        assert!(!memory(5e-5, 0).vouches(&set, 2e-4, tol));
+        assert!(!memory(2e-4, 0).vouches(&set, 5e-5, tol));
+        // Another set, or a change that is not a number.
+        assert!(!memory(2e-3, 0).vouches(&HarmonicSet::all(3).unwrap(), 2e-3, tol));
+        assert!(!memory(2e-3, 0).vouches(&set, f64::NAN, tol));
+    }
 }

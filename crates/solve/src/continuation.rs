@@ -173,6 +173,8 @@ struct AutoCheck {
     shrinking: Option<HarmonicSet>,
     /// Check the next point whatever else says (it tries a smaller set).
     force: bool,
+    /// The last check of the first set on `4H + 3` ([`crate::auto::FirstSetMemory`]).
+    first_set: Option<crate::auto::FirstSetMemory>,
 }
 
 /// Points between two checks of an automatic set at most.
@@ -426,7 +428,14 @@ fn sequential(
         };
         let sol = match s.point.auto {
             Some(tol) if sol.status.converged() && auto_check.due(&sol, tol) => {
-                let sol = crate::auto::refine(rec, params, &s.point, tol, sol)?;
+                let sol = crate::auto::refine(
+                    rec,
+                    params,
+                    &s.point,
+                    tol,
+                    sol,
+                    &mut auto_check.first_set,
+                )?;
                 auto_check.checked(&sol);
                 // Far within the tolerance: the next point tries the set below (checked there).
                 if sol

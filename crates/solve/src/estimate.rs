@@ -345,6 +345,27 @@ pub(crate) fn first_set(
     }
 }
 
+/// [`first_set`] where `4H + 3` was not solved again: its change taken as `rate` times the
+/// change on `2H + 1` (`plain`), the rate a recent check of the same set measured
+/// (`crate::auto`'s first-set memory; at most [`TAIL_RATIO_MAX`]), so that every change grows
+/// by `1 + r^2 / (1 - r)`.
+pub(crate) fn first_set_at_rate(plain: Estimate, rate: f64) -> Estimate {
+    let r = if rate.is_nan() {
+        TAIL_RATIO_MAX
+    } else {
+        rate.clamp(0.0, TAIL_RATIO_MAX)
+    };
+    let factor = 1.0 + r * r / (1.0 - r);
+    Estimate {
+        amplitude: plain.amplitude * factor,
+        relative: plain.relative * factor,
+        dof_peaks: plain.dof_peaks.iter().map(|d| d * factor).collect(),
+        force: plain.force * factor,
+        rate: Some(r),
+        ..plain
+    }
+}
+
 /// The rate per doubling a tail is credited at: `after / before`, at most
 /// [`TAIL_RATIO_MAX`], 0 where `before` is not positive.
 fn credited_rate(after: f64, before: f64) -> f64 {
