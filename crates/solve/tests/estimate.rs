@@ -497,6 +497,17 @@ fn an_auto_sweep_keeps_its_tolerance_on_other_grids() {
     }
 }
 
+#[test]
+fn an_auto_sweep_rechecks_where_its_estimate_grows_fast() {
+    // blade-damper-blade by 0.5 rad/s over the onset of slip: odd:1's estimate went from
+    // 0.004 % at 1260 to 0.39 % at 1260.5 (true 0.59 %), and with its stick fraction still
+    // and its amplitude within 2 % no rule checked 1261 and 1261.5, 1.2 % and 1.7 % off
+    // odd:127. An estimate that at least doubles on the same set now checks the next point.
+    // (odd:63 is within 0.03 % of odd:127 on this band.)
+    let e = auto_sweep_error("blade-damper-blade", (1256.0, 1264.0, 0.5), "odd:63");
+    assert!(e < 0.01, "{e}");
+}
+
 /// A sequential sweep from `w0` to `w1` by `step` (halved down to `step / 64` at a failed
 /// point, up to `max_step`), every point on `point`'s settings.
 fn sequential(
