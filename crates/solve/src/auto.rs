@@ -9,7 +9,7 @@
 //! (docs/accuracy.md, "Automatic harmonics").
 
 use crate::estimate::{
-    Estimate, TAIL_RATIO_MAX, compare, enriched, first_set, first_set_at_rate, from_below,
+    Estimate, TAIL_RATIO_MAX, compare, enriched, first_set, first_set_at_factor, from_below,
     with_tail,
 };
 use crate::periodic::{PointSettings, PointSolution, SolveError};
@@ -125,17 +125,18 @@ pub const PRECHECK_FROM_BELOW: usize = 15;
 /// `A(2H + 1) - A(H)` while `4H + 3` is far. Between two points such a zero shows as a change
 /// of that difference's sign or as its collapse; where neither happened since a check that
 /// saw the series converge (`|A(4H + 3) - A(2H + 1)| <= TAIL_RATIO_MAX |A(2H + 1) - A(H)|`),
-/// the check takes the change on `4H + 3` at the rate measured there. Where both changes were
-/// and are in the noise ([`FIRST_SET_NOISE`]), the series had converged far within the
-/// tolerance, and the rate is taken as [`TAIL_RATIO_MAX`] at most. A memory serves
-/// [`FIRST_SET_REUSES`] checks in a row at most.
+/// the check's estimate is its change on `2H + 1` times the factor the estimate with `4H + 3`
+/// had over that change there. Where both changes were and are in the noise
+/// ([`FIRST_SET_NOISE`]), the series had converged far within the tolerance. A memory serves
+/// [`FIRST_SET_REUSES`] checks in a row at most, and a sweep forgets it where it jumps a gap
+/// or gives a point up.
 #[derive(Clone, Debug)]
 pub(crate) struct FirstSetMemory {
     set: HarmonicSet,
     /// `(A(2H + 1) - A(H)) / A(2H + 1)` at the check that solved `4H + 3`.
     change: f64,
-    /// `|A(4H + 3) - A(2H + 1)| / |A(2H + 1) - A(H)|` there.
-    rate: f64,
+    /// The estimate with `4H + 3` there over the change on `2H + 1`.
+    factor: f64,
     /// Checks since that took the rate instead of solving `4H + 3`.
     uses: usize,
 }
@@ -401,7 +402,7 @@ impl Point<'_> {
                     .filter(|m| m.vouches(&sol.set, change, self.tol))
                 {
                     m.uses += 1;
-                    return Ok(first_set_at_rate(estimate, m.rate));
+                    return Ok(first_set_at_factor(estimate, m.factor));
                 }
                 let plain = estimate.amplitude;
                 let Some((e, further)) = self.converged(&richer, finer)?.map(|f2| {
@@ -422,8 +423,8 @@ impl Point<'_> {
                 *self.memory = (change.is_finite() && converging).then(|| FirstSetMemory {
                     set: sol.set.clone(),
                     change,
-                    // (`min` takes the cap for a NaN ratio of two zero changes.)
-                    rate: rate.min(TAIL_RATIO_MAX),
+                    // (NaN for two zero changes: `first_set_at_factor` takes the cap.)
+                    factor: e.amplitude / plain,
                     uses: 0,
                 });
                 Ok(e)
@@ -459,7 +460,7 @@ mod tests {
         FirstSetMemory {
             set: HarmonicSet::all(1).unwrap(),
             change,
-            rate: 0.3,
+            factor: 1.4,
             uses,
         }
     }

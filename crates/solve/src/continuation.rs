@@ -155,7 +155,8 @@ pub fn frc_resume_until(
 /// after a check far within the tolerance), a contact's stick fraction by as much of the
 /// period, or at all near stick or slip all period, where the upper half of the forces'
 /// spectrum has grown by half, every 8 points, and after a check that
-/// came close to the tolerance or whose estimate at least doubled on the same set; the points
+/// came close to the tolerance or whose estimate more than doubled on the same set (above an
+/// eighth of the tolerance); the points
 /// between keep the set (docs/accuracy.md, "When a sweep checks its set").
 #[derive(Default)]
 struct AutoCheck {
@@ -180,7 +181,7 @@ struct AutoCheck {
     first_set: Option<crate::auto::FirstSetMemory>,
 }
 
-/// Growth of the estimate between two checks on the same set that calls for a check at the
+/// Growth of the estimate between two checks on the same set beyond which it calls for a check at the
 /// next point, where the estimate is above [`AUTO_ESTIMATE_GROWTH_FLOOR`] of the tolerance:
 /// between two checks the error can outrun the response (blade-damper-blade by 0.5 rad/s at
 /// the onset of slip, odd:1: 0.004 % at 1260, 0.39 % at 1260.5, 1.2 % at 1261 and 1.7 % at
@@ -535,6 +536,8 @@ fn sequential(
                 let Some(p) = last else { break };
                 before = prior.map(|b| (b.omega, b.set, b.friction));
                 auto_set = p.set.clone();
+                // The far side is another stretch of the curve: no rate measured before holds.
+                auto_check.first_set = None;
                 kept = vec![(p.omega, p.dofs.norm_peak.ln())];
                 let last_w = p.omega;
                 prev = Some(p);
@@ -576,6 +579,7 @@ fn sequential(
         } else {
             // Give this frequency up; restart the next one from zero friction with ramping.
             prev = None;
+            auto_check.first_set = None;
             before = None;
             kept.clear();
             step = s.step;

@@ -345,23 +345,22 @@ pub(crate) fn first_set(
     }
 }
 
-/// [`first_set`] where `4H + 3` was not solved again: its change taken as `rate` times the
-/// change on `2H + 1` (`plain`), the rate a recent check of the same set measured
-/// (`crate::auto`'s first-set memory; at most [`TAIL_RATIO_MAX`]), so that every change grows
-/// by `1 + r^2 / (1 - r)`.
-pub(crate) fn first_set_at_rate(plain: Estimate, rate: f64) -> Estimate {
-    let r = if rate.is_nan() {
-        TAIL_RATIO_MAX
+/// [`first_set`] where `4H + 3` was not solved again: the change on `2H + 1` (`plain`) times
+/// `factor`, what [`first_set`] made of that change at a recent check of the same set
+/// (`crate::auto`'s first-set memory: its estimate over its change on `2H + 1`, between 1 and
+/// `1 / (1 - TAIL_RATIO_MAX)`), for the amplitude, the DOF peaks and the force alike.
+pub(crate) fn first_set_at_factor(plain: Estimate, factor: f64) -> Estimate {
+    let max = 1.0 / (1.0 - TAIL_RATIO_MAX);
+    let f = if factor.is_nan() {
+        max
     } else {
-        rate.clamp(0.0, TAIL_RATIO_MAX)
+        factor.clamp(1.0, max)
     };
-    let factor = 1.0 + r * r / (1.0 - r);
     Estimate {
-        amplitude: plain.amplitude * factor,
-        relative: plain.relative * factor,
-        dof_peaks: plain.dof_peaks.iter().map(|d| d * factor).collect(),
-        force: plain.force * factor,
-        rate: Some(r),
+        amplitude: plain.amplitude * f,
+        relative: plain.relative * f,
+        dof_peaks: plain.dof_peaks.iter().map(|d| d * f).collect(),
+        force: plain.force * f,
         ..plain
     }
 }
