@@ -57,14 +57,23 @@ for name, s, t in rows:
     try:
         r = list(csv.DictReader(open(f"{tmp}/{name}-{s}.csv")))
     except FileNotFoundError:
-        print(f"{name:6} {s:8} {float(t):8.3f} (failed)")
+        r = None
+    first = name not in ref
+    if r is None:
+        # A failed reference leaves its curve without errors (not the next set as reference).
+        ref.setdefault(name, None)
+        print(f"{name:6} {s:8} {float(t):8.3f} (failed{', reference' if first else ''})")
         continue
     d = {round(float(x["omega"]), 9): float(x["amp_norm"]) for x in r}
-    if name not in ref:
+    if first:
         ref[name] = d
         print(f"{name:6} {s:8} {float(t):8.3f} {'(reference)':>9}")
         continue
-    e = [abs(d[w] - ref[name][w]) / ref[name][w] for w in d if w in ref[name] and ref[name][w] > 0]
+    e = [abs(d[w] - ref[name][w]) / ref[name][w]
+         for w in d if ref[name] and w in ref[name] and ref[name][w] > 0]
+    if not e:
+        print(f"{name:6} {s:8} {float(t):8.3f} (no reference points)")
+        continue
     used = collections.Counter(x.get("h_max") for x in r if x.get("h_max"))
     print(f"{name:6} {s:8} {float(t):8.3f} {max(e):9.2e} {sum(e)/len(e):9.2e}  "
           + (" ".join(f"H={h}:{n}" for h, n in sorted(used.items(), key=lambda kv: int(kv[0]))) or "-"))
