@@ -405,15 +405,15 @@ impl Point<'_> {
                     return Ok(first_set_at_factor(estimate, m.factor));
                 }
                 let plain = estimate.amplitude;
-                let Some((e, further)) = self.converged(&richer, finer)?.map(|f2| {
-                    let further = compare(finer, f2).amplitude;
-                    (
-                        first_set(estimate.clone(), compare(sol, f2), finer, f2),
-                        further,
-                    )
-                }) else {
-                    *self.memory = None;
-                    return Ok(estimate);
+                let (e, further) = match self.converged(&richer, finer)? {
+                    Some(f2) => (
+                        first_set(estimate, compare(sol, f2), finer, f2),
+                        compare(finer, f2).amplitude,
+                    ),
+                    None => {
+                        *self.memory = None;
+                        return Ok(estimate);
+                    }
                 };
                 let rate = further / plain;
                 // Two changes in the noise say the series has converged far within the
