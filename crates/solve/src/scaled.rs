@@ -51,7 +51,11 @@ impl Policy {
 /// hundreds of contacts) is kept from one Newton step to the next while the GMRES solves it
 /// preconditions stay shorter than this; a longer one means it has gone stale. (Scaled with
 /// the cost of a build, `m / 40` iterations, it let GMRES grow and Newton's path with it: 290
-/// against 226 Newton iterations on five points of the 500-contact 3-D sector, 11 % slower.)
+/// against 226 Newton iterations on five points of the 500-contact 3-D sector, 11 % slower.
+/// Rebuilt only once the iterations beyond the first solve after a build add up to a build's
+/// cost, `m / 64`, the 1000-contact interface did 12 builds instead of 87 but 227 Newton
+/// iterations instead of 145, in the same time: docs/performance.md, "The 1000-contact
+/// interface again".)
 const HARMONIC_REFRESH_AFTER: usize = 15;
 
 /// Below this many contact rows `m` the harmonic factorisation is cheaper than the GMRES
