@@ -207,16 +207,20 @@ impl HeldSlip {
         let mut s = vec![0.0; self.rows()];
         for j in 0..self.g0.ncols() {
             let a = x[j * self.nco + self.p0];
-            let col = self.g0.col(j);
-            match col.try_as_col_major() {
-                Some(c) => s
-                    .iter_mut()
-                    .zip(c.as_slice())
-                    .for_each(|(s, g)| *s += g * a),
-                None => s.iter_mut().enumerate().for_each(|(i, s)| *s += col[i] * a),
-            }
+            s.iter_mut()
+                .zip(self.g0_column(j))
+                .for_each(|(s, g)| *s += g * a);
         }
         s
+    }
+
+    /// Column `j` of `Re G_0` (an owned matrix: its columns are contiguous).
+    fn g0_column(&self, j: usize) -> &[f64] {
+        self.g0
+            .col(j)
+            .try_as_col_major()
+            .expect("an owned matrix has contiguous columns")
+            .as_slice()
     }
 
     /// Holds the contacts flagged in `held` at these mean slip positions (one per friction
@@ -329,20 +333,10 @@ impl HeldSlip {
             return;
         }
         for c in 0..self.g0.ncols() {
-            let col = self.g0.col(c);
+            let g = self.g0_column(c);
             let yc = &mut y[c * self.nco + self.p0];
-            match col.try_as_col_major() {
-                Some(g) => {
-                    let g = g.as_slice();
-                    for &(i, ai) in &a {
-                        *yc += ai * g[i];
-                    }
-                }
-                None => {
-                    for &(i, ai) in &a {
-                        *yc += ai * col[i];
-                    }
-                }
+            for &(i, ai) in &a {
+                *yc += ai * g[i];
             }
         }
     }
