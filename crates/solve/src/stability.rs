@@ -911,8 +911,183 @@ struct Shifted<'p> {
     blocks: Vec<(PartialPivLu<f64>, Mat<f64>)>,
     /// The Schur complement on the forces.
     schur: ForceFactor,
+    /// Where the complement's `F_Vk` are applied by the pencil's blocks instead of dense.
+    reads: Option<VaryingReads>,
     /// Largest entry of `A - sigma B`, for the condition test.
     a_max: f64,
+}
+
+/// What the time-varying contact rows read of the invariant forces, kept on the contact rows
+/// they read: `F_Vk` (rows of the varying signals, columns of the invariant ones on harmonic
+/// `k`) is `d_force` plus `d_motion` times the motion of a few contact rows, which
+/// `receptance[k]` gives from those columns. Its rows are the contact rows read (times the
+/// harmonic's coefficients) where `F_Vk`'s are every coefficient of every varying signal
+/// (docs/stability.md, "The forces by harmonics").
+struct VaryingReads {
+    /// Per signal: whether its law varies over the period.
+    varying: Vec<bool>,
+    /// Per contact row: its place among the rows read (`usize::MAX`: not read).
+    place: Vec<usize>,
+    /// Per harmonic block: the invariant force unknowns on it (the columns of `F_Vk`).
+    cols: Vec<Vec<usize>>,
+    /// Per harmonic block and kind (`U`, `Z`): the read rows' motion from `cols`, row
+    /// `place width + j`, the terms of the dense complement ([`Pencil::shifted`]):
+    /// `R_h` (times `sigma + i h w` for velocities) less the states' `B_h S_h^{-1} A_sx,h`.
+    receptance: Vec<[Mat<f64>; 2]>,
+}
+
+impl VaryingReads {
+    /// The contact rows the varying signals' `d_motion` blocks read.
+    fn rows_read(p: &Pencil) -> (Vec<usize>, Vec<usize>) {
+        let mut place = vec![usize::MAX; p.m];
+        let mut read = Vec::new();
+        for (row, col, _, _) in &p.motion {
+            if !p.invariant[*row] && place[*col] == usize::MAX {
+                place[*col] = read.len();
+                read.push(*col);
+            }
+        }
+        (read, place)
+    }
+
+    /// Bytes of `receptance` for `read` rows.
+    fn bytes(p: &Pencil, read: usize) -> usize {
+        let invariant = p.invariant.iter().filter(|&&i| i).count();
+        p.blocks
+            .iter()
+            .map(|b| 2 * read * b.width * invariant * b.width * std::mem::size_of::<f64>())
+            .sum()
+    }
+
+    /// For the shift `sigma`, from the states' eliminated blocks `blocks` (each harmonic's LU
+    /// and `S_h^{-1} A_sx,h`) and the rows [`VaryingReads::rows_read`] gives.
+    fn new(
+        p: &Pencil,
+        blocks: &[(PartialPivLu<f64>, Mat<f64>)],
+        sigma: f64,
+        (read, place): (Vec<usize>, Vec<usize>),
+    ) -> Self {
+        let (nco, nq, nr) = (p.nco, p.nq, read.len());
+        let invariant: Vec<usize> = (0..p.m).filter(|&s| p.invariant[s]).collect();
+        let mut cols = Vec::with_capacity(p.blocks.len());
+        let mut receptance = Vec::with_capacity(p.blocks.len());
+        for (k, blk) in p.blocks.iter().enumerate() {
+            let (at, width) = (blk.p, blk.width);
+            let h = p.coeffs[at].0 as f64;
+            cols.push(
+                invariant
+                    .iter()
+                    .flat_map(|&s| (0..width).map(move |j| s * nco + at + j))
+                    .collect::<Vec<usize>>(),
+            );
+            // The states' `S_h^{-1} A_sx,h` on the invariant forces' local columns (`s width
+            // + j` in `blk.cols`' order).
+            let local: Vec<usize> = invariant
+                .iter()
+                .flat_map(|&s| (0..width).map(move |j| s * width + j))
+                .collect();
+            let coupled = &blocks[k].1;
+            let contacts = Mat::from_fn(nr, nq, |i, q| blk.contacts[(read[i], q)]);
+            let kinds = [0, 1].map(|kind| {
+                // The complex state `X = a - i b` per real column, then the read rows' motion.
+                let states = Mat::from_fn(nq, local.len(), |q, c| {
+                    let row = (kind * nq + q) * width;
+                    if width == 1 {
+                        c64::new(coupled[(row, local[c])], 0.0)
+                    } else {
+                        c64::new(coupled[(row, local[c])], -coupled[(row + 1, local[c])])
+                    }
+                });
+                let motion = &contacts * &states;
+                let factor = if kind == 1 {
+                    c64::new(sigma, h * p.omega)
+                } else {
+                    c64::new(1.0, 0.0)
+                };
+                let mut out = Mat::<f64>::zeros(nr * width, local.len());
+                for (c, &l) in local.iter().enumerate() {
+                    let (s, j) = (invariant[c / width], l % width);
+                    for i in 0..nr {
+                        // A unit `a` is `X = 1`, a unit `b` is `X = -i`.
+                        let unit = if j == 0 {
+                            c64::new(1.0, 0.0)
+                        } else {
+                            c64::new(0.0, -1.0)
+                        };
+                        let v = factor * p.flex[k][(read[i], s)] * unit - motion[(i, c)];
+                        out[(i * width, c)] = v.re;
+                        if width == 2 {
+                            out[(i * width + 1, c)] = -v.im;
+                        }
+                    }
+                }
+                out
+            });
+            receptance.push(kinds);
+        }
+        VaryingReads {
+            varying: p.invariant.iter().map(|&i| !i).collect(),
+            place,
+            cols,
+            receptance,
+        }
+    }
+
+    /// `F x` on the rows of the varying signals (the others zero), for `x` zero on the
+    /// varying signals' unknowns: `d_force`, then `d_motion` times the read rows' motion.
+    fn apply(&self, p: &Pencil, x: MatRef<'_, f64>) -> Mat<f64> {
+        use faer::linalg::matmul::matmul;
+        let (nf, nco) = (p.n_force, p.nco);
+        let r = x.ncols();
+        let par = forces::par_for(r);
+        let nr = self.place.iter().filter(|&&i| i != usize::MAX).count();
+        let mut out = Mat::<f64>::zeros(nf, r);
+        for (row, col, blk) in p.d_force.blocks() {
+            if self.varying[row] {
+                matmul(
+                    out.as_mut().subrows_mut(row * nco, nco),
+                    faer::Accum::Add,
+                    blk,
+                    x.subrows(col * nco, nco),
+                    1.0,
+                    faer::Par::Seq,
+                );
+            }
+        }
+        // Per kind: the read rows' motion, laid out as the forces (`place nco + j`).
+        let mut motion = [
+            Mat::<f64>::zeros(nr * nco, r),
+            Mat::<f64>::zeros(nr * nco, r),
+        ];
+        for ((blk, cols), receptance) in p.blocks.iter().zip(&self.cols).zip(&self.receptance) {
+            let (at, width) = (blk.p, blk.width);
+            let xk = gather_rows(x, cols, 0);
+            for (motion, m) in motion.iter_mut().zip(receptance) {
+                let mut y = Mat::<f64>::zeros(m.nrows(), r);
+                matmul(y.as_mut(), faer::Accum::Replace, m, &xk, 1.0, par);
+                for c in 0..r {
+                    for i in 0..nr {
+                        for j in 0..width {
+                            motion[(i * nco + at + j, c)] = y[(i * width + j, c)];
+                        }
+                    }
+                }
+            }
+        }
+        for (row, col, kind, dm) in &p.motion {
+            if self.varying[*row] {
+                matmul(
+                    out.as_mut().subrows_mut(row * nco, nco),
+                    faer::Accum::Add,
+                    dm,
+                    motion[*kind].as_ref().subrows(self.place[*col] * nco, nco),
+                    1.0,
+                    faer::Par::Seq,
+                );
+            }
+        }
+        out
+    }
 }
 
 /// How the pencil's eigenvalues are found ([`floquet_by`]).
@@ -1423,7 +1598,7 @@ impl Pencil {
         let mut schur = self.a_forces();
         self.add_bxx(schur.as_mut(), -sigma, 0..m);
         let mut a_max = schur.norm_max();
-        let blocks = self
+        let blocks: Vec<(PartialPivLu<f64>, Mat<f64>)> = self
             .blocks
             .iter()
             .enumerate()
@@ -1452,11 +1627,20 @@ impl Pencil {
             .filter(|&s| !self.invariant[s])
             .flat_map(|s| (0..nco).map(move |j| s * nco + j))
             .collect();
-        let schur = ForceFactor::new(schur, groups, varying);
+        let mut schur = ForceFactor::new(schur, groups, varying);
+        // The varying rows' `F_Vk` by the pencil's blocks where that reads less than half of
+        // the dense ones, which every solve reads whole.
+        let dense = schur.dense_reads_bytes();
+        let reads = (dense > 0)
+            .then(|| VaryingReads::rows_read(self))
+            .filter(|(read, _)| 2 * VaryingReads::bytes(self, read.len()) < dense)
+            .map(|rows| VaryingReads::new(self, &blocks, sigma, rows))
+            .filter(|reads| schur.read_by(&|x| reads.apply(self, x)));
         Shifted {
             pencil: self,
             blocks,
             schur,
+            reads,
             a_max,
         }
     }
@@ -1966,25 +2150,28 @@ impl Shifted<'_> {
         let r = rhs.ncols();
         let par = forces::par_for(r);
         let mut out = Mat::<f64>::zeros(rhs.nrows(), r);
-        let solve_block = |(blk, (lu, _)): (&StateBlock, &(PartialPivLu<f64>, Mat<f64>))| {
-            let mut y = gather_rows(rhs, &blk.idx, nf);
-            forces::lu_solve_in_place(lu, y.as_mut());
-            y
-        };
-        let partial: Vec<Mat<f64>> = if r <= forces::NARROW {
-            p.blocks
-                .par_iter()
-                .zip(&self.blocks)
-                .map(solve_block)
-                .collect()
-        } else {
-            p.blocks.iter().zip(&self.blocks).map(solve_block).collect()
-        };
+        // One harmonic per task, its kernels on one thread, as the forces' harmonics.
+        let partial: Vec<Mat<f64>> = p
+            .blocks
+            .par_iter()
+            .zip(&self.blocks)
+            .map(|(blk, (lu, _))| {
+                let mut y = gather_rows(rhs, &blk.idx, nf);
+                forces::lu_solve_in_place_by(lu, y.as_mut(), faer::Par::Seq);
+                y
+            })
+            .collect();
         for (blk, y) in p.blocks.iter().zip(&partial) {
             scatter_rows(out.as_mut(), &blk.idx, nf, y.as_ref());
         }
         let forces = rhs.subrows(0, nf) - p.apply_axs(out.as_ref().subrows(nf, p.state_at.len()));
-        let x = self.schur.solve(forces.as_ref());
+        let read = |y: MatRef<'_, f64>| {
+            let reads = self.reads.as_ref().expect("applied only where kept");
+            reads.apply(p, y)
+        };
+        let x = self
+            .schur
+            .solve(forces.as_ref(), self.reads.as_ref().map(|_| &read as _));
         for ((blk, (_, coupled)), mut y) in p.blocks.iter().zip(&self.blocks).zip(partial) {
             let xk = gather_rows(x.as_ref(), &blk.cols, 0);
             faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Add, coupled, &xk, -1.0, par);
@@ -2186,6 +2373,42 @@ mod tests {
             let back = apply_shifted(&p, sigma, z.as_ref());
             let err = (&back - &rhs).norm_max() / rhs.norm_max();
             assert!(err < 1e-10, "{set:?}: relative residual {err:e}");
+            if invariant_first {
+                // The varying row's reads of the invariant forces by the pencil's blocks
+                // (`VaryingReads`), against the pencil applied to those forces with the
+                // states that eliminate them: `F x` on the force rows, zero on the states'.
+                let reads =
+                    VaryingReads::new(&p, &shifted.blocks, sigma, VaryingReads::rows_read(&p));
+                let x = Mat::from_fn(nf, 2, |i, _| if i < nco { r() } else { 0.0 });
+                let mut full = Mat::<f64>::zeros(p.size(), 2);
+                full.as_mut().subrows_mut(0, nf).copy_from(&x);
+                for (blk, (_, coupled)) in p.blocks.iter().zip(&shifted.blocks) {
+                    let z = -(coupled * gather_rows(x.as_ref(), &blk.cols, 0));
+                    scatter_rows(full.as_mut(), &blk.idx, nf, z.as_ref());
+                }
+                let applied = apply_shifted(&p, sigma, full.as_ref());
+                assert!(applied.subrows(nf, p.size() - nf).norm_max() < 1e-12 * applied.norm_max());
+                let expected = applied.subrows(nco, nco);
+                let got = reads.apply(&p, x.as_ref());
+                let gap = (got.subrows(nco, nco) - expected).norm_max() / expected.norm_max();
+                assert!(gap < 1e-12, "{set:?}: F_Vk by blocks off by {gap:e}");
+                assert!(got.subrows(0, nco).norm_max() == 0.0);
+                // And the solve with them instead of the dense `F_Vk`.
+                let mut shifted = p.shifted(sigma);
+                if shifted.reads.is_none() {
+                    let reads =
+                        VaryingReads::new(&p, &shifted.blocks, sigma, VaryingReads::rows_read(&p));
+                    assert!(shifted.schur.read_by(&|x| reads.apply(&p, x)));
+                    shifted.reads = Some(reads);
+                }
+                let z = shifted.solve(rhs.as_ref());
+                let back = apply_shifted(&p, sigma, z.as_ref());
+                let err = (&back - &rhs).norm_max() / rhs.norm_max();
+                assert!(
+                    err < 1e-10,
+                    "{set:?}, F_Vk by blocks: relative residual {err:e}"
+                );
+            }
             // The factored force-state coupling against its dense form: `d_motion` times the
             // real form of `B_h` on the contact rows' states (`U` for a displacement row, `Z`
             // for a velocity row).

@@ -20,12 +20,13 @@ use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::{Accum, Conj, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-/// Right-hand sides up to which a solve runs its kernels on one thread: Arnoldi's one vector
-/// a step, where faer's fork-join over a few hundred rows costs more than it saves. Their
-/// independent blocks (harmonics) run side by side instead. Block Arnoldi's eight vectors a
-/// step are wide enough to split: on the 100-contact 3-D sector a step's solve took about 27 ms
-/// on two threads against 47 ms on one (docs/stability.md, section 2).
-pub(super) const NARROW: usize = 4;
+/// Right-hand sides up to which a solve runs its large kernels (the varying unknowns' LU and
+/// the products with it) on one thread: Arnoldi's one vector a step, where faer's fork-join
+/// costs more than it saves. Block Arnoldi's eight vectors a step are wide enough to split: on
+/// the 100-contact 3-D sector a step's solve took about 27 ms on two threads against 47 ms on
+/// one (docs/stability.md, section 2). The harmonics' small LUs run side by side, one per
+/// task, at any width.
+const NARROW: usize = 4;
 
 /// The kernels' parallelism for `r` right-hand sides.
 pub(super) fn par_for(r: usize) -> Par {
@@ -39,6 +40,11 @@ pub(super) fn par_for(r: usize) -> Par {
 /// `lu^{-1} rhs` in place, the kernels' parallelism chosen by the width of `rhs`.
 pub(super) fn lu_solve_in_place(lu: &PartialPivLu<f64>, rhs: MatMut<'_, f64>) {
     let par = par_for(rhs.ncols());
+    lu_solve_in_place_by(lu, rhs, par);
+}
+
+/// `lu^{-1} rhs` in place with the kernels' parallelism `par`.
+pub(super) fn lu_solve_in_place_by(lu: &PartialPivLu<f64>, rhs: MatMut<'_, f64>, par: Par) {
     let n = lu.L().nrows();
     let mut buf = MemBuffer::new(
         faer::linalg::lu::partial_pivoting::solve::solve_in_place_scratch::<usize, f64>(
@@ -90,11 +96,24 @@ pub(super) struct ByHarmonics {
 struct Group {
     idx: Vec<usize>,
     lu: PartialPivLu<f64>,
-    /// `F_kk^{-1} F_kV`.
+    /// The varying unknowns (positions in `ByHarmonics::varying`) that these rows read: those
+    /// on the same harmonic. A time-invariant row is exactly zero on every other harmonic's
+    /// columns, the varying signals' included.
+    cols: Vec<usize>,
+    /// `F_kk^{-1} F_kV` on `cols`.
     coupled: Mat<f64>,
-    /// `F_Vk`.
-    reads: Mat<f64>,
+    /// `F_Vk`, dense; `None` once the caller applies it by the pencil's blocks
+    /// ([`ForceFactor::read_by`]).
+    reads: Option<Mat<f64>>,
 }
+
+/// `F x` on (at least) the rows of the time-varying signals, applied without the dense
+/// `F_Vk` (`x` is `n x r`, the result `n x r`).
+pub(super) type ReadVarying<'a> = &'a dyn Fn(MatRef<'_, f64>) -> Mat<f64>;
+
+/// Agreement required between the dense `F_Vk` and the caller's product before the dense one
+/// is dropped (relative, Frobenius): rounding is about `1e-15`.
+const READS_AGREE: f64 = 1e-10;
 
 impl ForceFactor {
     /// Factorises `f` (square, `n`): by harmonics where `groups` (per harmonic, the invariant
@@ -114,12 +133,62 @@ impl ForceFactor {
         }
     }
 
-    /// `F^{-1} b` for the columns of `b`.
-    pub(super) fn solve(&self, b: MatRef<'_, f64>) -> Mat<f64> {
+    /// `F^{-1} b` for the columns of `b`; `read` applies `F` on the varying rows where the
+    /// dense `F_Vk` were dropped ([`ForceFactor::read_by`]).
+    pub(super) fn solve(&self, b: MatRef<'_, f64>, read: Option<ReadVarying<'_>>) -> Mat<f64> {
         match self {
             ForceFactor::Dense(lu) => lu_solve(lu, b),
-            ForceFactor::ByHarmonics(f) => f.solve(b),
+            ForceFactor::ByHarmonics(f) => f.solve(b, read),
         }
+    }
+
+    /// Bytes of the dense `F_Vk` (zero where the complement is factored whole or no signal
+    /// varies).
+    pub(super) fn dense_reads_bytes(&self) -> usize {
+        match self {
+            ForceFactor::ByHarmonics(f) if f.schur.is_some() => f
+                .groups
+                .iter()
+                .filter_map(|g| g.reads.as_ref())
+                .map(|m| m.nrows() * m.ncols() * std::mem::size_of::<f64>())
+                .sum(),
+            _ => 0,
+        }
+    }
+
+    /// Drops the dense `F_Vk` for `read` where the two agree on a pseudo-random vector (to
+    /// [`READS_AGREE`]); whether they did. The `F_Vk` are read whole at every solve, the
+    /// largest part of its memory traffic on a many-contact model (docs/stability.md, "The
+    /// forces by harmonics"); `read` computes the same product from the pencil's blocks.
+    pub(super) fn read_by(&mut self, read: ReadVarying<'_>) -> bool {
+        let ForceFactor::ByHarmonics(f) = self else {
+            return false;
+        };
+        if f.schur.is_none() || f.groups.iter().any(|g| g.reads.is_none()) {
+            return false;
+        }
+        let mut random = super::xorshift(0x6a09_e667_f3bc_c909);
+        let mut y = Mat::<f64>::zeros(f.n, 1);
+        for g in &f.groups {
+            for &i in &g.idx {
+                y[(i, 0)] = random();
+            }
+        }
+        let mut dense = Mat::<f64>::zeros(f.varying.len(), 1);
+        for g in &f.groups {
+            if let Some(reads) = &g.reads {
+                dense += reads * super::gather_rows(y.as_ref(), &g.idx, 0);
+            }
+        }
+        let by_blocks = super::gather_rows(read(y.as_ref()).as_ref(), &f.varying, 0);
+        let gap = (&by_blocks - &dense).norm_l2();
+        let agree = gap.is_finite() && gap <= READS_AGREE * dense.norm_l2();
+        if agree {
+            for g in &mut f.groups {
+                g.reads = None;
+            }
+        }
+        agree
     }
 
     /// Whether the complement was eliminated by harmonics.
@@ -137,21 +206,33 @@ impl ByHarmonics {
             .map(|idx| {
                 let fkk = Mat::from_fn(idx.len(), idx.len(), |i, j| f[(idx[i], idx[j])]);
                 let lu = fkk.partial_piv_lu();
-                let fkv = Mat::from_fn(idx.len(), nv, |i, j| f[(idx[i], varying[j])]);
+                // Found from the entries rather than from the harmonic layout, so that a
+                // column these rows do read is never dropped (a NaN counts as read).
+                let cols: Vec<usize> = (0..nv)
+                    .filter(|&j| idx.iter().any(|&i| f[(i, varying[j])] != 0.0))
+                    .collect();
+                let fkv = Mat::from_fn(idx.len(), cols.len(), |i, j| f[(idx[i], varying[cols[j]])]);
                 let coupled = lu.solve(fkv);
                 let reads = Mat::from_fn(nv, idx.len(), |i, j| f[(varying[i], idx[j])]);
                 Group {
                     idx,
                     lu,
+                    cols,
                     coupled,
-                    reads,
+                    reads: Some(reads),
                 }
             })
             .collect();
         let schur = (nv > 0).then(|| {
             let mut s = Mat::from_fn(nv, nv, |i, j| f[(varying[i], varying[j])]);
-            for g in &groups {
-                s -= &g.reads * &g.coupled;
+            for g in groups.iter().filter(|g| !g.cols.is_empty()) {
+                let Some(reads) = &g.reads else { continue };
+                let product = reads * &g.coupled;
+                for (c, &j) in g.cols.iter().enumerate() {
+                    for (dst, src) in s.col_mut(j).iter_mut().zip(product.col(c).iter()) {
+                        *dst -= *src;
+                    }
+                }
             }
             s.partial_piv_lu()
         });
@@ -163,32 +244,49 @@ impl ByHarmonics {
         }
     }
 
-    fn solve(&self, b: MatRef<'_, f64>) -> Mat<f64> {
+    fn solve(&self, b: MatRef<'_, f64>, read: Option<ReadVarying<'_>>) -> Mat<f64> {
         let r = b.ncols();
         let par = par_for(r);
         let gather = |idx: &[usize]| super::gather_rows(b, idx, 0);
-        let solve_group = |g: &Group| {
-            let mut y = gather(&g.idx);
-            lu_solve_in_place(&g.lu, y.as_mut());
-            y
-        };
-        let partial: Vec<Mat<f64>> = if r <= NARROW {
-            self.groups.par_iter().map(solve_group).collect()
-        } else {
-            self.groups.iter().map(solve_group).collect()
-        };
+        // One harmonic's rows per task, their kernels on one thread: split by faer, eight
+        // right-hand sides on LUs of a few hundred rows took 1.6 times longer (docs/stability.md).
+        let partial: Vec<Mat<f64>> = self
+            .groups
+            .par_iter()
+            .map(|g| {
+                let mut y = gather(&g.idx);
+                lu_solve_in_place_by(&g.lu, y.as_mut(), Par::Seq);
+                y
+            })
+            .collect();
         let mut x = Mat::<f64>::zeros(self.n, r);
         let xv = self.schur.as_ref().map(|schur| {
             let mut bv = gather(&self.varying);
+            let mut dropped = Mat::<f64>::zeros(0, 0);
             for (g, y) in self.groups.iter().zip(&partial) {
-                faer::linalg::matmul::matmul(bv.as_mut(), Accum::Add, &g.reads, y, -1.0, par);
+                match &g.reads {
+                    Some(reads) => {
+                        faer::linalg::matmul::matmul(bv.as_mut(), Accum::Add, reads, y, -1.0, par)
+                    }
+                    None => {
+                        if dropped.nrows() == 0 {
+                            dropped = Mat::zeros(self.n, r);
+                        }
+                        super::scatter_rows(dropped.as_mut(), &g.idx, 0, y.as_ref());
+                    }
+                }
+            }
+            if dropped.nrows() > 0 {
+                let read = read.expect("the dense F_Vk are dropped only for a product given here");
+                bv -= super::gather_rows(read(dropped.as_ref()).as_ref(), &self.varying, 0);
             }
             lu_solve_in_place(schur, bv.as_mut());
             bv
         });
         for (g, mut y) in self.groups.iter().zip(partial) {
-            if let Some(xv) = &xv {
-                faer::linalg::matmul::matmul(y.as_mut(), Accum::Add, &g.coupled, xv, -1.0, par);
+            if let Some(xv) = xv.as_ref().filter(|_| !g.cols.is_empty()) {
+                let read = super::gather_rows(xv.as_ref(), &g.cols, 0);
+                faer::linalg::matmul::matmul(y.as_mut(), Accum::Add, &g.coupled, &read, -1.0, par);
             }
             super::scatter_rows(x.as_mut(), &g.idx, 0, y.as_ref());
         }
@@ -204,7 +302,7 @@ impl ByHarmonics {
     fn backward_error(&self, f: MatRef<'_, f64>) -> f64 {
         let mut random = super::xorshift(0x9e37_79b9_7f4a_7c15);
         let b = Mat::from_fn(self.n, 1, |_, _| random());
-        let x = self.solve(b.as_ref());
+        let x = self.solve(b.as_ref(), None);
         let residual = f * &x - &b;
         // Row sums, column by column (the storage's order).
         let mut row_sums = vec![0.0f64; f.nrows()];
@@ -266,10 +364,36 @@ mod tests {
             let (groups, varying) = layout(signals, invariant, nco, width);
             let factor = ForceFactor::new(f.clone(), groups, varying);
             assert!(factor.by_harmonics());
-            let x = factor.solve(b.as_ref());
+            let x = factor.solve(b.as_ref(), None);
             let reference = f.partial_piv_lu().solve(&b);
             assert!((&x - &reference).norm_max() < 1e-12 * reference.norm_max());
         }
+    }
+
+    #[test]
+    fn invariant_rows_keep_only_the_varying_columns_they_read() {
+        let (signals, invariant, nco, width) = (10, 7, 6, 2);
+        let mut f = complement(signals, invariant, nco, width);
+        // Signal 0's first harmonic reads a varying unknown on its third harmonic: not the
+        // layout's, but the elimination by harmonics stays exact if that column is kept.
+        let far = invariant * nco + 2 * width + 1;
+        f[(1, far)] = 2.5;
+        let (groups, varying) = layout(signals, invariant, nco, width);
+        let factor = ForceFactor::new(f.clone(), groups, varying.clone());
+        let ForceFactor::ByHarmonics(blocked) = &factor else {
+            panic!("the complement was factored whole");
+        };
+        for (k, g) in blocked.groups.iter().enumerate() {
+            let on_k: Vec<usize> = (0..varying.len())
+                .filter(|&j| (varying[j] % nco) / width == k || (k == 0 && varying[j] == far))
+                .collect();
+            assert_eq!(g.cols, on_k, "harmonic {k}");
+            assert_eq!(g.coupled.ncols(), on_k.len());
+        }
+        let b = Mat::from_fn(f.nrows(), 9, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+        let x = factor.solve(b.as_ref(), None);
+        let reference = f.partial_piv_lu().solve(&b);
+        assert!((&x - &reference).norm_max() < 1e-12 * reference.norm_max());
     }
 
     #[test]
@@ -282,7 +406,7 @@ mod tests {
         let factor = ForceFactor::new(f.clone(), groups, varying);
         assert!(!factor.by_harmonics());
         let b = Mat::from_fn(f.nrows(), 1, |i, _| 1.0 + i as f64);
-        let x = factor.solve(b.as_ref());
+        let x = factor.solve(b.as_ref(), None);
         assert!((&f * &x - &b).norm_max() < 1e-12 * b.norm_max());
     }
 }
