@@ -922,7 +922,7 @@ struct Shifted<'p> {
 /// `k`) is `d_force` plus `d_motion` times the motion of a few contact rows, which
 /// `receptance[k]` gives from those columns. Its rows are the contact rows read (times the
 /// harmonic's coefficients) where `F_Vk`'s are every coefficient of every varying signal
-/// (docs/stability.md, "The forces by harmonics").
+/// (docs/stability.md, "What the invariant and the varying rows read").
 struct VaryingReads {
     /// Per signal: whether its law varies over the period.
     varying: Vec<bool>,
@@ -1042,8 +1042,9 @@ impl VaryingReads {
         let par = forces::par_for(r);
         let nr = self.place.iter().filter(|&&i| i != usize::MAX).count();
         let mut out = Mat::<f64>::zeros(nf, r);
+        // (`x` is zero on the varying signals' unknowns.)
         for (row, col, blk) in p.d_force.blocks() {
-            if self.varying[row] {
+            if self.varying[row] && !self.varying[col] {
                 matmul(
                     out.as_mut().subrows_mut(row * nco, nco),
                     faer::Accum::Add,

@@ -24,8 +24,8 @@ use rayon::prelude::*;
 /// the products with it) on one thread: Arnoldi's one vector a step, where faer's fork-join
 /// costs more than it saves. Block Arnoldi's eight vectors a step are wide enough to split: on
 /// the 100-contact 3-D sector a step's solve took about 27 ms on two threads against 47 ms on
-/// one (docs/stability.md, section 2). The harmonics' small LUs run side by side, one per
-/// task, at any width.
+/// one (docs/stability.md, section 2; measured before the harmonics' small LUs ran side by
+/// side, one per task, as they now do at any width).
 const NARROW: usize = 4;
 
 /// The kernels' parallelism for `r` right-hand sides.
@@ -96,9 +96,10 @@ pub(super) struct ByHarmonics {
 struct Group {
     idx: Vec<usize>,
     lu: PartialPivLu<f64>,
-    /// The varying unknowns (positions in `ByHarmonics::varying`) that these rows read: those
-    /// on the same harmonic. A time-invariant row is exactly zero on every other harmonic's
-    /// columns, the varying signals' included.
+    /// The varying unknowns (positions in `ByHarmonics::varying`) that these rows read, every
+    /// column with a nonzero entry in them: on time-invariant rows only the same harmonic's,
+    /// since such a row is exactly zero on every other harmonic's columns, the varying
+    /// signals' included.
     cols: Vec<usize>,
     /// `F_kk^{-1} F_kV` on `cols`.
     coupled: Mat<f64>,
@@ -158,8 +159,9 @@ impl ForceFactor {
 
     /// Drops the dense `F_Vk` for `read` where the two agree on a pseudo-random vector (to
     /// [`READS_AGREE`]); whether they did. The `F_Vk` are read whole at every solve, the
-    /// largest part of its memory traffic on a many-contact model (docs/stability.md, "The
-    /// forces by harmonics"); `read` computes the same product from the pencil's blocks.
+    /// largest part of its memory traffic on a many-contact model (docs/stability.md, "What
+    /// the invariant and the varying rows read"); `read` computes the same product from the
+    /// pencil's blocks.
     pub(super) fn read_by(&mut self, read: ReadVarying<'_>) -> bool {
         let ForceFactor::ByHarmonics(f) = self else {
             return false;
