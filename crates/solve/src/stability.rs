@@ -1428,29 +1428,45 @@ impl Pencil {
         &self,
         mut dst: MatMut<'_, f64>,
         signals: std::ops::Range<usize>,
-        z: impl Fn(bool, usize, c64) -> c64,
+        z: impl Fn(bool, usize, c64) -> c64 + Sync,
     ) {
+        use rayon::prelude::*;
         let nco = self.nco;
         let first = signals.start;
         let widths: Vec<(usize, usize)> = self.blocks.iter().map(|b| (b.p, b.width)).collect();
-        for (row, col, kind, dm) in &self.motion {
-            let velocity = *kind == 1;
-            for s in signals.clone() {
-                if self.flex.iter().all(|f| f[(*col, s)] == c64::new(0.0, 0.0)) {
-                    continue;
+        let by_row = self.motion_by_row();
+        // One contact row's force rows per task: each entry adds its terms in the same order.
+        dst.as_mut()
+            .par_row_chunks_mut(nco)
+            .zip(&by_row)
+            .for_each(|(mut dst, blocks)| {
+                for &b in blocks {
+                    let (_, col, kind, dm) = &self.motion[b];
+                    let velocity = *kind == 1;
+                    for s in signals.clone() {
+                        if self.flex.iter().all(|f| f[(*col, s)] == c64::new(0.0, 0.0)) {
+                            continue;
+                        }
+                        let d = dst.as_mut().submatrix_mut(0, (s - first) * nco, nco, nco);
+                        add_times_harmonic_diagonal(d, dm.as_ref(), &widths, |k| {
+                            z(
+                                velocity,
+                                self.coeffs[widths[k].0].0,
+                                self.flex[k][(*col, s)],
+                            )
+                        });
+                    }
                 }
-                let d = dst
-                    .as_mut()
-                    .submatrix_mut(row * nco, (s - first) * nco, nco, nco);
-                add_times_harmonic_diagonal(d, dm.as_ref(), &widths, |k| {
-                    z(
-                        velocity,
-                        self.coeffs[widths[k].0].0,
-                        self.flex[k][(*col, s)],
-                    )
-                });
-            }
+            });
+    }
+
+    /// Per contact row, the indices of `motion`'s blocks on its rows, in their order.
+    fn motion_by_row(&self) -> Vec<Vec<usize>> {
+        let mut by_row = vec![Vec::new(); self.m];
+        for (b, (row, _, _, _)) in self.motion.iter().enumerate() {
+            by_row[*row].push(b);
         }
+        by_row
     }
 
     /// `B_xx x` for the columns of `x` (`forces x r`), factored: `R_h` per harmonic on the
@@ -1650,7 +1666,7 @@ impl Pencil {
     /// order, `blk.idx`), whose columns are the block's force columns
     /// (`StateBlock::cols`): the contact rows' motion on that harmonic, then the
     /// columns of `d_motion`'s blocks on it.
-    fn subtract_axs_block(&self, k: usize, z: MatRef<'_, f64>, mut dst: MatMut<'_, f64>) {
+    fn subtract_axs_block(&self, k: usize, z: MatRef<'_, f64>, dst: MatMut<'_, f64>) {
         let (nco, nq, m) = (self.nco, self.nq, self.m);
         let blk = &self.blocks[k];
         let (p, width) = (blk.p, blk.width);
@@ -1681,14 +1697,22 @@ impl Pencil {
                 y
             })
             .collect();
-        for (row, col, kind, dm) in &self.motion {
-            let update = dm.subcols(p, width) * motion[*kind].subrows(col * width, width);
-            for (c, &g) in cols.iter().enumerate() {
-                for i in 0..nco {
-                    dst[(row * nco + i, g)] -= update[(i, c)];
+        use rayon::prelude::*;
+        let by_row = self.motion_by_row();
+        // One contact row's force rows per task, as in `add_flexibility`.
+        dst.par_row_chunks_mut(nco)
+            .zip(&by_row)
+            .for_each(|(mut dst, blocks)| {
+                for &b in blocks {
+                    let (_, col, kind, dm) = &self.motion[b];
+                    let update = dm.subcols(p, width) * motion[*kind].subrows(col * width, width);
+                    for (c, &g) in cols.iter().enumerate() {
+                        for i in 0..nco {
+                            dst[(i, g)] -= update[(i, c)];
+                        }
+                    }
                 }
-            }
-        }
+            });
     }
 
     /// Eigenvalues and eigenvectors of the pencil that decide stability, by shift and invert:
