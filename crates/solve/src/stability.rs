@@ -821,6 +821,9 @@ struct Pencil {
     /// `forces x states`, 28 MB on a 26-contact 3-D interface with 100 modes at all:7 and
     /// read at every Arnoldi step.
     motion: Vec<(usize, usize, usize, Mat<f64>)>,
+    /// Per contact row, the indices of `motion`'s blocks on its rows, in their order: the
+    /// scatters into the dense complement run one contact row per task.
+    motion_rows: Vec<Vec<usize>>,
     /// The states' rows, one block per harmonic.
     blocks: Vec<StateBlock>,
     /// Contact rows.
@@ -924,8 +927,6 @@ struct Shifted<'p> {
 /// harmonic's coefficients) where `F_Vk`'s are every coefficient of every varying signal
 /// (docs/stability.md, "What the invariant and the varying rows read").
 struct VaryingReads {
-    /// Per signal: whether its law varies over the period.
-    varying: Vec<bool>,
     /// Per contact row: its place among the rows read (`usize::MAX`: not read).
     place: Vec<usize>,
     /// Per harmonic block: the invariant force unknowns on it (the columns of `F_Vk`).
@@ -967,19 +968,14 @@ impl VaryingReads {
         sigma: f64,
         (read, place): (Vec<usize>, Vec<usize>),
     ) -> Self {
-        let (nco, nq, nr) = (p.nco, p.nq, read.len());
+        let (nq, nr) = (p.nq, read.len());
         let invariant: Vec<usize> = (0..p.m).filter(|&s| p.invariant[s]).collect();
         let mut cols = Vec::with_capacity(p.blocks.len());
         let mut receptance = Vec::with_capacity(p.blocks.len());
         for (k, blk) in p.blocks.iter().enumerate() {
             let (at, width) = (blk.p, blk.width);
             let h = p.coeffs[at].0 as f64;
-            cols.push(
-                invariant
-                    .iter()
-                    .flat_map(|&s| (0..width).map(move |j| s * nco + at + j))
-                    .collect::<Vec<usize>>(),
-            );
+            cols.push(p.invariant_unknowns(blk));
             // The states' `S_h^{-1} A_sx,h` on the invariant forces' local columns (`s width
             // + j` in `blk.cols`' order).
             let local: Vec<usize> = invariant
@@ -1026,7 +1022,6 @@ impl VaryingReads {
             receptance.push(kinds);
         }
         VaryingReads {
-            varying: p.invariant.iter().map(|&i| !i).collect(),
             place,
             cols,
             receptance,
@@ -1044,7 +1039,7 @@ impl VaryingReads {
         let mut out = Mat::<f64>::zeros(nf, r);
         // (`x` is zero on the varying signals' unknowns.)
         for (row, col, blk) in p.d_force.blocks() {
-            if self.varying[row] && !self.varying[col] {
+            if !p.invariant[row] && p.invariant[col] {
                 matmul(
                     out.as_mut().subrows_mut(row * nco, nco),
                     faer::Accum::Add,
@@ -1076,7 +1071,7 @@ impl VaryingReads {
             }
         }
         for (row, col, kind, dm) in &p.motion {
-            if self.varying[*row] {
+            if !p.invariant[*row] {
                 matmul(
                     out.as_mut().subrows_mut(row * nco, nco),
                     faer::Accum::Add,
@@ -1343,11 +1338,16 @@ impl Pencil {
                     .all(|j| (0..nco).all(|i| block_of[i] == block_of[j] || b[(i, j)] == 0.0));
             }
         }
+        let mut motion_rows = vec![Vec::new(); m];
+        for (b, (row, _, _, _)) in motion.iter().enumerate() {
+            motion_rows[*row].push(b);
+        }
         let mut pencil = Pencil {
             d_force: lin.d_force.clone(),
             flex: dy.iter().map(|d| d.flexibility.clone()).collect(),
             b_max: 0.0,
             motion,
+            motion_rows,
             blocks,
             m,
             invariant,
@@ -1434,11 +1434,10 @@ impl Pencil {
         let nco = self.nco;
         let first = signals.start;
         let widths: Vec<(usize, usize)> = self.blocks.iter().map(|b| (b.p, b.width)).collect();
-        let by_row = self.motion_by_row();
         // One contact row's force rows per task: each entry adds its terms in the same order.
         dst.as_mut()
             .par_row_chunks_mut(nco)
-            .zip(&by_row)
+            .zip(&self.motion_rows)
             .for_each(|(mut dst, blocks)| {
                 for &b in blocks {
                     let (_, col, kind, dm) = &self.motion[b];
@@ -1460,13 +1459,12 @@ impl Pencil {
             });
     }
 
-    /// Per contact row, the indices of `motion`'s blocks on its rows, in their order.
-    fn motion_by_row(&self) -> Vec<Vec<usize>> {
-        let mut by_row = vec![Vec::new(); self.m];
-        for (b, (row, _, _, _)) in self.motion.iter().enumerate() {
-            by_row[*row].push(b);
-        }
-        by_row
+    /// The invariant signals' force unknowns on harmonic block `blk`, signal by signal.
+    fn invariant_unknowns(&self, blk: &StateBlock) -> Vec<usize> {
+        (0..self.m)
+            .filter(|&s| self.invariant[s])
+            .flat_map(|s| (0..blk.width).map(move |j| s * self.nco + blk.p + j))
+            .collect()
     }
 
     /// `B_xx x` for the columns of `x` (`forces x r`), factored: `R_h` per harmonic on the
@@ -1633,12 +1631,7 @@ impl Pencil {
         let groups = self
             .blocks
             .iter()
-            .map(|blk| {
-                (0..m)
-                    .filter(|&s| self.invariant[s])
-                    .flat_map(|s| (0..blk.width).map(move |j| s * nco + blk.p + j))
-                    .collect()
-            })
+            .map(|blk| self.invariant_unknowns(blk))
             .collect();
         let varying = (0..m)
             .filter(|&s| !self.invariant[s])
@@ -1698,10 +1691,9 @@ impl Pencil {
             })
             .collect();
         use rayon::prelude::*;
-        let by_row = self.motion_by_row();
         // One contact row's force rows per task, as in `add_flexibility`.
         dst.par_row_chunks_mut(nco)
-            .zip(&by_row)
+            .zip(&self.motion_rows)
             .for_each(|(mut dst, blocks)| {
                 for &b in blocks {
                     let (_, col, kind, dm) = &self.motion[b];
@@ -2190,13 +2182,13 @@ impl Shifted<'_> {
             scatter_rows(out.as_mut(), &blk.idx, nf, y.as_ref());
         }
         let forces = rhs.subrows(0, nf) - p.apply_axs(out.as_ref().subrows(nf, p.state_at.len()));
-        let read = |y: MatRef<'_, f64>| {
-            let reads = self.reads.as_ref().expect("applied only where kept");
-            reads.apply(p, y)
-        };
+        let read = self
+            .reads
+            .as_ref()
+            .map(|reads| move |y: MatRef<'_, f64>| reads.apply(p, y));
         let x = self
             .schur
-            .solve(forces.as_ref(), self.reads.as_ref().map(|_| &read as _));
+            .solve(forces.as_ref(), read.as_ref().map(|f| f as _));
         for ((blk, (_, coupled)), mut y) in p.blocks.iter().zip(&self.blocks).zip(partial) {
             let xk = gather_rows(x.as_ref(), &blk.cols, 0);
             faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Add, coupled, &xk, -1.0, par);

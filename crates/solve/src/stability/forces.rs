@@ -203,6 +203,8 @@ impl ForceFactor {
 impl ByHarmonics {
     fn new(f: MatRef<'_, f64>, groups: Vec<Vec<usize>>, varying: Vec<usize>) -> Self {
         let nv = varying.len();
+        // The complement on `varying`, less each harmonic's `F_Vk F_kk^{-1} F_kV` as it comes.
+        let mut schur = (nv > 0).then(|| Mat::from_fn(nv, nv, |i, j| f[(varying[i], varying[j])]));
         let groups: Vec<Group> = groups
             .into_iter()
             .map(|idx| {
@@ -216,6 +218,14 @@ impl ByHarmonics {
                 let fkv = Mat::from_fn(idx.len(), cols.len(), |i, j| f[(idx[i], varying[cols[j]])]);
                 let coupled = lu.solve(fkv);
                 let reads = Mat::from_fn(nv, idx.len(), |i, j| f[(varying[i], idx[j])]);
+                if let Some(s) = schur.as_mut().filter(|_| !cols.is_empty()) {
+                    let product = &reads * &coupled;
+                    for (c, &j) in cols.iter().enumerate() {
+                        for (dst, src) in s.col_mut(j).iter_mut().zip(product.col(c).iter()) {
+                            *dst -= *src;
+                        }
+                    }
+                }
                 Group {
                     idx,
                     lu,
@@ -225,23 +235,10 @@ impl ByHarmonics {
                 }
             })
             .collect();
-        let schur = (nv > 0).then(|| {
-            let mut s = Mat::from_fn(nv, nv, |i, j| f[(varying[i], varying[j])]);
-            for g in groups.iter().filter(|g| !g.cols.is_empty()) {
-                let Some(reads) = &g.reads else { continue };
-                let product = reads * &g.coupled;
-                for (c, &j) in g.cols.iter().enumerate() {
-                    for (dst, src) in s.col_mut(j).iter_mut().zip(product.col(c).iter()) {
-                        *dst -= *src;
-                    }
-                }
-            }
-            s.partial_piv_lu()
-        });
         ByHarmonics {
             groups,
             varying,
-            schur,
+            schur: schur.map(|s| s.partial_piv_lu()),
             n: f.nrows(),
         }
     }
@@ -264,23 +261,20 @@ impl ByHarmonics {
         let mut x = Mat::<f64>::zeros(self.n, r);
         let xv = self.schur.as_ref().map(|schur| {
             let mut bv = gather(&self.varying);
-            let mut dropped = Mat::<f64>::zeros(0, 0);
-            for (g, y) in self.groups.iter().zip(&partial) {
-                match &g.reads {
-                    Some(reads) => {
-                        faer::linalg::matmul::matmul(bv.as_mut(), Accum::Add, reads, y, -1.0, par)
-                    }
-                    None => {
-                        if dropped.nrows() == 0 {
-                            dropped = Mat::zeros(self.n, r);
-                        }
-                        super::scatter_rows(dropped.as_mut(), &g.idx, 0, y.as_ref());
+            // The dense `F_Vk` are kept or dropped all together (`read_by`).
+            if self.groups.iter().all(|g| g.reads.is_some()) {
+                for (g, y) in self.groups.iter().zip(&partial) {
+                    if let Some(reads) = &g.reads {
+                        faer::linalg::matmul::matmul(bv.as_mut(), Accum::Add, reads, y, -1.0, par);
                     }
                 }
-            }
-            if dropped.nrows() > 0 {
+            } else {
+                let mut invariant = Mat::<f64>::zeros(self.n, r);
+                for (g, y) in self.groups.iter().zip(&partial) {
+                    super::scatter_rows(invariant.as_mut(), &g.idx, 0, y.as_ref());
+                }
                 let read = read.expect("the dense F_Vk are dropped only for a product given here");
-                bv -= super::gather_rows(read(dropped.as_ref()).as_ref(), &self.varying, 0);
+                bv -= super::gather_rows(read(invariant.as_ref()).as_ref(), &self.varying, 0);
             }
             lu_solve_in_place(schur, bv.as_mut());
             bv
