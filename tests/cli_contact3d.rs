@@ -239,3 +239,35 @@ fn the_default_tolerance_follows_the_contact_kind() {
         assert_eq!(t, expect);
     }
 }
+
+/// Without `--harmonics` a 3-D model gets all:59: the preload and the mean forces live in
+/// `h = 0`, which the 2-D default odd:59 lacks (before, every shipped 3-D model failed with
+/// the defaults). Asked for explicitly, odd:59 is still refused, and a 2-D model keeps odd:59.
+#[test]
+fn the_default_set_carries_what_the_model_needs() {
+    let m = model();
+    let o = ewr(&["solve", &m, "--omega", "3", "--json", "--no-stability"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["harmonics"], "all:59", "{j}");
+    assert_eq!(j["converged"], true, "{j}");
+    let o = ewr(&["solve", &m, "--omega", "3", "--harmonics", "odd:59"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("use all:59"), "{err}");
+    let osc = shipped_model("oscillator-2d");
+    let o = ewr(&[
+        "solve",
+        osc.to_str().unwrap(),
+        "--omega",
+        "0.17",
+        "--json",
+        "--no-stability",
+        "--no-estimate",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["harmonics"], "odd:59", "{j}");
+}

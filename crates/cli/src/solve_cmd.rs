@@ -20,9 +20,11 @@ pub struct Common {
     /// The model file (HDF5, see docs/model-format.md).
     pub model: PathBuf,
     /// Harmonic set: `odd:H` (odd harmonics 1..H, the paper's N_phi = H + 1), `all:H`
-    /// (0..H, needed for static loads or even harmonics) or a list such as `1,3,5,7` or
-    /// `0,1,2,5`.
-    #[arg(long, default_value = "odd:59", value_name = "SET")]
+    /// (0..H, needed for static loads, 3-D contacts or even harmonics), a list such as
+    /// `1,3,5,7` or `0,1,2,5`, or `auto[:TOL]` (chosen per point to a truncation error
+    /// within TOL of the amplitude, docs/accuracy.md). `default`: odd:59, or all:59 where the
+    /// model needs the static term or even harmonics.
+    #[arg(long, default_value = "default", value_name = "SET")]
     pub harmonics: String,
     /// Time samples per period for the Galerkin integrals (default: 8 (H+1) rounded up to a
     /// power of two, at least 64).

@@ -627,7 +627,7 @@ impl PyModel {
     /// ``--no-stability``, docs/stability.md); on a cyclic sector against the travelling
     /// wave's perturbations, and with ``all_phases`` every other inter-sector phase's too
     /// (``Solution.phases``, ``--all-phases``).
-    #[pyo3(signature = (omega, *, harmonics="odd:59", mu_n=None, rho=None,
+    #[pyo3(signature = (omega, *, harmonics="default", mu_n=None, rho=None,
         law="exact", samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto", linear="auto",
         preconditioner="two-level", amplitude="max", engine_order=None, output=None, timeseries=None, plot=None,
@@ -711,7 +711,7 @@ impl PyModel {
     /// inter-sector phase (``--all-phases``). ``tol=None`` is 1e-10, or 1e-9 for a model
     /// with 3-D contacts.
     #[pyo3(signature = (param, start, end, *, omega_start, omega_end, step, count=11,
-        optimum=true, adaptive=None, harmonics="odd:59", mu_n=None, rho=None,
+        optimum=true, adaptive=None, harmonics="default", mu_n=None, rho=None,
         law="exact", samples=None, tol=None, max_iter=200, ramp=true, dofs=None,
         receptance="auto", linear="auto",
         preconditioner="two-level", amplitude="max", engine_order=None, output=None, csv=None, plot=None,
@@ -805,7 +805,7 @@ impl PyModel {
     /// (``Frc.phase_max_multiplier``, ``--all-phases``).
     /// ``tol=None`` is 1e-10, or 1e-9 for a model with 3-D contacts.
     #[pyo3(signature = (omega_start, omega_end, step, *, continuation="sequential",
-        adaptive=None, refine=true, progress=None, harmonics="odd:59", mu_n=None,
+        adaptive=None, refine=true, progress=None, harmonics="default", mu_n=None,
         rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto", linear="auto",
         preconditioner="two-level", amplitude="max", engine_order=None, output=None, csv=None, plot=None, hz=false,
@@ -905,7 +905,7 @@ impl PyModel {
     /// a dense receptance and dense Newton steps whatever the solver keywords say; they apply
     /// to the forced sweep. Warns where an amplitude did not converge. Ctrl-C keeps the
     /// amplitudes computed (their files written, ``"interrupted"`` True, a warning).
-    #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="odd:59",
+    #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="default",
         mu_n=None, rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto", linear="auto", preconditioner="two-level",
         amplitude="max", engine_order=None, output=None, csv=None, plot=None, frc=false))]

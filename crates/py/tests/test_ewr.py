@@ -141,6 +141,8 @@ def test_three_d_contact_results():
     assert ((s.contact_state == 0) == (s.normal_force <= 1e-9 * s.normal_force.max())).mean() > 0.9
     with pytest.raises(ewr.InputError, match="use all:31"):
         m.solve(6.0, harmonics="odd:31")
+    # Without harmonics, the default set carries the static term a 3-D contact needs.
+    assert m.solve(3.0, estimate=False).harmonics == "all:59"
 
 
 def test_fixed_normal_load_contact_is_the_constant_bound_contact():

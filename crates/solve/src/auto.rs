@@ -28,11 +28,7 @@ pub const MAX_HARMONIC: usize = 255;
 /// contacts or forcing on an even harmonic need the static term or even harmonics, with `H`
 /// the first of `1, 3, 7, 15, ...` that holds every forcing harmonic.
 pub fn start_set(model: &ewr_model::Model) -> HarmonicSet {
-    let needs_all = model.contacts.has_normal()
-        || model
-            .forcing
-            .iter()
-            .any(|f| f.harmonic == 0 || f.harmonic % 2 == 0);
+    let needs_all = crate::periodic::needs_all_harmonics(model);
     let top = model.forcing.iter().map(|f| f.harmonic).max().unwrap_or(1);
     let mut h = 1;
     while h < top && h < MAX_HARMONIC {

@@ -28,6 +28,35 @@ pub enum SolveError {
     Start(String),
 }
 
+/// The highest harmonic of the set used where none is given ([`default_set`]).
+pub const DEFAULT_H_MAX: usize = 59;
+
+/// How the front ends spell the set used where none is given (`--harmonics default`,
+/// `harmonics="default"`): [`default_set`] of the model.
+pub const DEFAULT_SET_NAME: &str = "default";
+
+/// Whether `model`'s periodic solution needs the static term or even harmonics: a static
+/// load, 3-D contacts (preload and mean forces in `h = 0`) or forcing on an even harmonic.
+pub fn needs_all_harmonics(model: &ewr_model::Model) -> bool {
+    model.contacts.has_normal()
+        || model
+            .forcing
+            .iter()
+            .any(|f| f.harmonic == 0 || f.harmonic % 2 == 0)
+}
+
+/// The set used where none is given: `odd:59` (the paper's), or `all:59` where the model
+/// [`needs_all_harmonics`], on which `odd:59` would be refused ([`harmonic_set_problem`]) or
+/// would drop the even forcing.
+pub fn default_set(model: &ewr_model::Model) -> HarmonicSet {
+    let set = if needs_all_harmonics(model) {
+        HarmonicSet::all(DEFAULT_H_MAX)
+    } else {
+        HarmonicSet::odd(DEFAULT_H_MAX)
+    };
+    set.expect("a valid set")
+}
+
 /// Why `set` cannot carry `model`'s periodic solution, if it cannot: a static load or 3-D
 /// contacts (preload and mean forces) need the static term `h = 0`, which a silently dropped
 /// term would change the operating point by. Front ends prefix the option's name.

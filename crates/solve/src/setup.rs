@@ -5,7 +5,10 @@
 
 use crate::continuation::{Continuation, FrcSettings};
 use crate::newton::NewtonOptions;
-use crate::periodic::{PointSettings, default_tolerance, harmonic_set_problem, samples_problem};
+use crate::periodic::{
+    DEFAULT_SET_NAME, PointSettings, default_set, default_tolerance, harmonic_set_problem,
+    samples_problem,
+};
 use ewr_contact::{ContactParams, FrictionLaw};
 use ewr_hb::default_samples;
 use ewr_hb::receptance::{Receptance, ReceptanceError, ReceptanceKind};
@@ -297,7 +300,7 @@ pub fn default_monitor(model: &Model) -> Vec<usize> {
 /// default). [`SolveOptions::default`] holds the defaults every front end documents.
 #[derive(Clone, Debug)]
 pub struct SolveOptions {
-    /// `odd:H`, `all:H` or a list (`1,3,5`).
+    /// `odd:H`, `all:H`, a list (`1,3,5`), `auto[:TOL]` or `default` ([`default_set`]).
     pub harmonics: String,
     /// Samples per period (default [`default_samples`]).
     pub samples: Option<usize>,
@@ -330,7 +333,7 @@ pub struct SolveOptions {
 impl Default for SolveOptions {
     fn default() -> Self {
         SolveOptions {
-            harmonics: "odd:59".into(),
+            harmonics: DEFAULT_SET_NAME.into(),
             samples: None,
             mu_n: None,
             rho: None,
@@ -425,6 +428,7 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
             crate::auto::start_set(&model),
             Some(tol.map_err(|e| OptionError::new(Opt::Harmonics, e))?),
         ),
+        None if o.harmonics.trim() == DEFAULT_SET_NAME => (default_set(&model), None),
         None => (
             o.harmonics.parse().map_err(|e: ewr_hb::FourierError| {
                 OptionError::new(Opt::Harmonics, e.to_string())
@@ -446,7 +450,7 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
     if let Some(f) = model.forcing.iter().find(|f| !set.contains(f.harmonic)) {
         warnings.push(format!(
             "warning: the forcing on DOF {} at harmonic {} is outside {} and is ignored",
-            f.dof, f.harmonic, o.harmonics
+            f.dof, f.harmonic, set
         ));
     }
     let tol = positive(Opt::Tol, o.tol.unwrap_or_else(|| default_tolerance(&model)))?;

@@ -615,7 +615,7 @@ impl Study {
                     Err(e) => return cx.err(h.span(), format!("solver.harmonics: {e}")),
                 },
             },
-            None => (HarmonicSet::odd(59).expect("odd:59 is valid"), None),
+            None => (ewr_solve::default_set(&base), None),
         };
         let samples = match &s.samples {
             Some(v) => {

@@ -135,7 +135,7 @@ class Model:
         self,
         omega: float,
         *,
-        harmonics: str = "odd:59",
+        harmonics: str = "default",
         mu_n: Optional[float] = None,
         rho: Union[float, str, None] = None,
         law: str = "exact",
@@ -163,7 +163,9 @@ class Model:
         ``output``, ``timeseries`` and ``plot`` write the files of ``ewr solve -o``,
         ``--timeseries`` and ``--plot`` (.png or .svg). ``estimate`` solves the point again on
         the richer set 2H+1 for ``Solution.error_estimate`` (``ewr solve`` without
-        ``--no-estimate``); above 1 % of the amplitude it warns. ``harmonics="auto"`` (or
+        ``--no-estimate``); above 1 % of the amplitude it warns. ``harmonics="default"`` is
+        odd:59, or all:59 where the model needs the static term or even harmonics (3-D
+        contacts, a static load, even forcing harmonics). ``harmonics="auto"`` (or
         ``"auto:0.01"``) chooses the smallest set of ``odd:1, odd:3, odd:7, ...`` within that
         error (docs/accuracy.md). ``amplitude`` is what the DOF amplitudes measure: ``"max"``
         (``max_t ||u(t)||``), ``"dynamic"`` (about the mean), ``"h1"`` (first harmonic) or
@@ -183,7 +185,7 @@ class Model:
         adaptive: Optional[float] = None,
         refine: bool = True,
         progress: Optional[Callable[[int, float, float], None]] = None,
-        harmonics: str = "odd:59",
+        harmonics: str = "default",
         mu_n: Union[float, Sequence[float], None] = None,
         rho: Union[float, str, None] = None,
         law: str = "exact",
@@ -235,7 +237,7 @@ class Model:
         count: int = 11,
         optimum: bool = True,
         adaptive: Optional[float] = None,
-        harmonics: str = "odd:59",
+        harmonics: str = "default",
         mu_n: Optional[float] = None,
         rho: Union[float, str, None] = None,
         law: str = "exact",
@@ -281,7 +283,7 @@ class Model:
         *,
         mode: int = 1,
         points: int = 30,
-        harmonics: str = "odd:59",
+        harmonics: str = "default",
         mu_n: Optional[float] = None,
         rho: Union[float, str, None] = None,
         law: str = "exact",
