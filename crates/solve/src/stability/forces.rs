@@ -130,6 +130,10 @@ impl ForceFactor {
             ForceFactor::ByHarmonics(blocked)
         } else {
             drop(blocked);
+            crate::profile::count(
+                "stability: the forces' complement factored whole (by harmonics failed its \
+                 backward-error test)",
+            );
             ForceFactor::Dense(f.partial_piv_lu())
         }
     }
