@@ -617,7 +617,9 @@ impl PyModel {
     /// ``output``, ``timeseries`` and ``plot`` write the files of ``ewr solve -o``,
     /// ``--timeseries`` and ``--plot`` (.png or .svg). ``estimate`` solves the point again on
     /// the richer set 2H+1 for ``Solution.error_estimate`` (``ewr solve`` without
-    /// ``--no-estimate``); above 1 % of the amplitude it warns. ``harmonics="auto"`` (or
+    /// ``--no-estimate``); above 1 % of the amplitude it warns. ``harmonics="default"`` is
+    /// odd:59, or all:59 where the model needs the static term or even harmonics (3-D
+    /// contacts, a static load, even forcing harmonics). ``harmonics="auto"`` (or
     /// ``"auto:0.01"``) chooses the smallest set of ``odd:1, odd:3, odd:7, ...`` within that
     /// error (docs/accuracy.md). ``amplitude`` is what the DOF amplitudes measure: ``"max"``
     /// (``max_t ||u(t)||``), ``"dynamic"`` (about the mean), ``"h1"`` (first harmonic) or

@@ -483,4 +483,4 @@ def test_runtime_signatures_and_docstrings_are_the_documented_ones():
         sig = inspect.signature(method)
         assert all(p.default is not Ellipsis for p in sig.parameters.values()), (name, sig)
         assert inspect.cleandoc(method.__doc__) == documented[name], name
-    assert inspect.signature(ewr.Model.frc).parameters["harmonics"].default == "odd:59"
+    assert inspect.signature(ewr.Model.frc).parameters["harmonics"].default == "default"
