@@ -24,7 +24,7 @@ pub struct Common {
     /// `1,3,5,7` or `0,1,2,5`, or `auto[:TOL]` (chosen per point to a truncation error
     /// within TOL of the amplitude, docs/accuracy.md). `default`: odd:59, or all:59 where the
     /// model needs the static term or even harmonics.
-    #[arg(long, default_value = "default", value_name = "SET")]
+    #[arg(long, default_value = ewr_solve::DEFAULT_SET_NAME, value_name = "SET")]
     pub harmonics: String,
     /// Time samples per period for the Galerkin integrals (default: 8 (H+1) rounded up to a
     /// power of two, at least 64).

@@ -36,9 +36,9 @@ pub use newton::{
 };
 pub use peaks::{Peak, maximise, peak_near, refine_peaks};
 pub use periodic::{
-    Amplitude, DEFAULT_H_MAX, DEFAULT_SET_NAME, DEFAULT_TOL, DEFAULT_TOL_3D, DofResponse,
-    PointSettings, PointSolution, Preconditioner, SolveError, default_set, default_tolerance,
-    harmonic_set_problem, needs_all_harmonics, samples_problem,
+    Amplitude, DEFAULT_SET_NAME, DEFAULT_TOL, DEFAULT_TOL_3D, DofResponse, PointSettings,
+    PointSolution, Preconditioner, SolveError, default_set, default_tolerance,
+    harmonic_set_problem, samples_problem,
 };
 pub use point::{solve_point, solve_point_holding};
 pub use post::ContactSummary;

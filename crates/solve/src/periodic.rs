@@ -29,7 +29,7 @@ pub enum SolveError {
 }
 
 /// The highest harmonic of the set used where none is given ([`default_set`]).
-pub const DEFAULT_H_MAX: usize = 59;
+const DEFAULT_H_MAX: usize = 59;
 
 /// How the front ends spell the set used where none is given (`--harmonics default`,
 /// `harmonics="default"`): [`default_set`] of the model.
@@ -37,7 +37,7 @@ pub const DEFAULT_SET_NAME: &str = "default";
 
 /// Whether `model`'s periodic solution needs the static term or even harmonics: a static
 /// load, 3-D contacts (preload and mean forces in `h = 0`) or forcing on an even harmonic.
-pub fn needs_all_harmonics(model: &ewr_model::Model) -> bool {
+pub(crate) fn needs_all_harmonics(model: &ewr_model::Model) -> bool {
     model.contacts.has_normal()
         || model
             .forcing

@@ -1997,10 +1997,11 @@ impl Pencil {
                 None => hessenberg::eigenvector(hm, block, s[k], work),
             }
         };
-        // `|next y_last|`: the Ritz pair's residual for a unit eigenvector `y` of `H_m`.
-        let residual = |y: &[c64]| {
+        // Whether the Ritz pair of the unit eigenvector `y` of `H_m` for `s[k]` has converged:
+        // its residual `|next y_last|` (a NaN one, from an eigenvector that overflowed, has not).
+        let converged = |k: usize, y: &[c64]| {
             let tail = &y[m - block..];
-            (0..block)
+            let r = (0..block)
                 .map(|r| {
                     (0..block)
                         .map(|c| tail[c] * next[(r, c)])
@@ -2008,11 +2009,7 @@ impl Pencil {
                         .norm_sqr()
                 })
                 .sum::<f64>()
-                .sqrt()
-        };
-        // (A NaN residual, from an eigenvector that overflowed, is no convergence.)
-        let converged = |k: usize, y: &[c64]| {
-            let r = residual(y);
+                .sqrt();
             !(r.is_nan() || r > KRYLOV_TOL * s[k].norm())
         };
         if !complete {
