@@ -63,6 +63,11 @@ pub struct EwrResidual<'a> {
     /// Per contact, the least stick margin `1 - |r - rho v| / (mu N)` over the period at the
     /// last evaluation (kept with `held` only).
     margins: Vec<f64>,
+    /// Each contact's self-receptance (the `dim x dim` diagonal blocks of every `G_h`,
+    /// `h > 0`, harmonic-major) for the block-Jacobi preconditioner: they depend on the
+    /// frequency only, so they are formed once, at the first build, not at every Newton step
+    /// (serial there, they were a tenth of a build on the 500-contact sector).
+    self_receptance: std::sync::OnceLock<Vec<Vec<Mat<c64>>>>,
 }
 
 /// The prepared receptance, borrowed or owned: a system that outlives one evaluation (the
@@ -81,6 +86,9 @@ impl<'a> std::ops::Deref for AtRef<'a> {
         }
     }
 }
+
+/// Columns per task where an averaged harmonic Jacobian is formed.
+const AVERAGED_COLUMNS: usize = 64;
 
 impl<'a> EwrResidual<'a> {
     /// The system at the frequency `rec` was prepared for, on `set` with `n_samples` time
@@ -163,6 +171,7 @@ impl<'a> EwrResidual<'a> {
         Ok(EwrResidual {
             held,
             margins: vec![-1.0; params.len()],
+            self_receptance: std::sync::OnceLock::new(),
             rec,
             sampler,
             law,
@@ -490,49 +499,107 @@ impl<'a> EwrResidual<'a> {
     /// `y = J x` at the point of the last evaluation with derivatives, without forming `J`:
     /// FFTs and one receptance product per harmonic.
     pub fn jacobian_product(&mut self, x: &[f64], y: &mut [f64]) -> Result<(), ResidualError> {
+        self.jacobian_product_then(x, y, &|_, _| {})
+    }
+
+    /// [`jacobian_product`](Self::jacobian_product), then `finish(c, part)` on contact `c`'s
+    /// part of `y` (its `dim * n_coeffs` unknowns, contiguous): after the receptance product,
+    /// each parallel task synthesises its contacts' signals, applies the law's derivatives,
+    /// projects and finishes them, one pass over the threads for what took four (the
+    /// `_many` transforms and the law between them; with 16 threads each pass is short
+    /// beside the threads' wake-up, docs/performance.md, "One pass over the contacts").
+    /// Each contact's arithmetic is that of the separate passes, so the result is the same
+    /// to the last bit.
+    pub fn jacobian_product_then(
+        &mut self,
+        x: &[f64],
+        y: &mut [f64],
+        finish: &(dyn Fn(usize, &mut [f64]) + Sync),
+    ) -> Result<(), ResidualError> {
         let n = self.len();
         Self::check_len("x in J x", n, x.len())?;
         Self::check_len("y in J x", n, y.len())?;
-        let d = self.params.dim;
-        let nt = self.sampler.n_samples();
-        // Reuse the r/v sample buffers for S x and S T x; the law's derivatives stay intact.
+        let per = self.params.dim * self.set.n_coeffs();
         let mut tv = std::mem::take(&mut self.v_coeffs);
         let res = self.structure(x, None, true, &mut tv);
         self.v_coeffs = tv;
         res?;
-        self.sampler.synthesize_many(x, &mut self.r_samples)?;
-        self.sampler
-            .synthesize_many(&self.v_coeffs, &mut self.v_samples)?;
-        // Contact by contact, on every thread where there are many.
-        let per = d * nt;
-        let group = ewr_hb::fourier::parallel_task(self.params.len(), per);
+        if self.held.is_some() {
+            // The hold's term is added to the whole of `y` after the projection, so the
+            // contacts are finished after it.
+            self.per_contact_product(x, y)?;
+            if let Some(h) = &self.held {
+                h.add_product(x, y);
+            }
+            y.par_chunks_mut(per)
+                .enumerate()
+                .for_each(|(c, part)| finish(c, part));
+            return Ok(());
+        }
+        self.per_contact_product_then(x, y, finish)
+    }
+
+    /// `y = P (D_r S x + D_v S v)` contact by contact, `v` the velocity coefficients in
+    /// `v_coeffs`, with `finish` on each contact's part.
+    fn per_contact_product_then(
+        &self,
+        x: &[f64],
+        y: &mut [f64],
+        finish: &(dyn Fn(usize, &mut [f64]) + Sync),
+    ) -> Result<(), ResidualError> {
+        let d = self.params.dim;
+        let nt = self.sampler.n_samples();
+        let nco = self.set.n_coeffs();
+        let per = d * nco;
+        // Contacts per task as the `_many` transforms split signals: the same tasks.
+        let group = ewr_hb::fourier::parallel_task(self.params.len(), d * nt);
         let (d_r, d_v) = (&self.d_r, &self.d_v);
-        let (rs, vs) = (&self.r_samples, &self.v_samples);
-        self.psi
-            .par_chunks_mut(per * group)
+        let (sampler, vc) = (&self.sampler, &self.v_coeffs);
+        y.par_chunks_mut(per * group)
             .enumerate()
-            .for_each(|(task, outs)| {
-                for (k, out) in outs.chunks_exact_mut(per).enumerate() {
+            .try_for_each(|(task, outs)| {
+                let mut scratch = sampler.scratch();
+                let (mut rs, mut vs, mut out) =
+                    (vec![0.0; d * nt], vec![0.0; d * nt], vec![0.0; d * nt]);
+                for (k, part) in outs.chunks_exact_mut(per).enumerate() {
                     let c = task * group + k;
+                    for mi in 0..d {
+                        let sig = c * d + mi;
+                        let samples = mi * nt..(mi + 1) * nt;
+                        let coeffs = sig * nco..(sig + 1) * nco;
+                        sampler.synthesize_with(
+                            &mut scratch,
+                            &x[coeffs.clone()],
+                            &mut rs[samples.clone()],
+                        )?;
+                        sampler.synthesize_with(&mut scratch, &vc[coeffs], &mut vs[samples])?;
+                    }
                     for mi in 0..d {
                         for j in 0..nt {
                             let mut acc = 0.0;
                             for ni in 0..d {
                                 let idx = ((c * d + mi) * d + ni) * nt + j;
-                                let inp = (c * d + ni) * nt + j;
-                                acc += d_r[idx] * rs[inp] + d_v[idx] * vs[inp];
+                                acc += d_r[idx] * rs[ni * nt + j] + d_v[idx] * vs[ni * nt + j];
                             }
                             out[mi * nt + j] = acc;
                         }
                     }
+                    for mi in 0..d {
+                        sampler.project_with(
+                            &mut scratch,
+                            &out[mi * nt..(mi + 1) * nt],
+                            &mut part[mi * nco..(mi + 1) * nco],
+                        )?;
+                    }
+                    finish(c, part);
                 }
-            });
-        self.sampler.project_many(&self.psi, y)?;
-        // psi now holds J x samples; the next evaluation overwrites it.
-        if let Some(h) = &self.held {
-            h.add_product(x, y);
-        }
-        Ok(())
+                Ok::<_, ResidualError>(())
+            })
+    }
+
+    /// [`per_contact_product_then`](Self::per_contact_product_then) without a finish.
+    fn per_contact_product(&self, x: &[f64], y: &mut [f64]) -> Result<(), ResidualError> {
+        self.per_contact_product_then(x, y, &|_, _| {})
     }
 
     /// Weights of the Galerkin projection per coefficient: `P = diag(w) S^T` with
@@ -650,14 +717,21 @@ impl<'a> EwrResidual<'a> {
             .filter(|&&h| h > 0)
             .map(|&h| (h, self.set.coeff_index(h).expect("h is in the set")))
             .collect();
-        let mut g_blocks: Vec<Vec<Mat<c64>>> = Vec::with_capacity(hs.len());
-        for &(h, _) in &hs {
-            g_blocks.push(
-                (0..nc)
-                    .map(|c| self.rec.diagonal_block(h, c * d, d))
-                    .collect::<Result<_, _>>()?,
-            );
-        }
+        let g_blocks = match self.self_receptance.get() {
+            Some(g) => g,
+            None => {
+                let mut g_blocks: Vec<Vec<Mat<c64>>> = Vec::with_capacity(hs.len());
+                for &(h, _) in &hs {
+                    g_blocks.push(
+                        (0..nc)
+                            .into_par_iter()
+                            .map(|c| self.rec.diagonal_block(h, c * d, d))
+                            .collect::<Result<_, _>>()?,
+                    );
+                }
+                self.self_receptance.get_or_init(|| g_blocks)
+            }
+        };
         let set = self.set.clone();
         (0..nc)
             .into_par_iter()
@@ -741,19 +815,25 @@ impl<'a> EwrResidual<'a> {
                 if h > 0 {
                     let gh = self.rec.contact_receptance(h)?;
                     let hw = h as f64 * self.omega;
-                    let mut gcol = vec![c64::new(0.0, 0.0); m];
-                    for j in 0..m {
-                        let gj = crate::columns::column(gh.as_ref(), j, &mut gcol);
-                        let kj = crate::columns::column_mut(k.as_mut(), j);
-                        for (s, kj) in kj.iter_mut().enumerate() {
-                            let c0 = (s / d) * d;
-                            let mut acc = c64::new(0.0, 0.0);
-                            for ni in 0..d {
-                                acc += gj[c0 + ni] * av[s * d + ni];
+                    // Columns on every thread too: a set of few harmonics leaves most idle.
+                    k.par_col_chunks_mut(AVERAGED_COLUMNS).enumerate().for_each(
+                        |(c, mut chunk)| {
+                            let mut gcol = vec![c64::new(0.0, 0.0); m];
+                            for jj in 0..chunk.ncols() {
+                                let j = c * AVERAGED_COLUMNS + jj;
+                                let gj = crate::columns::column(gh.as_ref(), j, &mut gcol);
+                                let kj = crate::columns::column_mut(chunk.rb_mut(), jj);
+                                for (s, kj) in kj.iter_mut().enumerate() {
+                                    let c0 = (s / d) * d;
+                                    let mut acc = c64::new(0.0, 0.0);
+                                    for ni in 0..d {
+                                        acc += gj[c0 + ni] * av[s * d + ni];
+                                    }
+                                    *kj = c64::new(-hw * acc.im, hw * acc.re);
+                                }
                             }
-                            *kj = c64::new(-hw * acc.im, hw * acc.re);
-                        }
-                    }
+                        },
+                    );
                 }
                 for s in 0..m {
                     let c0 = (s / d) * d;
@@ -989,6 +1069,15 @@ impl crate::ContactSystem for EwrResidual<'_> {
 
     fn jacobian_product(&mut self, v: &[f64], y: &mut [f64]) -> Result<(), ResidualError> {
         EwrResidual::jacobian_product(self, v, y)
+    }
+
+    fn jacobian_product_then(
+        &mut self,
+        v: &[f64],
+        y: &mut [f64],
+        finish: &(dyn Fn(usize, &mut [f64]) + Sync),
+    ) -> Result<(), ResidualError> {
+        EwrResidual::jacobian_product_then(self, v, y, finish)
     }
 
     fn jacobian_transpose_product(

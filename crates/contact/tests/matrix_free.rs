@@ -1,7 +1,7 @@
 //! The matrix-free pieces of the E-WR Jacobian (J^T x, the per-contact diagonal blocks, the
 //! receptance's diagonal blocks) against the assembled dense Jacobian.
 
-use ewr_contact::{ContactParams, EwrResidual, FrictionLaw};
+use ewr_contact::{ContactParams, ContactSystem, EwrResidual, FrictionLaw};
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_model::{Model, examples};
@@ -91,6 +91,25 @@ fn check_with_samples(
         })
         .fold(0.0, f64::max);
     assert!(worst < 1e-12, "J x vs assembled J: {worst:e}");
+
+    // The product finished contact by contact is the product, then the finish on each
+    // contact's unknowns, to the last bit (the system's own pass over the contacts).
+    let finish = |c: usize, part: &mut [f64]| {
+        for (k, p) in part.iter_mut().enumerate() {
+            *p = 3.0 * *p - (c * 7 + k) as f64;
+        }
+    };
+    let mut expected = jx.clone();
+    for c in 0..nc {
+        let idx = ContactSystem::contact_unknowns(&sys, c);
+        assert_eq!(idx, (c * d * nco..(c + 1) * d * nco).collect::<Vec<_>>());
+        for (k, &i) in idx.iter().enumerate() {
+            expected[i] = 3.0 * jx[i] - (c * 7 + k) as f64;
+        }
+    }
+    let mut fused = vec![0.0; n];
+    sys.jacobian_product_then(&x, &mut fused, &finish).unwrap();
+    assert_eq!(fused, expected, "J x finished in the product's own tasks");
 
     // Diagonal blocks per contact.
     let blocks = sys.contact_jacobian_blocks().unwrap();

@@ -619,6 +619,53 @@ impl FourierSampler {
         plan.project(buffers, samples, coeffs)
     }
 
+    /// Scratch for [`synthesize_with`](Self::synthesize_with) and
+    /// [`project_with`](Self::project_with): one per parallel task, so that a task can
+    /// transform its own signals and go on with them in the same task (one pass over the
+    /// threads where the `_many` transforms and the work between them took several).
+    pub fn scratch(&self) -> SignalScratch {
+        SignalScratch {
+            real: self.forward.make_input_vec(),
+            spec: self.forward.make_output_vec(),
+            fft: vec![Complex::new(0.0, 0.0); self.fft_scratch.len()],
+        }
+    }
+
+    /// [`synthesize`](Self::synthesize) with the caller's scratch: the same arithmetic,
+    /// callable from several threads at once.
+    pub fn synthesize_with(
+        &self,
+        scratch: &mut SignalScratch,
+        coeffs: &[f64],
+        samples: &mut [f64],
+    ) -> Result<(), FourierError> {
+        check_len("coefficients", self.set.n_coeffs(), coeffs.len())?;
+        check_len("samples", self.n_samples, samples.len())?;
+        self.plan().synthesize(scratch.buffers(), coeffs, samples)
+    }
+
+    /// [`project`](Self::project) with the caller's scratch: the same arithmetic, callable
+    /// from several threads at once.
+    pub fn project_with(
+        &self,
+        scratch: &mut SignalScratch,
+        samples: &[f64],
+        coeffs: &mut [f64],
+    ) -> Result<(), FourierError> {
+        check_len("coefficients", self.set.n_coeffs(), coeffs.len())?;
+        check_len("samples", self.n_samples, samples.len())?;
+        self.plan().project(scratch.buffers(), samples, coeffs)
+    }
+
+    fn plan(&self) -> Plan<'_> {
+        Plan {
+            set: &self.set,
+            n_samples: self.n_samples,
+            forward: &*self.forward,
+            inverse: &*self.inverse,
+        }
+    }
+
     /// Many signals in block layout: `coeffs` holds `n_sig * n_coeffs`, `samples` receives
     /// `n_sig * N_t` (signal `s` at `s * N_t .. (s + 1) * N_t`).
     pub fn synthesize_many(
@@ -749,6 +796,20 @@ pub const PARALLEL_MIN_SAMPLES: usize = 4 * 1024;
 pub fn parallel_task(n: usize, samples: usize) -> usize {
     let tasks = (n * samples / PARALLEL_MIN_SAMPLES).max(1);
     n.div_ceil(tasks).max(1)
+}
+
+/// One task's scratch for a sampler's single-signal transforms
+/// ([`FourierSampler::scratch`]).
+pub struct SignalScratch {
+    real: Vec<f64>,
+    spec: Vec<Complex<f64>>,
+    fft: Vec<Complex<f64>>,
+}
+
+impl SignalScratch {
+    fn buffers(&mut self) -> Buffers<'_> {
+        (&mut self.real, &mut self.spec, &mut self.fft)
+    }
 }
 
 /// A sampler's scratch buffers: real samples, half spectrum, FFT scratch.
@@ -1199,6 +1260,28 @@ pub(crate) mod tests {
             });
             assert!(x == x_ref && c == c_ref, "{threads} threads");
         }
+        // A task's own scratch: the same transforms, on several threads at once.
+        let shared = FourierSampler::new(set.clone(), nt).unwrap();
+        let (mut x, mut c) = (vec![0.0; nt * n_sig], vec![0.0; nc * n_sig]);
+        x.par_chunks_mut(nt)
+            .zip(c.par_chunks_mut(nc))
+            .enumerate()
+            .for_each(|(s, (x, c))| {
+                let mut scratch = shared.scratch();
+                shared
+                    .synthesize_with(&mut scratch, &coeffs[s * nc..][..nc], x)
+                    .unwrap();
+                shared
+                    .project_with(&mut scratch, &samples[s * nt..][..nt], c)
+                    .unwrap();
+            });
+        assert!(x == x_ref && c == c_ref, "with a task's scratch");
+        let mut scratch = shared.scratch();
+        assert!(
+            shared
+                .synthesize_with(&mut scratch, &coeffs[..nc - 1], &mut x[..nt])
+                .is_err()
+        );
         // Projection inverts synthesis on the set (a check that the tasks' signals line up).
         let mut back = vec![0.0; nc * n_sig];
         one.project_many(&x_ref, &mut back).unwrap();

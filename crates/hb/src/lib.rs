@@ -9,7 +9,7 @@ pub mod receptance;
 
 pub use fourier::{
     FourierError, FourierSampler, HarmonicKind, HarmonicSet, MAX_HARMONIC, MAX_SAMPLES,
-    default_samples,
+    SignalScratch, default_samples,
 };
 pub use galerkin::DenseGalerkin;
 pub use receptance::{

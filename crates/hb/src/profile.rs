@@ -18,8 +18,15 @@ pub enum Phase {
     Setup,
     /// Part of [`Phase::Setup`]: sparse Cholesky factorisations (symbolic and numeric).
     Factor,
+    /// Part of [`Phase::Factor`]: the fill-reducing orderings and symbolic factorisations
+    /// (METIS's nested dissection runs on one thread).
+    Ordering,
     /// Part of [`Phase::Setup`]: the shift-invert Lanczos iterations of the modal extraction.
     Lanczos,
+    /// Part of [`Phase::Lanczos`]: the solves with the shifted factor (blocks of vectors).
+    LanczosSolve,
+    /// Part of [`Phase::Lanczos`]: the basis's reorthogonalisation and orthonormalisation.
+    Reorthogonalise,
     /// Part of [`Phase::Setup`]: the static residual flexibility at the contacts and forces.
     ResidualFlexibility,
     /// Condensing the structure at one frequency (`Z_h^{-1}` on the contact rows).
@@ -51,11 +58,14 @@ pub enum Phase {
     Output,
 }
 
-const PHASES: [Phase; 17] = [
+const PHASES: [Phase; 20] = [
     Phase::Read,
     Phase::Setup,
     Phase::Factor,
+    Phase::Ordering,
     Phase::Lanczos,
+    Phase::LanczosSolve,
+    Phase::Reorthogonalise,
     Phase::ResidualFlexibility,
     Phase::Condense,
     Phase::Residual,
@@ -78,7 +88,10 @@ impl Phase {
             Phase::Read => "read model",
             Phase::Setup => "receptance setup",
             Phase::Factor => "factorisation",
+            Phase::Ordering => "ordering",
             Phase::Lanczos => "Lanczos",
+            Phase::LanczosSolve => "factor solves",
+            Phase::Reorthogonalise => "reorthogonalisation",
             Phase::ResidualFlexibility => "residual flexibility",
             Phase::Condense => "condensation",
             Phase::Residual => "residual",
@@ -99,6 +112,8 @@ impl Phase {
     pub fn part_of(self) -> Option<Phase> {
         match self {
             Phase::Factor | Phase::Lanczos | Phase::ResidualFlexibility => Some(Phase::Setup),
+            Phase::Ordering => Some(Phase::Factor),
+            Phase::LanczosSolve | Phase::Reorthogonalise => Some(Phase::Lanczos),
             Phase::HarmonicFactor => Some(Phase::Preconditioner),
             Phase::HarmonicSolve => Some(Phase::Krylov),
             Phase::StabilityFactor | Phase::StabilityEigen => Some(Phase::Stability),
@@ -232,6 +247,17 @@ pub fn report() -> Vec<PhaseTime> {
         .collect()
 }
 
+/// How many phases the phase named `name` is a part of, through its parents.
+fn depth(name: &str) -> usize {
+    let mut phase = PHASES.iter().find(|p| p.name() == name).copied();
+    let mut d = 0;
+    while let Some(parent) = phase.and_then(Phase::part_of) {
+        d += 1;
+        phase = Some(parent);
+    }
+    d
+}
+
 /// The report as a table, with each phase's share of `total_wall_s` and its parallelism
 /// (CPU over wall).
 pub fn table(total_wall_s: f64) -> String {
@@ -242,12 +268,8 @@ pub fn table(total_wall_s: f64) -> String {
     for p in report() {
         out.push_str(&format!(
             "{:<22} {:>9} {:>10.3} {:>6.1}% {:>10.3} {:>8.2}\n",
-            // Parts are indented under the phase they belong to.
-            if p.part_of.is_some() {
-                format!("  {}", p.phase)
-            } else {
-                p.phase.to_string()
-            },
+            // Parts are indented under the phase they belong to, two spaces a level.
+            format!("{}{}", "  ".repeat(depth(p.phase)), p.phase),
             p.calls,
             p.wall_s,
             100.0 * p.wall_s / total_wall_s.max(1e-12),
@@ -313,6 +335,9 @@ mod tests {
         let l = r.iter().find(|p| p.phase == "Lanczos").unwrap();
         assert_eq!(l.part_of, Some("receptance setup"));
         assert!(table(1.0).contains("\n  Lanczos"));
+        // A part of a part, two levels in.
+        drop(span(Phase::LanczosSolve));
+        assert!(table(1.0).contains("\n    factor solves"));
         note(|| "a choice".into());
         assert!(table(1.0).contains("\na choice\n"));
     }

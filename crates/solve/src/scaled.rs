@@ -206,6 +206,17 @@ fn solve_parts<T: faer::traits::ComplexField>(
     }
 }
 
+/// A contact's block LU solved in place on `z`; a singular block (e.g. a contact whose law
+/// derivatives vanish) leaves `z` unchanged (the identity).
+fn solve_contact_block(lu: &PartialPivLu<f64>, z: &mut [f64]) {
+    let keep = z.to_vec();
+    let n = z.len();
+    lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(z, n, 1));
+    if !z.iter().all(|x| x.is_finite()) {
+        z.copy_from_slice(&keep);
+    }
+}
+
 /// `lu` solved in place on `rhs`, or with its transpose.
 fn solve_with<T: faer::traits::ComplexField>(
     lu: &PartialPivLu<T>,
@@ -332,15 +343,8 @@ impl<'a> ScaledContacts<'a> {
             .par_iter()
             .map(|(idx, lu)| {
                 let mut z: Vec<f64> = idx.iter().map(|&i| v[i]).collect();
-                let keep = z.clone();
-                let n = z.len();
-                lu.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut z, n, 1));
-                // A singular block (e.g. a contact whose law derivatives vanish): identity.
-                if z.iter().all(|x| x.is_finite()) {
-                    z
-                } else {
-                    keep
-                }
+                solve_contact_block(lu, &mut z);
+                z
             })
             .collect();
         for ((idx, _), z) in self.blocks.iter().zip(solved) {
@@ -446,16 +450,27 @@ impl Residual for ScaledContacts<'_> {
             Preconditioner::Contact => self.apply_contact_blocks(v),
             Preconditioner::Harmonic => self.apply_harmonic_blocks(v),
             Preconditioner::TwoLevel => {
-                // y = H^-1 v, then y += B^-1 (v - J y).
+                // y = H^-1 v, then y += B^-1 (v - J y): each contact's block solve in the
+                // task that computed its part of J y.
                 let mut y = v.to_vec();
                 self.apply_harmonic_blocks(&mut y);
-                let mut jy = vec![0.0; v.len()];
+                let mut out = vec![0.0; v.len()];
+                let (blocks, s, vr, yr) = (&self.blocks, self.scale, &*v, &y);
+                let finish = |c: usize, part: &mut [f64]| {
+                    let (idx, lu) = &blocks[c];
+                    for (p, &i) in part.iter_mut().zip(idx) {
+                        *p = vr[i] - *p * s;
+                    }
+                    solve_contact_block(lu, part);
+                    for (p, &i) in part.iter_mut().zip(idx) {
+                        *p += yr[i];
+                    }
+                };
                 // The inner product itself: this span already counts it.
-                self.inner.jacobian_product(&y, &mut jy).map_err(eval_err)?;
-                jy.iter_mut().for_each(|j| *j *= self.scale);
-                v.iter_mut().zip(&jy).for_each(|(r, j)| *r -= j);
-                self.apply_contact_blocks(v);
-                v.iter_mut().zip(&y).for_each(|(r, y)| *r += y);
+                self.inner
+                    .jacobian_product_then(&y, &mut out, &finish)
+                    .map_err(eval_err)?;
+                v.copy_from_slice(&out);
             }
         }
         Ok(())

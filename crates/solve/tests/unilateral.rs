@@ -306,6 +306,25 @@ fn products_against_dense(sys: &mut UnilateralResidual, j: &Mat<f64>) -> f64 {
     let (mut jv, mut jtv) = (vec![0.0; n], vec![0.0; n]);
     sys.jacobian_product(&v, &mut jv).unwrap();
     sys.jacobian_transpose_product(&v, &mut jtv).unwrap();
+    // The product finished contact by contact (the trait's default: the product, then each
+    // contact's unknowns) is the product with the finish applied there, to the last bit.
+    let mut expected = jv.clone();
+    for c in 0..ewr_contact::ContactSystem::contact_count(sys) {
+        for (k, i) in ewr_contact::ContactSystem::contact_unknowns(sys, c)
+            .into_iter()
+            .enumerate()
+        {
+            expected[i] = 2.0 * jv[i] + (c + k) as f64;
+        }
+    }
+    let mut finished = vec![0.0; n];
+    let finish = |c: usize, part: &mut [f64]| {
+        for (k, p) in part.iter_mut().enumerate() {
+            *p = 2.0 * *p + (c + k) as f64;
+        }
+    };
+    ewr_contact::ContactSystem::jacobian_product_then(sys, &v, &mut finished, &finish).unwrap();
+    assert_eq!(finished, expected);
     let mut worst: f64 = 0.0;
     for r in 0..n {
         let dense: f64 = (0..n).map(|c| j[(r, c)] * v[c]).sum();

@@ -333,6 +333,10 @@ pub(crate) fn lowest_modes(
     let step = ((check_cost / vector_cost).ceil() as usize)
         .clamp(1, (nev / 4).max(10))
         .max(block);
+    let timed_solve = |x: MatMut<'_, f64>| {
+        let _t = crate::profile::span(crate::profile::Phase::LanczosSolve);
+        solve(x)
+    };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     // The first estimate of the basis: single vectors take about 2 nev, blocks about 3 nev
     // (100 modes of the 108 000-DOF sector: 214, and 328 in blocks of 8). Growing past it
@@ -359,7 +363,7 @@ pub(crate) fn lowest_modes(
     let fresh = |rng: &mut Rng, basis: &Basis, count: usize| -> Orthonormal {
         let v = Mat::from_fn(n, count, |_, _| rng.next());
         let mut x = m_mul(mass, v.as_ref());
-        solve(x.as_mut());
+        timed_solve(x.as_mut());
         let mx = m_mul(mass, x.as_ref());
         let before = col_norms(x.as_ref(), mx.as_ref());
         let scale = before.iter().fold(0.0f64, |a, &b| a.max(b));
@@ -370,6 +374,7 @@ pub(crate) fn lowest_modes(
                 b: Mat::zeros(0, count),
             };
         }
+        let _t = crate::profile::span(crate::profile::Phase::Reorthogonalise);
         let mx = orthogonalise(mass, basis.q(), basis.mq(), &mut x);
         orthonormalise(mass, x.as_ref(), mx.as_ref(), 1e-8 * scale)
     };
@@ -390,7 +395,7 @@ pub(crate) fn lowest_modes(
         let j = s + w;
         let z = basis.mq().subcols(s, w).to_owned();
         let mut x = z.clone();
-        solve(x.as_mut());
+        timed_solve(x.as_mut());
         let a = z.transpose() * &x;
         if (0..w).any(|i| (0..w).any(|k| !a[(i, k)].is_finite())) {
             return Err(ReceptanceError::Lanczos(
@@ -423,8 +428,10 @@ pub(crate) fn lowest_modes(
                 super::par(),
             );
         }
+        let reorthogonalise = crate::profile::span(crate::profile::Phase::Reorthogonalise);
         let mx = orthogonalise(mass, basis.q(), basis.mq(), &mut x);
         let next = orthonormalise(mass, x.as_ref(), mx.as_ref(), 1e-12 * theta_max);
+        drop(reorthogonalise);
         let breakdown = next.q.ncols() == 0;
         let check =
             breakdown || next.q.ncols() < w || j >= p_max || (j >= nev && j - last_check >= step);
