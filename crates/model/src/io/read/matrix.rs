@@ -11,19 +11,75 @@ use faer::sparse::Triplet;
 pub(super) struct RawMatrix {
     pub(super) path: String,
     pub(super) shape: [usize; 2],
-    pub(super) triplets: Vec<Triplet<usize, usize, f64>>,
+    pub(super) entries: Entries,
     symmetric: Option<String>,
 }
 
 impl RawMatrix {
     pub(super) fn build(self, out: &mut Vec<Problem>) -> Option<SparseMatrix> {
         assemble(
-            self.triplets,
+            &self.entries,
             self.shape,
             self.symmetric.as_deref(),
             &self.path,
             out,
         )
+    }
+}
+
+/// A matrix's stored entries, indices checked against its shape: as triplets (COO, dense),
+/// or as the compressed arrays themselves, which are walked where they are assembled rather
+/// than copied into triplets first (that copy was a third of reading a 100 000-DOF model).
+pub(super) enum Entries {
+    Triplets(Vec<Triplet<usize, usize, f64>>),
+    Compressed {
+        data: Vec<f64>,
+        /// Each entry's column (CSR) or row (CSC).
+        minor: Vec<usize>,
+        /// Where each row (CSR) or column (CSC) starts in `data`, and the end.
+        start: Vec<usize>,
+        by_rows: bool,
+    },
+}
+
+impl Entries {
+    /// Number of stored entries.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Entries::Triplets(t) => t.len(),
+            Entries::Compressed { data, .. } => data.len(),
+        }
+    }
+
+    /// `f(row, col, value)` for every stored entry, in the order stored; stops at the first
+    /// `Some`.
+    fn find<T>(&self, mut f: impl FnMut(usize, usize, f64) -> Option<T>) -> Option<T> {
+        match self {
+            Entries::Triplets(t) => t.iter().find_map(|e| f(e.row, e.col, e.val)),
+            Entries::Compressed {
+                data,
+                minor,
+                start,
+                by_rows,
+            } => start.windows(2).enumerate().find_map(|(a, w)| {
+                (w[0]..w[1]).find_map(|p| {
+                    let (i, j) = if *by_rows {
+                        (a, minor[p])
+                    } else {
+                        (minor[p], a)
+                    };
+                    f(i, j, data[p])
+                })
+            }),
+        }
+    }
+
+    /// `f(row, col, value)` for every stored entry, in the order stored.
+    fn for_each(&self, mut f: impl FnMut(usize, usize, f64)) {
+        self.find(|i, j, v| {
+            f(i, j, v);
+            None::<()>
+        });
     }
 }
 
@@ -89,11 +145,11 @@ pub(super) fn read_matrix(
         }
         Err(e) => return fail(format!("attribute symmetric: {e}")),
     };
-    let triplets = match encoding.as_str() {
+    let entries = match encoding.as_str() {
         "csr_matrix" | "csc_matrix" => {
             read_compressed(&g, &path, shape, encoding == "csr_matrix", out)
         }
-        "coo_matrix" => read_coo(&g, &path, shape, out),
+        "coo_matrix" => read_coo(&g, &path, shape, out).map(Entries::Triplets),
         other => {
             return fail(format!(
                 "encoding-type = {other:?}; supported: \"csr_matrix\", \"csc_matrix\", \"coo_matrix\""
@@ -103,7 +159,7 @@ pub(super) fn read_matrix(
     Some(RawMatrix {
         path,
         shape,
-        triplets,
+        entries,
         symmetric,
     })
 }
@@ -143,7 +199,7 @@ fn read_dense(
     Some(RawMatrix {
         path: path.to_string(),
         shape: [shape[0], shape[1]],
-        triplets: t,
+        entries: Entries::Triplets(t),
         symmetric: None,
     })
 }
@@ -154,7 +210,7 @@ fn read_compressed(
     shape: [usize; 2],
     by_rows: bool,
     out: &mut Vec<Problem>,
-) -> Option<Vec<Triplet<usize, usize, f64>>> {
+) -> Option<Entries> {
     let data = dataset(g, path, "data", out, |c| floats(c).map(|x| x.0));
     let indices = dataset(g, path, "indices", out, |c| ints(c).map(|x| x.0));
     let indptr = dataset(g, path, "indptr", out, |c| ints(c).map(|x| x.0));
@@ -198,23 +254,28 @@ fn read_compressed(
             ),
         );
     }
-    let mut t = Vec::with_capacity(data.len());
-    for a in 0..major {
-        for p in indptr[a] as usize..indptr[a + 1] as usize {
-            let Some(b) = to_index(indices[p], minor) else {
-                return fail(
-                    "indices",
-                    format!(
-                        "index {} at position {p} is out of range 0..{minor}",
-                        indices[p]
-                    ),
-                );
-            };
-            let (i, j) = if by_rows { (a, b) } else { (b, a) };
-            t.push(Triplet::new(i, j, data[p]));
-        }
+    let mut minor_of = Vec::new();
+    if minor_of.try_reserve_exact(indices.len()).is_err() {
+        return fail(
+            "indices",
+            format!("out of memory for {} entries", indices.len()),
+        );
     }
-    Some(t)
+    for (p, &b) in indices.iter().enumerate() {
+        let Some(b) = to_index(b, minor) else {
+            return fail(
+                "indices",
+                format!("index {b} at position {p} is out of range 0..{minor}"),
+            );
+        };
+        minor_of.push(b);
+    }
+    Some(Entries::Compressed {
+        data,
+        minor: minor_of,
+        start: indptr.iter().map(|&p| p as usize).collect(),
+        by_rows,
+    })
 }
 
 fn read_coo(
@@ -260,7 +321,7 @@ fn read_coo(
 
 /// Builds the matrix from triplets, mirroring a stored triangle; duplicates add up.
 fn assemble(
-    t: Vec<Triplet<usize, usize, f64>>,
+    t: &Entries,
     shape: [usize; 2],
     symmetric: Option<&str>,
     path: &str,
@@ -268,16 +329,14 @@ fn assemble(
 ) -> Option<SparseMatrix> {
     if let Some(tri) = symmetric {
         let upper = tri == "upper";
-        if let Some(e) = t
-            .iter()
-            .find(|e| if upper { e.row > e.col } else { e.row < e.col })
-        {
+        let other = |i: usize, j: usize, _| {
+            let wrong = if upper { i > j } else { i < j };
+            wrong.then_some((i, j))
+        };
+        if let Some((row, col)) = t.find(other) {
             out.push(Problem::error(
                 path,
-                format!(
-                    "symmetric = {tri:?} but entry ({}, {}) lies in the other triangle",
-                    e.row, e.col
-                ),
+                format!("symmetric = {tri:?} but entry ({row}, {col}) lies in the other triangle"),
             ));
             return None;
         }
@@ -289,7 +348,7 @@ fn assemble(
             return None;
         }
     }
-    let built = compress(shape, &t, symmetric.is_some());
+    let built = compress(shape, t, symmetric.is_some());
     if built.is_none() {
         out.push(Problem::error(
             path,
@@ -307,20 +366,16 @@ fn assemble(
 /// column and each column sorted on its own: `O(nnz)` plus short sorts, where sorting every
 /// entry as a whole was half of reading an FE model (docs/performance.md, "Setup without
 /// sorting every entry").
-fn compress(
-    shape: [usize; 2],
-    t: &[Triplet<usize, usize, f64>],
-    mirror: bool,
-) -> Option<SparseMatrix> {
+fn compress(shape: [usize; 2], t: &Entries, mirror: bool) -> Option<SparseMatrix> {
     let [nrows, ncols] = shape;
-    let mirrored = |e: &Triplet<usize, usize, f64>| mirror && e.row != e.col;
+    let mirrored = |i: usize, j: usize| mirror && i != j;
     let mut next = vec![0usize; ncols + 1];
-    for e in t {
-        next[e.col + 1] += 1;
-        if mirrored(e) {
-            next[e.row + 1] += 1;
+    t.for_each(|i, j, _| {
+        next[j + 1] += 1;
+        if mirrored(i, j) {
+            next[i + 1] += 1;
         }
-    }
+    });
     for j in 0..ncols {
         next[j + 1] += next[j];
     }
@@ -337,12 +392,12 @@ fn compress(
         vals[next[j]] = v;
         next[j] += 1;
     };
-    for e in t {
-        put(e.row, e.col, e.val);
-        if mirrored(e) {
-            put(e.col, e.row, e.val);
+    t.for_each(|i, j, v| {
+        put(i, j, v);
+        if mirrored(i, j) {
+            put(j, i, v);
         }
-    }
+    });
     // `next[j]` is now where column `j` ends; sort each column by row (stable: duplicates
     // keep their order) and add up duplicates, compacting in place.
     let mut col_ptr = Vec::with_capacity(ncols + 1);
@@ -394,7 +449,7 @@ mod tests {
             Triplet::new(1, 2, 3.0),
             Triplet::new(2, 2, 7.0),
         ];
-        let full = compress([4, 4], &t, true).unwrap();
+        let full = compress([4, 4], &Entries::Triplets(t.clone()), true).unwrap();
         let mut want = faer::Mat::<f64>::zeros(4, 4);
         for e in &t {
             want[(e.row, e.col)] += e.val;
@@ -409,8 +464,36 @@ mod tests {
         }
         // Without mirroring, on a rectangular shape, it is faer's own assembly.
         let faer = SparseMatrix::try_new_from_triplets(3, 5, &t).unwrap();
+        // The same entries stored compressed, by rows and by columns (unsorted within a row
+        // or column, the duplicate kept), assemble to the same matrix.
+        for by_rows in [true, false] {
+            let key = |e: &Triplet<usize, usize, f64>| if by_rows { e.row } else { e.col };
+            let mut sorted = t.clone();
+            sorted.sort_by_key(key);
+            let mut start = vec![0usize; 5];
+            for e in &sorted {
+                start[key(e) + 1] += 1;
+            }
+            for a in 0..4 {
+                start[a + 1] += start[a];
+            }
+            let stored = Entries::Compressed {
+                data: sorted.iter().map(|e| e.val).collect(),
+                minor: sorted
+                    .iter()
+                    .map(|e| if by_rows { e.col } else { e.row })
+                    .collect(),
+                start,
+                by_rows,
+            };
+            assert_eq!(stored.len(), t.len());
+            let m = compress([4, 4], &stored, true).unwrap();
+            assert_eq!(m.to_dense(), want, "by rows: {by_rows}");
+        }
         assert_eq!(
-            compress([3, 5], &t, false).unwrap().to_dense(),
+            compress([3, 5], &Entries::Triplets(t.clone()), false)
+                .unwrap()
+                .to_dense(),
             faer.to_dense()
         );
     }

@@ -169,9 +169,9 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<ReadParts> {
     // checked before any matrix is built, since a few bytes can declare billions of DOFs.
     let stored: usize = [&stiffness, &mass]
         .iter()
-        .filter_map(|m| m.as_ref().map(|m| m.triplets.len()))
+        .filter_map(|m| m.as_ref().map(|m| m.entries.len()))
         .sum();
-    let mut build = |m: Option<RawMatrix>| {
+    let build = |m: Option<RawMatrix>, out: &mut Vec<Problem>| {
         m.and_then(|m| {
             if m.shape[0] > stored {
                 out.push(Problem::error(
@@ -187,13 +187,23 @@ fn read_model(file: &hdf5::File, out: &mut Vec<Problem>) -> Option<ReadParts> {
             m.build(out)
         })
     };
-    let stiffness = build(stiffness);
-    let mass = build(mass);
-    let damping_matrix = match damping_matrix {
-        Some(Some(c)) => build(Some(c)).map(Some),
-        Some(None) => Some(None),
-        None => None,
-    };
+    // K, M and C are assembled side by side (each a pass over its entries, half of reading
+    // a large model), their problems reported in that order.
+    let (mut out_k, mut out_m, mut out_c) = (Vec::new(), Vec::new(), Vec::new());
+    let (stiffness, (mass, damping_matrix)) = rayon::join(
+        || build(stiffness, &mut out_k),
+        || {
+            rayon::join(
+                || build(mass, &mut out_m),
+                || match damping_matrix {
+                    Some(Some(c)) => build(Some(c), &mut out_c).map(Some),
+                    Some(None) => Some(None),
+                    None => None,
+                },
+            )
+        },
+    );
+    out.extend(out_k.into_iter().chain(out_m).chain(out_c));
     let n = stiffness.as_ref().map(|k| k.nrows());
     let damping = read_damping(file, out);
     let contacts = read_contacts(file, n, out);
