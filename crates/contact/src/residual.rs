@@ -507,7 +507,7 @@ impl<'a> EwrResidual<'a> {
     /// each parallel task synthesises its contacts' signals, applies the law's derivatives,
     /// projects and finishes them, one pass over the threads for what took four (the
     /// `_many` transforms and the law between them; with 16 threads each pass is short
-    /// beside the threads' wake-up, docs/performance.md, "One pass over the contacts").
+    /// beside the threads' wake-up: docs/performance.md, "Sixteen cores measured").
     /// Each contact's arithmetic is that of the separate passes, so the result is the same
     /// to the last bit.
     pub fn jacobian_product_then(

@@ -306,17 +306,32 @@ impl HeldSlip {
 
     /// `y += J_hold v`.
     pub(crate) fn add_product(&self, v: &[f64], y: &mut [f64]) {
+        if let Some(terms) = self.product_terms(v) {
+            for (i, t) in terms.iter().enumerate() {
+                if let Some(t) = t {
+                    y[i * self.nco + self.p0] += t;
+                }
+            }
+        }
+    }
+
+    /// The terms of `J_hold v`, one per friction row (on its `h = 0` coefficient; `None` on a
+    /// row not held), or `None` where nothing is held: for a product that adds them contact
+    /// by contact.
+    pub(crate) fn product_terms(&self, v: &[f64]) -> Option<Vec<Option<f64>>> {
         if self.weights.iter().all(|&w| w == 0.0) {
-            return;
+            return None;
         }
         let s = self.g0_times(v);
-        for (i, s) in s.iter().enumerate() {
-            let w = self.weights[i / self.dim];
-            if w == 0.0 {
-                continue;
-            }
-            y[i * self.nco + self.p0] += w * self.stiffness[i] * s;
-        }
+        Some(
+            s.iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let w = self.weights[i / self.dim];
+                    (w != 0.0).then(|| w * self.stiffness[i] * s)
+                })
+                .collect(),
+        )
     }
 
     /// `y += J_hold^T v`, a column of `G_0` at a time (as [`g0_times`](Self::g0_times)), each

@@ -53,38 +53,15 @@ pub trait ContactSystem: Send {
 
     /// `y = J v`, then `finish(c, part)` on each contact's part of `y` (its
     /// [`ContactSystem::contact_unknowns`], in that order), whose result is kept: a
-    /// preconditioner's per-contact work done beside the product. Systems whose product is
-    /// computed contact by contact do both in the same parallel task, one pass over the
-    /// threads instead of two (which is what a workstation's many threads wait on); here, the
-    /// product and then the contacts in parallel.
+    /// preconditioner's per-contact work done in the same parallel task as the contact's
+    /// part of the product, one pass over the threads instead of several (which is what a
+    /// workstation's many threads wait on: docs/performance.md, "Sixteen cores measured").
     fn jacobian_product_then(
         &mut self,
         v: &[f64],
         y: &mut [f64],
         finish: &(dyn Fn(usize, &mut [f64]) + Sync),
-    ) -> Result<(), ResidualError> {
-        use rayon::prelude::*;
-        self.jacobian_product(v, y)?;
-        let unknowns: Vec<Vec<usize>> = (0..self.contact_count())
-            .map(|c| self.contact_unknowns(c))
-            .collect();
-        let yr = &*y;
-        let parts: Vec<Vec<f64>> = unknowns
-            .par_iter()
-            .enumerate()
-            .map(|(c, idx)| {
-                let mut part: Vec<f64> = idx.iter().map(|&i| yr[i]).collect();
-                finish(c, &mut part);
-                part
-            })
-            .collect();
-        for (idx, part) in unknowns.iter().zip(parts) {
-            for (&i, p) in idx.iter().zip(part) {
-                y[i] = p;
-            }
-        }
-        Ok(())
-    }
+    ) -> Result<(), ResidualError>;
 
     /// `y = J^T v` at the last point evaluated with derivatives.
     fn jacobian_transpose_product(&mut self, v: &[f64], y: &mut [f64])

@@ -306,8 +306,8 @@ fn products_against_dense(sys: &mut UnilateralResidual, j: &Mat<f64>) -> f64 {
     let (mut jv, mut jtv) = (vec![0.0; n], vec![0.0; n]);
     sys.jacobian_product(&v, &mut jv).unwrap();
     sys.jacobian_transpose_product(&v, &mut jtv).unwrap();
-    // The product finished contact by contact (the trait's default: the product, then each
-    // contact's unknowns) is the product with the finish applied there, to the last bit.
+    // The product finished contact by contact (in the product's own pass over the contacts)
+    // is the product with the finish applied to each contact's unknowns, to the last bit.
     let mut expected = jv.clone();
     for c in 0..ewr_contact::ContactSystem::contact_count(sys) {
         for (k, i) in ewr_contact::ContactSystem::contact_unknowns(sys, c)
