@@ -519,34 +519,13 @@ impl<'a> EwrResidual<'a> {
         let n = self.len();
         Self::check_len("x in J x", n, x.len())?;
         Self::check_len("y in J x", n, y.len())?;
-        let per = self.params.dim * self.set.n_coeffs();
         let mut tv = std::mem::take(&mut self.v_coeffs);
         let res = self.structure(x, None, true, &mut tv);
         self.v_coeffs = tv;
         res?;
-        if self.held.is_some() {
-            // The hold's term is added to the whole of `y` after the projection, so the
-            // contacts are finished after it.
-            self.per_contact_product(x, y)?;
-            if let Some(h) = &self.held {
-                h.add_product(x, y);
-            }
-            y.par_chunks_mut(per)
-                .enumerate()
-                .for_each(|(c, part)| finish(c, part));
-            return Ok(());
-        }
-        self.per_contact_product_then(x, y, finish)
-    }
-
-    /// `y = P (D_r S x + D_v S v)` contact by contact, `v` the velocity coefficients in
-    /// `v_coeffs`, with `finish` on each contact's part.
-    fn per_contact_product_then(
-        &self,
-        x: &[f64],
-        y: &mut [f64],
-        finish: &(dyn Fn(usize, &mut [f64]) + Sync),
-    ) -> Result<(), ResidualError> {
+        // The hold's terms, added to each contact's part before it is finished.
+        let held = self.held.as_ref().and_then(|h| h.product_terms(x));
+        let p0 = self.set.coeff_index(0);
         let d = self.params.dim;
         let nt = self.sampler.n_samples();
         let nco = self.set.n_coeffs();
@@ -591,15 +570,17 @@ impl<'a> EwrResidual<'a> {
                             &mut part[mi * nco..(mi + 1) * nco],
                         )?;
                     }
+                    if let (Some(terms), Some(p0)) = (&held, p0) {
+                        for mi in 0..d {
+                            if let Some(t) = terms[c * d + mi] {
+                                part[mi * nco + p0] += t;
+                            }
+                        }
+                    }
                     finish(c, part);
                 }
                 Ok::<_, ResidualError>(())
             })
-    }
-
-    /// [`per_contact_product_then`](Self::per_contact_product_then) without a finish.
-    fn per_contact_product(&self, x: &[f64], y: &mut [f64]) -> Result<(), ResidualError> {
-        self.per_contact_product_then(x, y, &|_, _| {})
     }
 
     /// Weights of the Galerkin projection per coefficient: `P = diag(w) S^T` with

@@ -304,17 +304,6 @@ impl HeldSlip {
         }
     }
 
-    /// `y += J_hold v`.
-    pub(crate) fn add_product(&self, v: &[f64], y: &mut [f64]) {
-        if let Some(terms) = self.product_terms(v) {
-            for (i, t) in terms.iter().enumerate() {
-                if let Some(t) = t {
-                    y[i * self.nco + self.p0] += t;
-                }
-            }
-        }
-    }
-
     /// The terms of `J_hold v`, one per friction row (on its `h = 0` coefficient; `None` on a
     /// row not held), or `None` where nothing is held: for a product that adds them contact
     /// by contact.
