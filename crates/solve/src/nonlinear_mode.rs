@@ -13,7 +13,7 @@
 
 use crate::periodic::{PointSettings, SolveError};
 use crate::point::Kind;
-use ewr_contact::ContactParams;
+use ewr_contact::{CondensedContacts, ContactParams, UnilateralParams};
 use ewr_hb::HarmonicSet;
 use ewr_hb::receptance::{Receptance, ReceptanceKind};
 use ewr_model::{Model, SparseMatrix};
@@ -193,6 +193,27 @@ fn autonomous(model: &Model, xi: f64) -> Result<Model, SolveError> {
     Ok(m)
 }
 
+/// The scalings of 3-D contacts' equations for a whole backbone (`None` for other contacts):
+/// as a forced solve's ([`crate::unilateral::auto_params`]) but from the static receptance
+/// of the autonomous model `static_model` (the frequency `w0` only turns `rho_T` into a force
+/// per velocity). A forced solve rescales at each frequency; here `w` is an unknown, and
+/// `G_1,NN` vanishes at the mode of a contact that carries it (docs/nonlinear-modes.md,
+/// pitfall 6).
+fn scalings(
+    static_model: &Model,
+    params: &ContactParams,
+    set: &HarmonicSet,
+    w0: f64,
+) -> Result<Option<UnilateralParams>, SolveError> {
+    if params.normal.is_none() {
+        return Ok(None);
+    }
+    let rec = Receptance::new(static_model, ReceptanceKind::Dense)?;
+    let at = rec.prepare(w0, set.harmonics())?;
+    let cond = CondensedContacts::from_receptance(&at, set)?;
+    Ok(Some(crate::unilateral::scaled_params(params, &cond, 0)))
+}
+
 /// The bordered residual `[g; e_1; e_2]` and, on request, its Jacobian.
 struct Bordered<'a> {
     /// Force unknowns.
@@ -202,6 +223,8 @@ struct Bordered<'a> {
     mass: &'a Mat<f64>,
     params: &'a ContactParams,
     settings: &'a PointSettings,
+    /// 3-D contacts' scalings, fixed for the whole backbone ([`scalings`]).
+    unilateral: Option<&'a UnilateralParams>,
     reference: usize,
     amplitude: f64,
 }
@@ -221,12 +244,22 @@ impl Bordered<'_> {
         let model = autonomous(self.model, xi)?;
         let rec = Receptance::new(&model, ReceptanceKind::Dense)?;
         let at = rec.prepare(w, set.harmonics())?;
-        let kind = Kind::at(&at, self.params, self.settings)?;
         // No hold of contacts stuck all period (docs/stuck-contacts.md): held at the static
         // state, the stuck limit came out 2 % below the stuck structure's frequency on
         // blade-damper-blade-3d and Newton failed through the onset of slip; the free mean
         // forces are left to the trust region, which keeps them where they start.
-        let mut sys = kind.system(&at, set, self.settings.n_samples, 1.0)?;
+        let mut sys = match self.unilateral {
+            Some(p) => {
+                let cond = CondensedContacts::from_receptance(&at, set)?;
+                crate::point::unilateral_system(cond, set, self.settings.n_samples, p.clone())?
+            }
+            None => Kind::at(&at, self.params, self.settings)?.system(
+                &at,
+                set,
+                self.settings.n_samples,
+                1.0,
+            )?,
+        };
         let n = x.len();
         let mut f = vec![0.0; n + 2];
         let mut j = jac.then(|| Mat::<f64>::zeros(n + 2, n + 2));
@@ -505,6 +538,7 @@ pub fn backbone(
         start[s * nco + p1] = first * r.re;
         start[s * nco + p1 + 1] = -first * r.im;
     }
+    let unilateral = scalings(&static_model, params, &settings.set, w0)?;
     let mut out = Vec::with_capacity(amplitudes.len());
     let mut state = Continued {
         x: start,
@@ -525,6 +559,7 @@ pub fn backbone(
             mass: &mass,
             params,
             settings: on,
+            unilateral: unilateral.as_ref(),
             reference,
             amplitude: a,
         };

@@ -12,6 +12,20 @@ use ewr_contact::{CondensedContacts, ContactParams, UnilateralParams};
 /// interference and static forcing would give it alone, else the dynamic one. The zero set does not depend on them; Newton's
 /// path does (see docs/contact-3d.md, "Scaling").
 pub fn auto_params(params: &ContactParams, cond: &CondensedContacts) -> UnilateralParams {
+    scaled_params(params, cond, 1)
+}
+
+/// [`auto_params`] with the flexibilities `|G_h,NN|` and `|G_h,TT|` read on harmonic `h`
+/// (`w |G_0,TT|` for the friction rows at `h = 0`). A nonlinear mode takes them from the
+/// static receptance: at the mode's own frequency `G_1,NN` of a contact that carries the
+/// mode vanishes (that is what makes the motion free), and `1 / |G_1,NN|` would change by
+/// orders of magnitude between the evaluations of one Newton step (docs/nonlinear-modes.md,
+/// pitfall 6).
+pub(crate) fn scaled_params(
+    params: &ContactParams,
+    cond: &CondensedContacts,
+    h: usize,
+) -> UnilateralParams {
     let normal = params.normal.as_ref().expect("3-D contacts");
     let (d, nc) = (params.dim, params.len());
     let mt = d * nc;
@@ -22,8 +36,8 @@ pub fn auto_params(params: &ContactParams, cond: &CondensedContacts) -> Unilater
     let mut rho_n = Vec::with_capacity(nc);
     let mut force_scale = Vec::with_capacity(nc);
     for c in 0..nc {
-        let gt = (0..d).map(|k| diag(1, c * d + k)).fold(0.0, f64::max);
-        let gn = diag(1, mt + c);
+        let gt = (0..d).map(|k| diag(h, c * d + k)).fold(0.0, f64::max);
+        let gn = diag(h, mt + c);
         let inv = |x: f64| {
             if x > 0.0 && x.is_finite() {
                 1.0 / x

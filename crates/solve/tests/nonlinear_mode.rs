@@ -425,3 +425,101 @@ fn coarse_amplitude_steps_are_subdivided_through_the_onset_of_slip() {
         q.damping_ratio
     );
 }
+
+/// The free motion of single-contact-3d's mass normal to its contact, in closed form: with
+/// `xi M` cancelling its damping `0.01 M`, `z'' + 3 z + 100 min(z, 0) = -20` (unit mass,
+/// spring 3, contact stiffness 100 behind a rigid ground, static load 20; the tangential
+/// DOFs stay at rest). Started at `z = 0` with speed `v0`, it rings about `-20/103` at
+/// `sqrt 103` while pressed and flies about `-20/3` at `sqrt 3` while lifted off. Returns
+/// the frequency and the amplitude of the fundamental (midpoint rule; `z` is `C^1`).
+fn bilinear_orbit(v0: f64) -> (f64, f64) {
+    let (wc, wf) = (103f64.sqrt(), 3f64.sqrt());
+    let (zs, zo): (f64, f64) = (-20.0 / 103.0, -20.0 / 3.0);
+    let a = zs.hypot(v0 / wc);
+    let b = zo.hypot(v0 / wf);
+    // The angles of the pressed phase's cosine at lift-off, and the flight's half angle.
+    let th = (-zs / a).clamp(-1.0, 1.0).acos();
+    let (tc, tf) = (
+        (2.0 * std::f64::consts::PI - 2.0 * th) / wc,
+        2.0 * (-zo / b).clamp(-1.0, 1.0).acos() / wf,
+    );
+    let t_period = tc + tf;
+    let w = 2.0 * std::f64::consts::PI / t_period;
+    let n = 20_000;
+    let (mut re, mut im) = (0.0, 0.0);
+    for k in 0..n {
+        // The flight centred on t = 0, then the pressed phase.
+        let t = (k as f64 + 0.5) / n as f64 * t_period - tf / 2.0;
+        let z = if t < tf / 2.0 {
+            zo + b * (wf * t).cos()
+        } else {
+            zs + a * (th + wc * (t - tf / 2.0)).cos()
+        };
+        re += z * (w * t).cos();
+        im -= z * (w * t).sin();
+    }
+    (w, 2.0 * re.hypot(im) / n as f64)
+}
+
+/// The frequency of [`bilinear_orbit`] whose fundamental has amplitude `a` (above lift-off,
+/// `a > 20/103`), by bisection on the speed at `z = 0`.
+fn bilinear_frequency(a: f64) -> f64 {
+    let (mut lo, mut hi) = (1e-9f64, 1e4f64);
+    for _ in 0..80 {
+        let mid = (lo * hi).sqrt();
+        if bilinear_orbit(mid).1 < a {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    bilinear_orbit((lo * hi).sqrt()).0
+}
+
+/// single-contact-3d's first mode is its mass ringing on the contact's normal stiffness: below
+/// lift-off the linear stuck structure, above it the bilinear oscillator whose frequency falls
+/// from `sqrt 103` towards `sqrt 3`. Both limits and the whole branch between against the
+/// closed form, and a damping that stays the structure's own: the contact stores energy and
+/// gives it back. Before the scalings were fixed per backbone (docs/nonlinear-modes.md,
+/// pitfall 6), every amplitude below lift-off failed to converge.
+#[test]
+fn single_contact_3d_rings_on_its_contact_as_the_bilinear_oscillator() {
+    let model = ewr_model::examples::single_contact_3d();
+    let params = ContactParams::of(&model.contacts);
+    let mut s = settings("all:31");
+    s.newton.tol_residual = 1e-9;
+    let amps: Vec<f64> = (0..=16)
+        .map(|i| 10f64.powf(-3.0 + 4.0 * i as f64 / 16.0))
+        .collect();
+    let pts = backbone(&model, &params, &s, 1, &amps, &mut |_| true).unwrap();
+    let lift_off = 20.0 / 103.0;
+    for p in &pts {
+        let exact = if p.amplitude < lift_off {
+            103f64.sqrt()
+        } else {
+            bilinear_frequency(p.amplitude)
+        };
+        println!(
+            "a = {:.4e}: w = {:.7} (closed form {exact:.7}), xi = {:.8}, {}",
+            p.amplitude,
+            p.omega,
+            p.xi,
+            if p.converged {
+                "converged"
+            } else {
+                "NOT converged"
+            }
+        );
+        assert!(p.converged, "a = {}", p.amplitude);
+        // all:31 truncates the contact force's kinks at lift-off: 3.3e-5 at most measured.
+        let tol = if p.amplitude < lift_off { 1e-6 } else { 1e-4 };
+        assert!(
+            (p.omega - exact).abs() < tol * exact,
+            "a = {}: {} against {exact}",
+            p.amplitude,
+            p.omega
+        );
+        assert!((p.xi - 0.01).abs() < 1e-5 * 0.01, "xi = {}", p.xi);
+    }
+    assert!(pts.iter().filter(|p| p.amplitude > lift_off).count() >= 6);
+}
