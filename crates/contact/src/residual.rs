@@ -519,12 +519,15 @@ impl<'a> EwrResidual<'a> {
         let n = self.len();
         Self::check_len("x in J x", n, x.len())?;
         Self::check_len("y in J x", n, y.len())?;
+        let product = ewr_hb::profile::span(ewr_hb::profile::Phase::StructureProduct);
         let mut tv = std::mem::take(&mut self.v_coeffs);
         let res = self.structure(x, None, true, &mut tv);
         self.v_coeffs = tv;
         res?;
         // The hold's terms, added to each contact's part before it is finished.
         let held = self.held.as_ref().and_then(|h| h.product_terms(x));
+        drop(product);
+        let _pass = ewr_hb::profile::span(ewr_hb::profile::Phase::ContactPass);
         let p0 = self.set.coeff_index(0);
         let d = self.params.dim;
         let nt = self.sampler.n_samples();

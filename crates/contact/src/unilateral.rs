@@ -644,10 +644,13 @@ impl UnilateralResidual {
         let n = self.len();
         check_len("x in J x", n, x.len())?;
         check_len("y in J x", n, out.len())?;
+        let product = ewr_hb::profile::span(ewr_hb::profile::Phase::StructureProduct);
         let mut ty = std::mem::take(&mut self.y_coeffs);
         self.structure(Some(x), false, &mut ty);
         self.y_coeffs = ty;
         let held = self.held.product_terms(x);
+        drop(product);
+        let _pass = ewr_hb::profile::span(ewr_hb::profile::Phase::ContactPass);
         let p0 = self.set.coeff_index(0);
         let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let (nco, l, mt) = (self.set.n_coeffs(), d + 1, d * nc);

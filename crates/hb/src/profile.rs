@@ -43,6 +43,12 @@ pub enum Phase {
     Krylov,
     /// Part of [`Phase::Krylov`]: the solves with the harmonic-averaged Jacobians' LUs.
     HarmonicSolve,
+    /// Part of [`Phase::Krylov`]: the structure's part of a Jacobian product, `G_h` times the
+    /// forces' harmonics (and a held contact's terms), before the contacts' pass.
+    StructureProduct,
+    /// Part of [`Phase::Krylov`]: the contacts' pass of a Jacobian product (each contact's
+    /// signals sampled, the law's derivatives applied, projected, its preconditioner block).
+    ContactPass,
     /// Histories, summaries and monitored DOFs of a solution.
     Post,
     /// Floquet multipliers of solutions (Hill's method): the law linearised, the pencil
@@ -58,7 +64,7 @@ pub enum Phase {
     Output,
 }
 
-const PHASES: [Phase; 20] = [
+const PHASES: [Phase; 22] = [
     Phase::Read,
     Phase::Setup,
     Phase::Factor,
@@ -74,6 +80,8 @@ const PHASES: [Phase; 20] = [
     Phase::HarmonicFactor,
     Phase::Krylov,
     Phase::HarmonicSolve,
+    Phase::StructureProduct,
+    Phase::ContactPass,
     Phase::Post,
     Phase::Stability,
     Phase::StabilityFactor,
@@ -100,6 +108,8 @@ impl Phase {
             Phase::HarmonicFactor => "harmonic LUs",
             Phase::Krylov => "GMRES products",
             Phase::HarmonicSolve => "harmonic LU solves",
+            Phase::StructureProduct => "receptance products",
+            Phase::ContactPass => "contacts' pass",
             Phase::Post => "post-processing",
             Phase::Stability => "stability",
             Phase::StabilityFactor => "shifted pencil LUs",
@@ -115,7 +125,9 @@ impl Phase {
             Phase::Ordering => Some(Phase::Factor),
             Phase::LanczosSolve | Phase::Reorthogonalise => Some(Phase::Lanczos),
             Phase::HarmonicFactor => Some(Phase::Preconditioner),
-            Phase::HarmonicSolve => Some(Phase::Krylov),
+            Phase::HarmonicSolve | Phase::StructureProduct | Phase::ContactPass => {
+                Some(Phase::Krylov)
+            }
             Phase::StabilityFactor | Phase::StabilityEigen => Some(Phase::Stability),
             _ => None,
         }
