@@ -23,6 +23,13 @@ use faer::{Mat, c64};
 /// Largest model (DOFs) [`backbone`] takes: a dense receptance per Newton iteration.
 pub const MAX_MODE_DOFS: usize = 500;
 
+/// The amplitude the backbone's start (the stuck mode) is taken at, as a share of the first
+/// amplitude asked. The first amplitude is solved from it scaled up, as from any point; where
+/// that fails (a first amplitude beyond the onset of slip), the intermediate amplitudes below
+/// follow the mode from the stuck state instead of retrying from the same start
+/// (docs/nonlinear-modes.md, section 2).
+const START_BELOW: f64 = 1e-3;
+
 /// Most intermediate amplitudes tried between two requested ones where Newton fails.
 const MAX_SUBSTEPS: usize = 16;
 
@@ -525,9 +532,11 @@ pub fn backbone(
         }
         sol.friction
     };
-    // The first amplitude starts from the stuck mode's reactions: W^T R_1 = Z_1 (a phi).
+    // The backbone starts from the stuck mode's reactions, W^T R_1 = Z_1 (a phi), at an
+    // amplitude below the first asked: the first amplitude is tried from them directly, and
+    // where it slips, the intermediate amplitudes carry the stuck state there.
     let mut start = static_x.clone();
-    let first = amplitudes.first().copied().unwrap_or(1.0);
+    let first = amplitudes.first().copied().unwrap_or(1.0) * START_BELOW;
     let r1 = stuck_reactions(model, &shape, w0, c0)?;
     let nco = settings.set.n_coeffs();
     let p1 = settings

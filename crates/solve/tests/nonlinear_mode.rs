@@ -523,3 +523,37 @@ fn single_contact_3d_rings_on_its_contact_as_the_bilinear_oscillator() {
     }
     assert!(pts.iter().filter(|p| p.amplitude > lift_off).count() >= 6);
 }
+
+/// A backbone asked to start beyond the onset of slip (blade-damper-blade-3d from `a = 1e-3`,
+/// where its contacts slip over much of the period) follows the mode there from the stuck
+/// state below, and finds the points a backbone from the stuck limit passes through. Started
+/// from the stuck mode scaled to `1e-3` itself, its first amplitude failed to converge (and
+/// reported a negative damping ratio).
+#[test]
+fn a_backbone_that_starts_beyond_the_onset_of_slip_finds_the_same_mode() {
+    let model = ewr_model::examples::blade_damper_blade_3d(&Default::default());
+    let params = ContactParams::of(&model.contacts);
+    let mut s = settings("all:15");
+    s.newton.tol_residual = 1e-9;
+    let grid = |from: f64, n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|i| 10f64.powf(from + (-2.0 - from) * i as f64 / (n - 1) as f64))
+            .collect()
+    };
+    // 1e-7 .. 1e-2 by 1/8 of a decade holds 1e-3 .. 1e-2 by the same steps.
+    let full = backbone(&model, &params, &s, 1, &grid(-7.0, 41), &mut |_| true).unwrap();
+    let late = backbone(&model, &params, &s, 1, &grid(-3.0, 9), &mut |_| true).unwrap();
+    for p in &late {
+        let q = full
+            .iter()
+            .find(|q| (q.amplitude / p.amplitude - 1.0).abs() < 1e-9)
+            .expect("the same amplitude on the full backbone");
+        println!(
+            "a = {:.4e}: w = {:.6} / {:.6}, zeta = {:.6} / {:.6}",
+            p.amplitude, p.omega, q.omega, p.damping_ratio, q.damping_ratio
+        );
+        assert!(p.converged && q.converged, "a = {}", p.amplitude);
+        assert!((p.omega - q.omega).abs() < 1e-8 * q.omega);
+        assert!((p.damping_ratio - q.damping_ratio).abs() < 1e-6 * q.damping_ratio);
+    }
+}
