@@ -196,7 +196,13 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
                 p.amplitude,
                 p.omega,
                 p.damping_ratio,
-                if p.converged { "" } else { "  (not converged)" }
+                if p.converged {
+                    ""
+                } else if p.no_oscillation {
+                    "  (no oscillation: damping ratio of 1 or more)"
+                } else {
+                    "  (not converged)"
+                }
             );
         }
         match &synthesis.peak {
@@ -230,9 +236,16 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
     }
     if failed > 0 {
         return Err(Failure::work(format!(
-            "{failed} of {} amplitudes did not converge; every point was written with its \
+            "{failed} of {} amplitudes did not converge{}; every point was written with its \
              status",
-            points.len()
+            points.len(),
+            match points.iter().filter(|p| p.no_oscillation).count() {
+                0 => String::new(),
+                n => format!(
+                    " ({n} to no oscillation: no free motion there, see docs/nonlinear-modes.md, \
+                     pitfall 7)"
+                ),
+            }
         )));
     }
     Ok(())

@@ -1066,8 +1066,16 @@ impl PyModel {
             warn(
                 py,
                 &format!(
-                    "{failed} of {} amplitudes did not converge (\"converged\" is False there)",
-                    pts.len()
+                    "{failed} of {} amplitudes did not converge (\"converged\" is False \
+                     there){}",
+                    pts.len(),
+                    match pts.iter().filter(|p| p.no_oscillation).count() {
+                        0 => String::new(),
+                        n => format!(
+                            "; {n} converged to no oscillation (a damping ratio of 1 or \
+                             more): no free motion there"
+                        ),
+                    }
                 ),
             )?;
         }

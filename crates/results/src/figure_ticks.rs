@@ -389,6 +389,7 @@ fn backbone_figure() {
                 xi: 2.0 * z * omega,
                 damping_ratio: z,
                 converged: k != 7,
+                no_oscillation: false,
                 iterations: 5,
                 residual: 1e-12,
                 set: set.clone(),

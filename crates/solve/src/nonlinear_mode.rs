@@ -69,8 +69,12 @@ pub struct ModePoint {
     pub xi: f64,
     /// Modal damping ratio `xi / (2 w)`.
     pub damping_ratio: f64,
-    /// Whether Newton converged.
+    /// Whether Newton converged to a free oscillation ([`is_oscillation`]); only such a
+    /// point is a point of the backbone (starts the next amplitude, enters the synthesis).
     pub converged: bool,
+    /// Newton converged, but to no oscillation (a damping ratio of 1 or more, or no positive
+    /// frequency): `converged` is false there.
+    pub no_oscillation: bool,
     /// Newton iterations.
     pub iterations: usize,
     /// Final scaled residual (E-WR equations and normalisations, largest entry).
@@ -432,6 +436,16 @@ impl crate::newton::Residual for BorderedResidual<'_> {
     }
 }
 
+/// Whether a solution of the bordered equations at frequency `w` with damping ratio `zeta` is
+/// a free oscillation: `w > 0` and `|zeta| < 1`. The equations have other roots: where no
+/// periodic free motion exists at an amplitude (a mass on a rigid friction contact below
+/// `mu N / k`, whose motion stops at its first reversal however much energy `-xi M` feeds
+/// in), Newton found `w` of `1e-15` with `zeta` of `-1e16`, or `zeta` of 100-4000, and
+/// such a point seeded the next amplitude (docs/nonlinear-modes.md, pitfall 7).
+pub fn is_oscillation(w: f64, zeta: f64) -> bool {
+    w > 0.0 && w.is_finite() && zeta.abs() < 1.0
+}
+
 /// Solves the nonlinear mode at one amplitude from `(x, w, xi)`.
 fn solve_amplitude(b: Bordered<'_>, x: Vec<f64>, w: f64, xi: f64) -> Result<ModePoint, SolveError> {
     let n = x.len();
@@ -457,12 +471,15 @@ fn solve_amplitude(b: Bordered<'_>, x: Vec<f64>, w: f64, xi: f64) -> Result<Mode
         .b
         .displacement(&report.x[..n], w, xi)
         .unwrap_or_default();
+    let newton = report.status.converged();
+    let oscillates = is_oscillation(w, xi / (2.0 * w));
     Ok(ModePoint {
         amplitude,
         omega: w,
         xi,
         damping_ratio: xi / (2.0 * w),
-        converged: report.status.converged(),
+        converged: newton && oscillates,
+        no_oscillation: newton && !oscillates,
         iterations: report.iterations,
         residual: max_abs(&g),
         set,

@@ -557,3 +557,83 @@ fn a_backbone_that_starts_beyond_the_onset_of_slip_finds_the_same_mode() {
         assert!((p.damping_ratio - q.damping_ratio).abs() < 1e-6 * q.damping_ratio);
     }
 }
+
+/// The nonlinear mode of a unit mass on a unit spring with Coulomb friction `mu N` (seed
+/// 000's oscillator-2d along its first direction: `k = 1`, `c = 0.01`, `mu N = 8`), in closed
+/// form. With `delta = xi - c`, the motion between reversals is the growing spiral of
+/// `z'' - delta z' + z = -/+ mu N` about `-/+ mu N`: reversals every `pi / w_d`, `w_d =
+/// sqrt(1 - delta^2 / 4)`, and a periodic orbit of peak `A = mu N coth(q / 2)`, `q = delta pi /
+/// (2 w_d)`. Returns the frequency and damping ratio whose orbit's fundamental is `a`
+/// (bisection on `delta`; the fundamental by the midpoint rule over the first half period).
+fn coulomb_mode(a: f64) -> (f64, f64) {
+    let (mu_n, c) = (8.0f64, 0.01f64);
+    let fundamental = |d: f64| -> (f64, f64) {
+        let w = (1.0 - d * d / 4.0).sqrt();
+        let q = d * std::f64::consts::PI / (2.0 * w);
+        let peak = mu_n * (q.exp() + 1.0) / (q.exp() - 1.0);
+        let half = std::f64::consts::PI / w;
+        let n = 20_000;
+        let (mut re, mut im) = (0.0, 0.0);
+        for k in 0..n {
+            let t = (k as f64 + 0.5) / n as f64 * half;
+            let z = -mu_n
+                + (mu_n - peak)
+                    * (d * t / 2.0).exp()
+                    * ((w * t).cos() - d / (2.0 * w) * (w * t).sin());
+            re += z * (w * t).cos();
+            im -= z * (w * t).sin();
+        }
+        // The second half is the first's negative: the fundamental is twice the half's.
+        (w, 4.0 / (2.0 * half) * re.hypot(im) * half / n as f64)
+    };
+    let (mut lo, mut hi) = (1e-12, 2.0 - 1e-12);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if fundamental(mid).1 > a {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let d = 0.5 * (lo + hi);
+    let w = fundamental(d).0;
+    (w, (c + d) / (2.0 * w))
+}
+
+/// A rigid friction contact has no stuck free motion: oscillator-2d's mass moves only where
+/// its peak exceeds `mu N / k = 8`, and then slips all period. There the backbone against the
+/// closed form ([`coulomb_mode`]); below it no amplitude is a point of the backbone. Before
+/// the check of [`ewr_solve::nonlinear_mode::is_oscillation`], `a = 1` and `3.16` "converged"
+/// to damping ratios of 186 and 61, which started the next amplitudes, and every amplitude
+/// from 10 to 1e4 failed (7 of 9).
+#[test]
+fn a_mass_on_a_rigid_friction_contact_has_the_closed_form_coulomb_mode() {
+    let model = ewr_model::examples::oscillator_2d();
+    let params = ContactParams::of(&model.contacts);
+    let amps = [1.0, 3.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0];
+    let pts = backbone(&model, &params, &settings("odd:63"), 1, &amps, &mut |_| {
+        true
+    })
+    .unwrap();
+    for p in &pts {
+        println!(
+            "a = {:.4e}: w = {:.6}, zeta = {:.6}, converged {}, no oscillation {}",
+            p.amplitude, p.omega, p.damping_ratio, p.converged, p.no_oscillation
+        );
+        if p.amplitude < 8.0 {
+            assert!(!p.converged, "a = {}", p.amplitude);
+            continue;
+        }
+        let (w, zeta) = coulomb_mode(p.amplitude);
+        println!("  closed form: w = {w:.6}, zeta = {zeta:.6}");
+        assert!(p.converged, "a = {}", p.amplitude);
+        // odd:63 truncates the square wave of the friction force: 9.8e-4 and 1.7e-3 measured
+        // at a = 31.6, falling as the amplitude grows.
+        assert!((p.omega - w).abs() < 1.5e-3 * w, "a = {}", p.amplitude);
+        assert!(
+            (p.damping_ratio - zeta).abs() < 5e-3 * zeta,
+            "a = {}",
+            p.amplitude
+        );
+    }
+}
