@@ -13,9 +13,10 @@
 
 use crate::periodic::{PointSettings, SolveError};
 use crate::point::Kind;
+use crate::scaled::ScaledContacts;
 use ewr_contact::{CondensedContacts, ContactParams, UnilateralParams};
 use ewr_hb::HarmonicSet;
-use ewr_hb::receptance::{Receptance, ReceptanceKind};
+use ewr_hb::receptance::{Receptance, ReceptanceAt, ReceptanceKind};
 use ewr_model::{Model, SparseMatrix};
 use faer::linalg::solvers::Solve;
 use faer::{Mat, c64};
@@ -236,21 +237,21 @@ struct Bordered<'a> {
     settings: &'a PointSettings,
     /// 3-D contacts' scalings, fixed for the whole backbone ([`scalings`]).
     unilateral: Option<&'a UnilateralParams>,
+    /// Factor on the friction rows, fixed for one amplitude's solve
+    /// ([`Bordered::slip_scale`] at its start).
+    row_scale: f64,
     reference: usize,
     amplitude: f64,
 }
 
 impl Bordered<'_> {
-    /// Residual at `(x, w, xi)`: the scaled E-WR residual, then
-    /// `(sqrt(Q_1^H M Q_1) - a) / a` and `Im Q_1[ref] / a`; with `jac`, `dF/dx`.
-    #[allow(clippy::type_complexity)]
-    fn eval(
+    /// Runs `f` on the contacts' scaled system at `(w, xi)` and the receptance it condenses.
+    fn on_system<T>(
         &self,
-        x: &[f64],
         w: f64,
         xi: f64,
-        jac: bool,
-    ) -> Result<(Vec<f64>, Option<Mat<f64>>, Vec<c64>), SolveError> {
+        f: impl FnOnce(&ReceptanceAt<'_>, &mut ScaledContacts<'_>) -> Result<T, SolveError>,
+    ) -> Result<T, SolveError> {
         let set = &self.settings.set;
         let model = autonomous(self.model, xi)?;
         let rec = Receptance::new(&model, ReceptanceKind::Dense)?;
@@ -271,74 +272,138 @@ impl Bordered<'_> {
                 1.0,
             )?,
         };
+        f(&at, &mut sys)
+    }
+
+    /// The factor on the friction rows that keeps their tolerance a relative accuracy of the
+    /// forces at any amplitude: `F / max(F, V)`, `F` the force scale of the residual's
+    /// `1 / F^2` and `V` the largest `rho |v|` of a friction signal at `(x, w, xi)` (bounded by
+    /// `rho w sum_h h |U_h|`). In slip the law's row `r |r - rho v| - F (r - rho v)` moves by
+    /// `rho |v|` per unit of force, so `1 / F^2` asked `1 / (rho |v| F)` times more of the
+    /// forces at large amplitude: rounding (docs/nonlinear-modes.md, pitfall 8).
+    fn slip_scale(&self, x: &[f64], w: f64, xi: f64) -> Result<f64, SolveError> {
+        let set = &self.settings.set;
+        self.on_system(w, xi, |_, sys| {
+            let u = sys.inner.displacement_coeffs(x)?;
+            let rho = sys.inner.tangential_rho();
+            let (nco, dim) = (set.n_coeffs(), self.params.dim);
+            let mut v_max = 0.0f64;
+            for (c, r) in rho.iter().enumerate() {
+                for k in 0..dim {
+                    let s = c * dim + k;
+                    let v: f64 = set
+                        .harmonics()
+                        .iter()
+                        .filter(|&&h| h > 0)
+                        .filter_map(|&h| set.coeff_index(h).map(|p| (h, p)))
+                        .map(|(h, p)| h as f64 * w * u[s * nco + p].hypot(u[s * nco + p + 1]))
+                        .sum();
+                    v_max = v_max.max(r * v);
+                }
+            }
+            let f = 1.0 / sys.scale.sqrt();
+            Ok(if v_max > f && v_max.is_finite() {
+                f / v_max
+            } else {
+                1.0
+            })
+        })
+    }
+
+    /// Residual at `(x, w, xi)`: the scaled E-WR residual (the friction rows times
+    /// `row_scale`), then `(sqrt(Q_1^H M Q_1) - a) / a` and `Im Q_1[ref] / a`; with `jac`,
+    /// `dF/dx`.
+    #[allow(clippy::type_complexity)]
+    fn eval(
+        &self,
+        x: &[f64],
+        w: f64,
+        xi: f64,
+        jac: bool,
+    ) -> Result<(Vec<f64>, Option<Mat<f64>>, Vec<c64>), SolveError> {
+        let set = &self.settings.set;
         let n = x.len();
         let mut f = vec![0.0; n + 2];
         let mut j = jac.then(|| Mat::<f64>::zeros(n + 2, n + 2));
-        match &mut j {
-            Some(j) => sys.inner.residual_and_jacobian(
-                x,
-                &mut f[..n],
-                j.as_mut().submatrix_mut(0, 0, n, n),
-            )?,
-            None => sys.inner.residual(x, &mut f[..n])?,
-        }
-        f[..n].iter_mut().for_each(|v| *v *= sys.scale);
-        if let Some(j) = &mut j {
-            for r in 0..n {
-                for c in 0..n {
-                    j[(r, c)] *= sys.scale;
-                }
+        let friction_rows = self.params.dim * self.params.len() * set.n_coeffs();
+        let q = self.on_system(w, xi, |at, sys| {
+            match &mut j {
+                Some(j) => sys.inner.residual_and_jacobian(
+                    x,
+                    &mut f[..n],
+                    j.as_mut().submatrix_mut(0, 0, n, n),
+                )?,
+                None => sys.inner.residual(x, &mut f[..n])?,
             }
-        }
-        // The fundamental of every DOF, linear in the forces' first harmonic.
-        let nco = set.n_coeffs();
-        let p1 = set.coeff_index(1).ok_or_else(|| {
-            SolveError::Start("nonlinear modes need harmonic 1 in the set".into())
-        })?;
-        let m = n / nco;
-        let r1: Vec<c64> = (0..m)
-            .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
-            .collect();
-        let q = at.recover(1, &r1, None)?;
-        let mass = self.mass;
-        let mq = |v: &[c64]| -> Vec<c64> {
-            (0..v.len())
-                .map(|i| (0..v.len()).map(|k| v[k] * mass[(i, k)]).sum())
-                .collect()
-        };
-        let mq1 = mq(&q);
-        let norm2: f64 = q.iter().zip(&mq1).map(|(a, b)| (a.conj() * b).re).sum();
-        let norm = norm2.max(0.0).sqrt();
-        let a = self.amplitude;
-        f[n] = (norm - a) / a;
-        f[n + 1] = q[self.reference].im / a;
-        if let Some(j) = &mut j {
-            for s in 0..m {
-                let mut e = vec![c64::new(0.0, 0.0); m];
-                e[s] = c64::new(1.0, 0.0);
-                let u = at.recover(1, &e, None)?;
-                // The force load W^T e with no forcing: recover adds none at h = 1.
-                for (col, du) in [
-                    (s * nco + p1, u.clone()),
-                    (
-                        s * nco + p1 + 1,
-                        u.iter().map(|v| -c64::new(0.0, 1.0) * v).collect(),
-                    ),
-                ] {
-                    let dn: f64 = if norm > 0.0 {
-                        mq1.iter()
-                            .zip(&du)
-                            .map(|(a, b)| (a.conj() * b).re)
-                            .sum::<f64>()
-                            / norm
+            let row = |r: usize| {
+                sys.scale
+                    * if r < friction_rows {
+                        self.row_scale
                     } else {
-                        0.0
-                    };
-                    j[(n, col)] = dn / a;
-                    j[(n + 1, col)] = du[self.reference].im / a;
+                        1.0
+                    }
+            };
+            for (r, v) in f[..n].iter_mut().enumerate() {
+                *v *= row(r);
+            }
+            if let Some(j) = &mut j {
+                for c in 0..n {
+                    for r in 0..n {
+                        j[(r, c)] *= row(r);
+                    }
                 }
             }
-        }
+            // The fundamental of every DOF, linear in the forces' first harmonic.
+            let nco = set.n_coeffs();
+            let p1 = set.coeff_index(1).ok_or_else(|| {
+                SolveError::Start("nonlinear modes need harmonic 1 in the set".into())
+            })?;
+            let m = n / nco;
+            let r1: Vec<c64> = (0..m)
+                .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
+                .collect();
+            let q = at.recover(1, &r1, None)?;
+            let mass = self.mass;
+            let mq = |v: &[c64]| -> Vec<c64> {
+                (0..v.len())
+                    .map(|i| (0..v.len()).map(|k| v[k] * mass[(i, k)]).sum())
+                    .collect()
+            };
+            let mq1 = mq(&q);
+            let norm2: f64 = q.iter().zip(&mq1).map(|(a, b)| (a.conj() * b).re).sum();
+            let norm = norm2.max(0.0).sqrt();
+            let a = self.amplitude;
+            f[n] = (norm - a) / a;
+            f[n + 1] = q[self.reference].im / a;
+            if let Some(j) = &mut j {
+                for s in 0..m {
+                    let mut e = vec![c64::new(0.0, 0.0); m];
+                    e[s] = c64::new(1.0, 0.0);
+                    let u = at.recover(1, &e, None)?;
+                    // The force load W^T e with no forcing: recover adds none at h = 1.
+                    for (col, du) in [
+                        (s * nco + p1, u.clone()),
+                        (
+                            s * nco + p1 + 1,
+                            u.iter().map(|v| -c64::new(0.0, 1.0) * v).collect(),
+                        ),
+                    ] {
+                        let dn: f64 = if norm > 0.0 {
+                            mq1.iter()
+                                .zip(&du)
+                                .map(|(a, b)| (a.conj() * b).re)
+                                .sum::<f64>()
+                                / norm
+                        } else {
+                            0.0
+                        };
+                        j[(n, col)] = dn / a;
+                        j[(n + 1, col)] = du[self.reference].im / a;
+                    }
+                }
+            }
+            Ok(q)
+        })?;
         Ok((f, j, q))
     }
 }
@@ -447,8 +512,14 @@ pub fn is_oscillation(w: f64, zeta: f64) -> bool {
 }
 
 /// Solves the nonlinear mode at one amplitude from `(x, w, xi)`.
-fn solve_amplitude(b: Bordered<'_>, x: Vec<f64>, w: f64, xi: f64) -> Result<ModePoint, SolveError> {
+fn solve_amplitude(
+    mut b: Bordered<'_>,
+    x: Vec<f64>,
+    w: f64,
+    xi: f64,
+) -> Result<ModePoint, SolveError> {
     let n = x.len();
+    b.row_scale = b.slip_scale(&x, w, xi)?;
     let amplitude = b.amplitude;
     let set = b.settings.set.clone();
     let mut opts = b.settings.newton.clone();
@@ -586,6 +657,7 @@ pub fn backbone(
             params,
             settings: on,
             unilateral: unilateral.as_ref(),
+            row_scale: 1.0,
             reference,
             amplitude: a,
         };

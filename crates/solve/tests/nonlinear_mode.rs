@@ -637,3 +637,45 @@ fn a_mass_on_a_rigid_friction_contact_has_the_closed_form_coulomb_mode() {
         );
     }
 }
+
+/// Far into gross slip blade-damper-blade-3d's contacts do not fade: their normal forces are
+/// the preload plus `k_n` times the normal motion, so the friction bound grows with the
+/// amplitude and the system tends to one homogeneous of degree one (no preload), whose mode
+/// does not depend on the amplitude. The preload's share falls as `1 / a`: each half decade
+/// of amplitude divides what is left of `w` and `zeta`'s drift by `sqrt 10`. Up to `a = 100`,
+/// six decades above the onset of slip, every amplitude converges; before the friction rows
+/// were scaled by the slip velocity (docs/nonlinear-modes.md, pitfall 8), `a = 10` stalled at
+/// the rounding floor of `1 / F^2`.
+#[test]
+fn a_3d_contact_mode_in_gross_slip_tends_to_its_homogeneous_limit_as_one_over_a() {
+    let model = ewr_model::examples::blade_damper_blade_3d(&Default::default());
+    let params = ContactParams::of(&model.contacts);
+    let mut s = settings("all:15");
+    s.newton.tol_residual = 1e-9;
+    let amps: Vec<f64> = (0..=16)
+        .map(|i| 10f64.powf(-6.0 + 8.0 * i as f64 / 16.0))
+        .collect();
+    let pts = backbone(&model, &params, &s, 1, &amps, &mut |_| true).unwrap();
+    for p in &pts {
+        println!(
+            "a = {:.3e}: w = {:.7}, zeta = {:.7e}, converged {}",
+            p.amplitude, p.omega, p.damping_ratio, p.converged
+        );
+        assert!(p.converged, "a = {}", p.amplitude);
+    }
+    // From a = 0.1 on: successive changes shrink by sqrt 10 per half decade.
+    let tail: Vec<&ewr_solve::nonlinear_mode::ModePoint> =
+        pts.iter().filter(|p| p.amplitude >= 0.099).collect();
+    assert!(tail.len() >= 5);
+    for f in [
+        |p: &ewr_solve::nonlinear_mode::ModePoint| p.omega,
+        |p: &ewr_solve::nonlinear_mode::ModePoint| p.damping_ratio,
+    ] {
+        let d: Vec<f64> = tail.windows(2).map(|w| f(w[0]) - f(w[1])).collect();
+        for pair in d.windows(2) {
+            let ratio = pair[0] / pair[1];
+            println!("ratio of successive changes {ratio:.4}");
+            assert!((ratio / 10f64.sqrt() - 1.0).abs() < 0.02, "{ratio}");
+        }
+    }
+}
