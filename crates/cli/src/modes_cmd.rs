@@ -179,6 +179,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
                 "damping_ratio": p.damping_ratio,
                 "xi": p.xi,
                 "converged": p.converged,
+                "no_oscillation": p.no_oscillation,
                 "iterations": p.iterations,
             })).collect::<Vec<_>>(),
         });
@@ -199,7 +200,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
                 if p.converged {
                     ""
                 } else if p.no_oscillation {
-                    "  (no oscillation: damping ratio of 1 or more)"
+                    "  (no oscillation: |damping ratio| of 1 or more, or no positive frequency)"
                 } else {
                     "  (not converged)"
                 }

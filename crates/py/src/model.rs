@@ -1072,8 +1072,8 @@ impl PyModel {
                     match pts.iter().filter(|p| p.no_oscillation).count() {
                         0 => String::new(),
                         n => format!(
-                            "; {n} converged to no oscillation (a damping ratio of 1 or \
-                             more): no free motion there"
+                            "; {n} converged to no oscillation (|damping ratio| of 1 or \
+                             more, or no positive frequency): no free motion there"
                         ),
                     }
                 ),

@@ -78,7 +78,9 @@ pub struct ModePoint {
     pub no_oscillation: bool,
     /// Newton iterations.
     pub iterations: usize,
-    /// Final scaled residual (E-WR equations and normalisations, largest entry).
+    /// Final scaled residual (E-WR equations and normalisations, largest entry); the friction
+    /// rows carry the amplitude's slip factor (docs/nonlinear-modes.md, pitfall 8), so it
+    /// compares across amplitudes only in stick.
     pub residual: f64,
     /// The harmonic set of `friction`.
     pub set: HarmonicSet,
@@ -278,9 +280,10 @@ impl Bordered<'_> {
     /// The factor on the friction rows that keeps their tolerance a relative accuracy of the
     /// forces at any amplitude: `F / max(F, V)`, `F` the force scale of the residual's
     /// `1 / F^2` and `V` the largest `rho |v|` of a friction signal at `(x, w, xi)` (bounded by
-    /// `rho w sum_h h |U_h|`). In slip the law's row `r |r - rho v| - F (r - rho v)` moves by
-    /// `rho |v|` per unit of force, so `1 / F^2` asked `1 / (rho |v| F)` times more of the
-    /// forces at large amplitude: rounding (docs/nonlinear-modes.md, pitfall 8).
+    /// `rho w sum_h h |U_h|`). In slip the constant-bound law's row `r |r - rho v| - F (r -
+    /// rho v)` moves by `rho |v|` per unit of force, so `1 / F^2` asked `rho |v| / F` times
+    /// more of the forces at large amplitude than in stick: rounding. The 3-D law's rows move
+    /// by at most `FACTOR_CAP F`, where `V` is capped (docs/nonlinear-modes.md, pitfall 8).
     fn slip_scale(&self, x: &[f64], w: f64, xi: f64) -> Result<f64, SolveError> {
         let set = &self.settings.set;
         self.on_system(w, xi, |_, sys| {
@@ -302,6 +305,11 @@ impl Bordered<'_> {
                 }
             }
             let f = 1.0 / sys.scale.sqrt();
+            if self.unilateral.is_some() {
+                // The 3-D law's friction rows are `k (r - proj_b z)`, `k` at most
+                // `FACTOR_CAP F`: they move by no more than that per unit of force.
+                v_max = v_max.min(ewr_contact::unilateral::FACTOR_CAP * f);
+            }
             Ok(if v_max > f && v_max.is_finite() {
                 f / v_max
             } else {
