@@ -691,6 +691,42 @@ impl Receptance {
         w: f64,
         harmonics: &[usize],
     ) -> Result<ReceptanceAt<'_>, ReceptanceError> {
+        self.prepare_with(w, harmonics, 0.0)
+    }
+
+    /// [`prepare`](Self::prepare) for the structure with `-xi M` added to its damping, from
+    /// the modal backend's modes without extracting them again: mass-normalised modes turn
+    /// it into `-xi` on each modal damping (exact), and the residual flexibility of the modes
+    /// left out keeps its damping (`xi` is of the order of the retained modes' damping, and
+    /// `xi / omega_r` is what it would change there). The extended periodic motion concept's
+    /// negative damping (nonlinear modes) changes `xi` at every Newton evaluation. Only where
+    /// every harmonic is condensed by modes: other backends, and harmonics an automatic
+    /// choice condenses exactly, give [`ReceptanceError::BadInput`].
+    pub fn prepare_damped(
+        &self,
+        w: f64,
+        harmonics: &[usize],
+        xi: f64,
+    ) -> Result<ReceptanceAt<'_>, ReceptanceError> {
+        if !xi.is_finite() {
+            return Err(ReceptanceError::BadInput(format!(
+                "damping shift xi = {xi}"
+            )));
+        }
+        if !matches!(self.backend, Backend::Modal(_)) {
+            return Err(ReceptanceError::BadInput(
+                "a mass-proportional damping shift needs the modal receptance".into(),
+            ));
+        }
+        self.prepare_with(w, harmonics, xi)
+    }
+
+    fn prepare_with(
+        &self,
+        w: f64,
+        harmonics: &[usize],
+        xi: f64,
+    ) -> Result<ReceptanceAt<'_>, ReceptanceError> {
         if !w.is_finite() {
             return Err(ReceptanceError::BadInput(format!("frequency w = {w}")));
         }
@@ -738,6 +774,12 @@ impl Receptance {
                 // Per harmonic this is O(modes) work. Harmonics above an automatic choice's
                 // coverage are condensed exactly instead.
                 Backend::Modal(b) => match &self.exact_above {
+                    Some(e) if xi != 0.0 && h as f64 * w.abs() > e.limit => {
+                        Err(ReceptanceError::BadInput(format!(
+                            "harmonic {h} at w = {w} is condensed exactly, not by modes: a \
+                             damping shift needs every harmonic condensed by modes (more modes)"
+                        )))
+                    }
                     Some(e) if h as f64 * w.abs() > e.limit => {
                         let sparse = e
                             .sparse
@@ -747,7 +789,7 @@ impl Receptance {
                         direct(h, sparse.harmonic(&self.s, w, h))
                     }
                     _ => b
-                        .harmonic(&self.s, w, h)
+                        .harmonic(&self.s, w, h, xi)
                         .map(|d| (h, HarmonicData::Modal(d))),
                 },
             }

@@ -21,8 +21,16 @@ use ewr_model::{Model, SparseMatrix};
 use faer::linalg::solvers::Solve;
 use faer::{Mat, c64};
 
-/// Largest model (DOFs) [`backbone`] takes: a dense receptance per Newton iteration.
-pub const MAX_MODE_DOFS: usize = 500;
+/// Largest model (DOFs) [`backbone`] takes: the stuck mode and its reactions are found on
+/// dense matrices.
+pub const MAX_MODE_DOFS: usize = 3000;
+
+/// Largest model (DOFs) whose backbone condenses by a dense receptance at every evaluation;
+/// above, by [`MODE_MODES`] modes extracted once ([`Receptance::prepare_damped`]).
+pub const MODE_DENSE_MAX_DOFS: usize = 500;
+
+/// Modes of the modal receptance of a backbone above [`MODE_DENSE_MAX_DOFS`] DOFs.
+pub const MODE_MODES: usize = 100;
 
 /// The amplitude the backbone's start (the stuck mode) is taken at, as a share of the first
 /// amplitude asked. The first amplitude is solved from it scaled up, as from any point; where
@@ -209,12 +217,12 @@ fn autonomous(model: &Model, xi: f64) -> Result<Model, SolveError> {
 
 /// The scalings of 3-D contacts' equations for a whole backbone (`None` for other contacts):
 /// as a forced solve's ([`crate::unilateral::auto_params`]) but from the static receptance
-/// of the autonomous model `static_model` (the frequency `w0` only turns `rho_T` into a force
-/// per velocity). A forced solve rescales at each frequency; here `w` is an unknown, and
+/// of the autonomous model, `rec` (the frequency `w0` only turns `rho_T` into a force per
+/// velocity). A forced solve rescales at each frequency; here `w` is an unknown, and
 /// `G_1,NN` vanishes at the mode of a contact that carries it (docs/nonlinear-modes.md,
 /// pitfall 6).
 fn scalings(
-    static_model: &Model,
+    rec: &Receptance,
     params: &ContactParams,
     set: &HarmonicSet,
     w0: f64,
@@ -222,7 +230,6 @@ fn scalings(
     if params.normal.is_none() {
         return Ok(None);
     }
-    let rec = Receptance::new(static_model, ReceptanceKind::Dense)?;
     let at = rec.prepare(w0, set.harmonics())?;
     let cond = CondensedContacts::from_receptance(&at, set)?;
     Ok(Some(crate::unilateral::scaled_params(params, &cond, 0)))
@@ -239,6 +246,9 @@ struct Bordered<'a> {
     settings: &'a PointSettings,
     /// 3-D contacts' scalings, fixed for the whole backbone ([`scalings`]).
     unilateral: Option<&'a UnilateralParams>,
+    /// The autonomous structure's modal receptance (without `-xi M`), where the backbone
+    /// condenses by modes; `None`: a dense receptance at every evaluation.
+    modal: Option<&'a Receptance>,
     /// Factor on the friction rows, fixed for one amplitude's solve
     /// ([`Bordered::slip_scale`] at its start).
     row_scale: f64,
@@ -254,27 +264,51 @@ impl Bordered<'_> {
         xi: f64,
         f: impl FnOnce(&ReceptanceAt<'_>, &mut ScaledContacts<'_>) -> Result<T, SolveError>,
     ) -> Result<T, SolveError> {
+        self.on_receptance(w, xi, |at| self.system_on(at, f))
+    }
+
+    /// Runs `f` on the autonomous structure's receptance at `(w, xi)`.
+    fn on_receptance<T>(
+        &self,
+        w: f64,
+        xi: f64,
+        f: impl FnOnce(&ReceptanceAt<'_>) -> Result<T, SolveError>,
+    ) -> Result<T, SolveError> {
         let set = &self.settings.set;
-        let model = autonomous(self.model, xi)?;
-        let rec = Receptance::new(&model, ReceptanceKind::Dense)?;
-        let at = rec.prepare(w, set.harmonics())?;
+        match self.modal {
+            Some(rec) => f(&rec.prepare_damped(w, set.harmonics(), xi)?),
+            None => {
+                let model = autonomous(self.model, xi)?;
+                let rec = Receptance::new(&model, ReceptanceKind::Dense)?;
+                f(&rec.prepare(w, set.harmonics())?)
+            }
+        }
+    }
+
+    /// [`on_system`](Self::on_system) at the prepared receptance `at`.
+    fn system_on<T>(
+        &self,
+        at: &ReceptanceAt<'_>,
+        f: impl FnOnce(&ReceptanceAt<'_>, &mut ScaledContacts<'_>) -> Result<T, SolveError>,
+    ) -> Result<T, SolveError> {
+        let set = &self.settings.set;
         // No hold of contacts stuck all period (docs/stuck-contacts.md): held at the static
         // state, the stuck limit came out 2 % below the stuck structure's frequency on
         // blade-damper-blade-3d and Newton failed through the onset of slip; the free mean
         // forces are left to the trust region, which keeps them where they start.
         let mut sys = match self.unilateral {
             Some(p) => {
-                let cond = CondensedContacts::from_receptance(&at, set)?;
+                let cond = CondensedContacts::from_receptance(at, set)?;
                 crate::point::unilateral_system(cond, set, self.settings.n_samples, p.clone())?
             }
-            None => Kind::at(&at, self.params, self.settings)?.system(
-                &at,
+            None => Kind::at(at, self.params, self.settings)?.system(
+                at,
                 set,
                 self.settings.n_samples,
                 1.0,
             )?,
         };
-        f(&at, &mut sys)
+        f(at, &mut sys)
     }
 
     /// The factor on the friction rows that keeps their tolerance a relative accuracy of the
@@ -421,21 +455,20 @@ impl Bordered<'_> {
     /// ([`ModePoint::displacement`]).
     fn displacement(&self, x: &[f64], w: f64, xi: f64) -> Result<Vec<f64>, SolveError> {
         let set = &self.settings.set;
-        let model = autonomous(self.model, xi)?;
-        let rec = Receptance::new(&model, ReceptanceKind::Dense)?;
-        let at = rec.prepare(w, set.harmonics())?;
-        let every: Vec<usize> = (0..model.n_dofs()).collect();
+        let every: Vec<usize> = (0..self.model.n_dofs()).collect();
         let m = x.len() / set.n_coeffs();
-        let r = crate::point::dof_response(
-            &at,
-            set,
-            self.settings.n_samples,
-            m,
-            x,
-            &every,
-            crate::periodic::Amplitude::Max,
-        )?;
-        Ok(r.coeffs)
+        self.on_receptance(w, xi, |at| {
+            let r = crate::point::dof_response(
+                at,
+                set,
+                self.settings.n_samples,
+                m,
+                x,
+                &every,
+                crate::periodic::Amplitude::Max,
+            )?;
+            Ok(r.coeffs)
+        })
     }
 }
 
@@ -570,7 +603,8 @@ fn solve_amplitude(
 
 /// The backbone of mode `mode` (1-based, of the structure with every contact stuck) at each
 /// of `amplitudes` (ascending), each point started from the last; `on_point` sees every point
-/// as it is computed and may stop the run by returning `false`.
+/// as it is computed and may stop the run by returning `false`. Condensed by a dense
+/// receptance up to [`MODE_DENSE_MAX_DOFS`] DOFs, by [`MODE_MODES`] modes above.
 pub fn backbone(
     model: &Model,
     params: &ContactParams,
@@ -579,12 +613,40 @@ pub fn backbone(
     amplitudes: &[f64],
     on_point: &mut dyn FnMut(&ModePoint) -> bool,
 ) -> Result<Vec<ModePoint>, SolveError> {
+    let kind = if model.n_dofs() <= MODE_DENSE_MAX_DOFS {
+        ReceptanceKind::Dense
+    } else {
+        ReceptanceKind::Modal { modes: MODE_MODES }
+    };
+    backbone_with(model, params, settings, mode, amplitudes, kind, on_point)
+}
+
+/// [`backbone`] condensed by `receptance`: `Dense` (a dense receptance of `K - h^2 w^2 M + i h
+/// w (C - xi M)` at every evaluation) or `Modal` (the modes extracted once, `-xi` on each
+/// modal damping: [`Receptance::prepare_damped`]; every harmonic condensed by modes).
+pub fn backbone_with(
+    model: &Model,
+    params: &ContactParams,
+    settings: &PointSettings,
+    mode: usize,
+    amplitudes: &[f64],
+    receptance: ReceptanceKind,
+    on_point: &mut dyn FnMut(&ModePoint) -> bool,
+) -> Result<Vec<ModePoint>, SolveError> {
     if model.n_dofs() > MAX_MODE_DOFS {
         return Err(SolveError::Start(format!(
-            "nonlinear modes take models up to {MAX_MODE_DOFS} DOFs (a dense receptance per \
-             Newton step); this one has {}",
+            "nonlinear modes take models up to {MAX_MODE_DOFS} DOFs (the stuck mode is found on \
+             dense matrices); this one has {}",
             model.n_dofs()
         )));
+    }
+    if !matches!(
+        receptance,
+        ReceptanceKind::Dense | ReceptanceKind::Modal { .. }
+    ) {
+        return Err(SolveError::Start(
+            "nonlinear modes condense by a dense or a modal receptance".into(),
+        ));
     }
     if model.cyclic.is_some() {
         return Err(SolveError::Start(
@@ -615,11 +677,29 @@ pub fn backbone(
     let m_rows = params.rows();
     let n = m_rows * settings.set.n_coeffs();
     let static_model = autonomous(model, c0)?;
+    // The modal receptance of the structure without its dynamic forcing, its damping as the
+    // model gives it (Rayleigh kept: its `beta K` also damps the residual flexibility),
+    // extracted once; `-xi M` is added per evaluation.
+    let modal = match receptance {
+        ReceptanceKind::Modal { .. } => {
+            let mut unforced = model.clone();
+            unforced.forcing.retain(|t| t.harmonic == 0);
+            Some(Receptance::new(&unforced, receptance)?)
+        }
+        _ => None,
+    };
+    let dense_static;
+    let static_rec = match &modal {
+        Some(rec) => rec,
+        None => {
+            dense_static = Receptance::new(&static_model, ReceptanceKind::Dense)?;
+            &dense_static
+        }
+    };
     let static_x = if static_model.forcing.is_empty() {
         vec![0.0; n]
     } else {
-        let rec = Receptance::new(&static_model, ReceptanceKind::Dense)?;
-        let sol = crate::point::solve_point(&rec, params, w0, settings, None)?;
+        let sol = crate::point::solve_point(static_rec, params, w0, settings, None)?;
         if !sol.status.converged() {
             return Err(SolveError::Start(format!(
                 "the static state (preload) did not converge ({}): the backbone has no start",
@@ -643,7 +723,7 @@ pub fn backbone(
         start[s * nco + p1] = first * r.re;
         start[s * nco + p1 + 1] = -first * r.im;
     }
-    let unilateral = scalings(&static_model, params, &settings.set, w0)?;
+    let unilateral = scalings(static_rec, params, &settings.set, w0)?;
     let mut out = Vec::with_capacity(amplitudes.len());
     let mut state = Continued {
         x: start,
@@ -665,6 +745,7 @@ pub fn backbone(
             params,
             settings: on,
             unilateral: unilateral.as_ref(),
+            modal: modal.as_ref(),
             row_scale: 1.0,
             reference,
             amplitude: a,

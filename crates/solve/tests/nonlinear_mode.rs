@@ -679,3 +679,90 @@ fn a_3d_contact_mode_in_gross_slip_tends_to_its_homogeneous_limit_as_one_over_a(
         }
     }
 }
+
+/// The modal path of a backbone (modes extracted once, `-xi` on each modal damping) against
+/// the dense one (a dense receptance of `K - h^2 w^2 M + i h w (C - xi M)` at every
+/// evaluation): with every mode retained nothing is left to the residual flexibility, and
+/// the two must agree through the onset of slip to the solver's tolerance.
+#[test]
+fn the_modal_backbone_equals_the_dense_one_with_every_mode() {
+    use ewr_hb::receptance::ReceptanceKind;
+    use ewr_solve::nonlinear_mode::backbone_with;
+    let model = ewr_model::examples::blade_damper_blade_3d(&Default::default());
+    let params = ContactParams::of(&model.contacts);
+    let mut s = settings("all:7");
+    s.newton.tol_residual = 1e-10;
+    let amps: Vec<f64> = (0..=12)
+        .map(|i| 10f64.powf(-6.0 + 4.0 * i as f64 / 12.0))
+        .collect();
+    let modes = model.n_dofs();
+    let dense = backbone_with(
+        &model,
+        &params,
+        &s,
+        1,
+        &amps,
+        ReceptanceKind::Dense,
+        &mut |_| true,
+    )
+    .unwrap();
+    let modal = backbone_with(
+        &model,
+        &params,
+        &s,
+        1,
+        &amps,
+        ReceptanceKind::Modal { modes },
+        &mut |_| true,
+    )
+    .unwrap();
+    for (d, m) in dense.iter().zip(&modal) {
+        println!(
+            "a = {:.3e}: w = {:.9} / {:.9}, zeta = {:.9e} / {:.9e}",
+            d.amplitude, d.omega, m.omega, d.damping_ratio, m.damping_ratio
+        );
+        assert!(d.converged && m.converged, "a = {}", d.amplitude);
+        assert!(
+            (d.omega - m.omega).abs() < 1e-8 * d.omega,
+            "a = {}",
+            d.amplitude
+        );
+        assert!(
+            (d.damping_ratio - m.damping_ratio).abs() < 1e-6 * d.damping_ratio,
+            "a = {}",
+            d.amplitude
+        );
+    }
+}
+
+/// The shipped CalculiX blade (570 DOFs, two tip-shroud friction contacts, Rayleigh damping)
+/// is above the dense path's size: its backbone condenses by 100 modes. It starts at the
+/// structure with its shrouds stuck and ends at the structure without friction (its second
+/// mode, 8066.05 rad/s: the shrouds' first mode in the stuck structure is the blade's second
+/// with its tip held), every amplitude converged. Before, `ewr modes` refused the model.
+#[test]
+fn the_calculix_blade_s_mode_goes_from_its_stuck_to_its_free_structure() {
+    let path = format!("{}/../../models/blade-ccx.h5", env!("CARGO_MANIFEST_DIR"));
+    let model = ewr_model::read(std::path::Path::new(&path)).unwrap().model;
+    let params = ContactParams::of(&model.contacts);
+    let amps: Vec<f64> = (0..=8)
+        .map(|i| 10f64.powf(-7.0 + 5.0 * i as f64 / 8.0))
+        .collect();
+    let pts = backbone(&model, &params, &settings("odd:7"), 1, &amps, &mut |_| true).unwrap();
+    let stuck =
+        ewr_hb::modes::natural_frequencies(&model.stuck_default().unwrap().unwrap()).unwrap();
+    let free = ewr_hb::modes::natural_frequencies(&model).unwrap();
+    for p in &pts {
+        println!(
+            "a = {:.3e}: w = {:.4}, zeta = {:.4e}, converged {}",
+            p.amplitude, p.omega, p.damping_ratio, p.converged
+        );
+        assert!(p.converged, "a = {}", p.amplitude);
+    }
+    let (first, last) = (&pts[0], pts.last().unwrap());
+    println!("stuck {:.4}, free {:.4}", stuck[0], free[1]);
+    // The stuck structure holds its rigid shroud rows by penalty springs: 8e-7 below the
+    // rigid stick the backbone holds exactly.
+    assert!((first.omega - stuck[0]).abs() < 1e-5 * stuck[0]);
+    assert!((last.omega - free[1]).abs() < 1e-5 * free[1]);
+}

@@ -461,18 +461,21 @@ impl ModalBackend {
         dofs.iter().map(|d| Arc::clone(&cache[d])).collect()
     }
 
+    /// Harmonic `h` at `w`, with `-xi` on every modal damping (`-xi M` on the structure;
+    /// 0 for the structure as it is).
     pub fn harmonic(
         &self,
         s: &Structure,
         w: f64,
         h: usize,
+        xi: f64,
     ) -> Result<ModalHarmonic, ReceptanceError> {
         let om = h as f64 * w;
         let eta = s.eta_h(h);
         let tiny = 1e-13 * self.scale.max(om * om);
         let mut inv_d = Vec::with_capacity(self.lambda.len());
         for (&l, &c) in self.lambda.iter().zip(&self.modes.damping) {
-            let d = c64::new(l - om * om, eta * l + om * c);
+            let d = c64::new(l - om * om, eta * l + om * (c - xi));
             if d.norm() <= tiny {
                 return Err(ReceptanceError::Singular {
                     harmonic: h,
