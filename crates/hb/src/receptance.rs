@@ -696,9 +696,10 @@ impl Receptance {
 
     /// [`prepare`](Self::prepare) for the structure with `-xi M` added to its damping, from
     /// the modal backend's modes without extracting them again: mass-normalised modes turn
-    /// it into `-xi` on each modal damping (exact), and the residual flexibility of the modes
-    /// left out keeps its damping (`xi` is of the order of the retained modes' damping, and
-    /// `xi / omega_r` is what it would change there). The extended periodic motion concept's
+    /// it into `-xi` on each modal damping (exact for the retained modes). The residual
+    /// flexibility of the modes left out keeps its own damping (`eta`, `beta`): the shift
+    /// is left out there, as `alpha M` already is, a relative error of about `xi / (h w)`
+    /// on a quasi-static term. The extended periodic motion concept's
     /// negative damping (nonlinear modes) changes `xi` at every Newton evaluation. Only where
     /// every harmonic is condensed by modes: other backends, and harmonics an automatic
     /// choice condenses exactly, give [`ReceptanceError::BadInput`].

@@ -736,7 +736,7 @@ fn the_modal_backbone_equals_the_dense_one_with_every_mode() {
 }
 
 /// The shipped CalculiX blade (570 DOFs, two tip-shroud friction contacts, Rayleigh damping)
-/// is above the dense path's size: its backbone condenses by 100 modes. It starts at the
+/// is above the dense path's size: its backbone condenses by all its modes. It starts at the
 /// structure with its shrouds stuck and ends at the structure without friction (its second
 /// mode, 8066.05 rad/s: the shrouds' first mode in the stuck structure is the blade's second
 /// with its tip held), every amplitude converged. Before, `ewr modes` refused the model.
