@@ -148,7 +148,7 @@ pub(crate) struct HeldSlip {
     weights: Vec<f64>,
 }
 
-/// Friction rows per task of [`HeldSlip::product_terms`]'s `G_0` product.
+/// Friction rows per task of [`HeldSlip::g0_times`].
 const G0_ROW_BLOCK: usize = 64;
 
 impl HeldSlip {
@@ -198,23 +198,35 @@ impl HeldSlip {
 
     /// Mean slip position of each friction row for the force coefficients `x`.
     pub(crate) fn positions(&self, x: &[f64]) -> Vec<f64> {
-        let mut s = self.g0_times(x);
+        let mut s = self.g0_times(x, |_| true);
         s.iter_mut().zip(&self.q0).for_each(|(s, q)| *s += q);
         s
     }
 
-    /// `Re G_0` times the `h = 0` coefficients of `x`, one entry per friction row. Taken a
-    /// column of `G_0` at a time (contiguous; a row at a time read one cache line per entry
-    /// and cost 3 % of the 200-contact 3-D sector's sweep, on one thread), each row's terms
-    /// added in the same order as a row's sum.
-    fn g0_times(&self, x: &[f64]) -> Vec<f64> {
+    /// `Re G_0` times the `h = 0` coefficients of `x`, one entry per friction row, on the
+    /// blocks of [`G0_ROW_BLOCK`] rows that hold a row `wanted` (the others stay zero). Each
+    /// block reads a column of `G_0` at a time (contiguous; a row at a time read one cache
+    /// line per entry and cost 3 % of the 200-contact 3-D sector's sweep), blocks on every
+    /// thread (on the calling thread inside every Jacobian product it was a fifth of the README
+    /// 3-D sector's receptance product); each row's terms added in the order of the columns,
+    /// whatever the threads.
+    fn g0_times(&self, x: &[f64], wanted: impl Fn(usize) -> bool + Sync) -> Vec<f64> {
+        let a: Vec<f64> = (0..self.g0.ncols())
+            .map(|j| x[j * self.nco + self.p0])
+            .collect();
         let mut s = vec![0.0; self.rows()];
-        for j in 0..self.g0.ncols() {
-            let a = x[j * self.nco + self.p0];
-            s.iter_mut()
-                .zip(self.g0_column(j))
-                .for_each(|(s, g)| *s += g * a);
-        }
+        s.par_chunks_mut(G0_ROW_BLOCK)
+            .enumerate()
+            .for_each(|(b, rows)| {
+                let first = b * G0_ROW_BLOCK;
+                if !(first..first + rows.len()).any(&wanted) {
+                    return;
+                }
+                for (j, &aj) in a.iter().enumerate() {
+                    let g = &self.g0_column(j)[first..first + rows.len()];
+                    rows.iter_mut().zip(g).for_each(|(s, g)| *s += g * aj);
+                }
+            });
         s
     }
 
@@ -315,26 +327,7 @@ impl HeldSlip {
         if self.weights.iter().all(|&w| w == 0.0) {
             return None;
         }
-        // `G_0 v` on the held rows only, blocks of rows on every thread: it ran on the
-        // calling thread inside every Jacobian product (0.16 ms a product on the README 3-D
-        // sector, a fifth of its receptance product). Each row's terms in `g0_times`'s order.
-        let a: Vec<f64> = (0..self.g0.ncols())
-            .map(|j| v[j * self.nco + self.p0])
-            .collect();
-        let mut s = vec![0.0; self.rows()];
-        s.par_chunks_mut(G0_ROW_BLOCK)
-            .enumerate()
-            .for_each(|(b, rows)| {
-                let first = b * G0_ROW_BLOCK;
-                let held = (first..first + rows.len()).any(|i| self.weights[i / self.dim] != 0.0);
-                if !held {
-                    return;
-                }
-                for (j, &aj) in a.iter().enumerate() {
-                    let g = &self.g0_column(j)[first..first + rows.len()];
-                    rows.iter_mut().zip(g).for_each(|(s, g)| *s += g * aj);
-                }
-            });
+        let s = self.g0_times(v, |i| self.weights[i / self.dim] != 0.0);
         Some(
             s.iter()
                 .enumerate()
