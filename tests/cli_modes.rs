@@ -48,9 +48,16 @@ fn two_mass_damper_backbone_from_stuck_to_free_with_files() {
     let table = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(table.lines().count(), 22);
     assert!(table.starts_with("amplitude,omega,damping_ratio"));
+    assert!(table.lines().next().unwrap().ends_with(",no_oscillation"));
     let f = hdf5::File::open(&h5).unwrap();
     let omega: Vec<f64> = f.dataset("omega").unwrap().read_raw().unwrap();
     assert_eq!(omega.len(), 21);
+    // Every amplitude is a free oscillation here: the file says so per point, as --json does.
+    let no_osc: Vec<i64> = f.dataset("no_oscillation").unwrap().read_raw().unwrap();
+    assert_eq!(no_osc.len(), 21);
+    for (p, flag) in bb.iter().zip(&no_osc) {
+        assert_eq!(p["no_oscillation"].as_bool().unwrap(), *flag == 1);
+    }
     assert!(std::fs::metadata(&png).unwrap().len() > 1000);
 }
 

@@ -895,7 +895,8 @@ impl PyModel {
     /// by the extended periodic motion concept with the exact friction law, at ``points``
     /// modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
     /// ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
-    /// "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
+    /// "damping_ratio", "xi", "converged", "no_oscillation"}`` (arrays per amplitude;
+    /// ``no_oscillation`` where Newton converged to no free oscillation), ``"shape"`` (the
     /// fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
     /// harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
     /// docs/results-format.md), ``"synthesis_peak"``
@@ -904,9 +905,9 @@ impl PyModel {
     /// through that resonance (``ewr modes --frc``), ``(omega, |Q1|)`` rows at the first
     /// forced DOF ``"frc_dof"``, else ``None``. ``output``, ``csv`` and ``plot`` write the
     /// files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
-    /// a dense receptance (above 500 DOFs every mode, extracted once) and dense Newton steps
-    /// whatever the solver keywords say; they apply
-    /// to the forced sweep. Warns where an amplitude did not converge. Ctrl-C keeps the
+    /// a dense receptance (above 500 DOFs or with modal damping ratios every mode, extracted
+    /// once) and dense Newton steps whatever the solver keywords say; they apply to the
+    /// forced sweep. Warns where an amplitude did not converge. Ctrl-C keeps the
     /// amplitudes computed (their files written, ``"interrupted"`` True, a warning).
     #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="default",
         mu_n=None, rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
@@ -1097,6 +1098,10 @@ impl PyModel {
         d.set_item(
             "converged",
             numpy::PyArray1::from_vec(py, pts.iter().map(|p| p.converged).collect::<Vec<_>>()),
+        )?;
+        d.set_item(
+            "no_oscillation",
+            numpy::PyArray1::from_vec(py, pts.iter().map(|p| p.no_oscillation).collect::<Vec<_>>()),
         )?;
         let n = setup.model.n_dofs();
         let shape: Vec<numpy::Complex64> = pts

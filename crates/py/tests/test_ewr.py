@@ -538,6 +538,7 @@ def test_nonlinear_mode_from_stuck_to_free():
     model = ewr.Model.read(MODELS / "two-mass-damper.h5")
     m = model.modes(0.1, 1e4, points=13, harmonics="odd:31")
     assert m["converged"].all()
+    assert not m["no_oscillation"].any()
     assert math.isclose(m["omega"][0], math.sqrt(2), rel_tol=1e-5)
     assert math.isclose(m["omega"][-1], (1 + math.sqrt(5)) / 2, rel_tol=1e-4)
     assert m["damping_ratio"].max() > 4 * m["damping_ratio"][0]

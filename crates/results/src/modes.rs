@@ -39,6 +39,15 @@ pub fn write_modes_h5(
                     .map(|p| i64::from(p.converged))
                     .collect::<Vec<_>>(),
             )?;
+            // Newton converged, but to no free oscillation (pitfall 7): not the mode.
+            put_1d(
+                f,
+                "no_oscillation",
+                &points
+                    .iter()
+                    .map(|p| i64::from(p.no_oscillation))
+                    .collect::<Vec<_>>(),
+            )?;
             put_1d(
                 f,
                 "iterations",
@@ -90,27 +99,28 @@ pub fn write_modes_h5(
 }
 
 /// Writes the backbone as a table: `amplitude, omega, damping_ratio, xi, converged,
-/// iterations, residual`.
+/// iterations, residual, no_oscillation`.
 pub fn write_modes_csv(path: &Path, points: &[ModePoint]) -> Result<(), String> {
     crate::ensure_parent(path)?;
     atomically(path, |tmp| {
         let mut out = std::io::BufWriter::new(std::fs::File::create(tmp).map_err(io_err(path))?);
         writeln!(
             out,
-            "amplitude,omega,damping_ratio,xi,converged,iterations,residual"
+            "amplitude,omega,damping_ratio,xi,converged,iterations,residual,no_oscillation"
         )
         .map_err(io_err(path))?;
         for p in points {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{}",
                 p.amplitude,
                 p.omega,
                 p.damping_ratio,
                 p.xi,
                 u8::from(p.converged),
                 p.iterations,
-                p.residual
+                p.residual,
+                u8::from(p.no_oscillation)
             )
             .map_err(io_err(path))?;
         }

@@ -151,28 +151,30 @@ pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), So
 }
 
 /// The contact forces that hold the stuck mode `phi` (unit amplitude) at `w`: the least-squares
-/// `R` of `W^T R = (K - w^2 M + i w (C - xi M)) phi`.
-fn stuck_reactions(model: &Model, phi: &[f64], w: f64, xi: f64) -> Result<Vec<c64>, SolveError> {
+/// `R` of `W^T R = (K - w^2 M + i w (C - xi M)) phi`, with `C phi` given (`c_phi`: the
+/// damping as the receptance applies it).
+fn stuck_reactions(
+    model: &Model,
+    phi: &[f64],
+    c_phi: &[f64],
+    w: f64,
+    xi: f64,
+) -> Result<Vec<c64>, SolveError> {
     let n = model.n_dofs();
     let wm = model
         .contacts
         .contact_matrix(n)
         .map_err(SolveError::Start)?
         .to_dense();
-    let (k, m, c) = (
-        model.stiffness.to_dense(),
-        model.mass.to_dense(),
-        model.viscous_damping().to_dense(),
-    );
+    let (k, m) = (model.stiffness.to_dense(), model.mass.to_dense());
     let z_phi = Mat::from_fn(n, 1, |i, _| {
-        (0..n)
-            .map(|j| {
-                c64::new(
-                    (k[(i, j)] - w * w * m[(i, j)]) * phi[j],
-                    w * (c[(i, j)] - xi * m[(i, j)]) * phi[j],
-                )
-            })
-            .sum::<c64>()
+        let (re, m_phi) = (0..n).fold((0.0, 0.0), |(re, mp), j| {
+            (
+                re + (k[(i, j)] - w * w * m[(i, j)]) * phi[j],
+                mp + m[(i, j)] * phi[j],
+            )
+        });
+        c64::new(re, w * (c_phi[i] - xi * m_phi))
     });
     let wc = Mat::from_fn(wm.nrows(), n, |i, j| c64::new(wm[(i, j)], 0.0));
     // Least squares with a tiny ridge: a row without DOFs (a fixed normal load) or dependent
@@ -189,6 +191,25 @@ fn stuck_reactions(model: &Model, phi: &[f64], w: f64, xi: f64) -> Result<Vec<c6
     let rhs = &wc * &z_phi;
     let r = wwt.partial_piv_lu().solve(&rhs);
     Ok((0..r.nrows()).map(|i| r[(i, 0)]).collect())
+}
+
+/// `M Phi diag(c) Phi^T M x`: the damping of `modes` (every `c_r`, modal ratios included)
+/// applied to `x`, as the modal receptance damps the structure.
+fn modal_damping_times(modes: &ewr_hb::receptance::Modes, mass: &Mat<f64>, x: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    let mx: Vec<f64> = (0..n)
+        .map(|i| (0..n).map(|j| mass[(i, j)] * x[j]).sum())
+        .collect();
+    let phi = &modes.phi;
+    let q: Vec<f64> = (0..phi.ncols())
+        .map(|r| modes.damping[r] * (0..n).map(|i| phi[(i, r)] * mx[i]).sum::<f64>())
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| (0..phi.ncols()).map(|r| phi[(i, r)] * q[r]).sum())
+        .collect();
+    (0..n)
+        .map(|i| (0..n).map(|j| mass[(i, j)] * y[j]).sum())
+        .collect()
 }
 
 /// The model of the autonomous motion at `xi`: viscous damping `C - xi M`, only the static
@@ -605,7 +626,8 @@ fn solve_amplitude(
 /// The backbone of mode `mode` (1-based, of the structure with every contact stuck) at each
 /// of `amplitudes` (ascending), each point started from the last; `on_point` sees every point
 /// as it is computed and may stop the run by returning `false`. Condensed by a dense
-/// receptance up to [`MODE_DENSE_MAX_DOFS`] DOFs, by every mode of the structure above.
+/// receptance up to [`MODE_DENSE_MAX_DOFS`] DOFs, by every mode of the structure above or
+/// where the model has modal damping ratios.
 pub fn backbone(
     model: &Model,
     params: &ContactParams,
@@ -614,7 +636,8 @@ pub fn backbone(
     amplitudes: &[f64],
     on_point: &mut dyn FnMut(&ModePoint) -> bool,
 ) -> Result<Vec<ModePoint>, SolveError> {
-    let kind = if model.n_dofs() <= MODE_DENSE_MAX_DOFS {
+    // Modal damping ratios exist only in a modal receptance.
+    let kind = if model.n_dofs() <= MODE_DENSE_MAX_DOFS && model.damping.modal_zeta.is_none() {
         ReceptanceKind::Dense
     } else {
         ReceptanceKind::Modal {
@@ -672,7 +695,7 @@ pub fn backbone_with(
             "amplitude {bad}: amplitudes must be positive"
         )));
     }
-    let (w0, shape, c0) = stuck_mode(model, mode)?;
+    let (w0, shape, mut c0) = stuck_mode(model, mode)?;
     let reference = (0..shape.len())
         .max_by(|&i, &j| shape[i].abs().total_cmp(&shape[j].abs()))
         .unwrap_or(0);
@@ -691,6 +714,24 @@ pub fn backbone_with(
         }
         _ => None,
     };
+    let mass = model.mass.to_dense();
+    // `C phi` as the receptance damps the structure: modal damping ratios live only in the
+    // modes, `M Phi diag(c_r) Phi^T M` (each mode's `phi_r^T C phi_r + 2 zeta_r omega_r`).
+    let c_phi = match (&modal, &model.damping.modal_zeta) {
+        (Some(rec), Some(_)) => {
+            let modes = rec
+                .modes()
+                .ok_or_else(|| SolveError::Start("the modal receptance has no modes".into()))?;
+            modal_damping_times(modes, &mass, &shape)
+        }
+        _ => {
+            let c = model.viscous_damping().to_dense();
+            (0..shape.len())
+                .map(|i| (0..shape.len()).map(|j| c[(i, j)] * shape[j]).sum())
+                .collect()
+        }
+    };
+    c0 = shape.iter().zip(&c_phi).map(|(p, c)| p * c).sum();
     let dense_static;
     let static_rec = match &modal {
         Some(rec) => rec,
@@ -716,7 +757,7 @@ pub fn backbone_with(
     // where it slips, the intermediate amplitudes carry the stuck state there.
     let mut start = static_x.clone();
     let first = amplitudes.first().copied().unwrap_or(1.0) * START_BELOW;
-    let r1 = stuck_reactions(model, &shape, w0, c0)?;
+    let r1 = stuck_reactions(model, &shape, &c_phi, w0, c0)?;
     let nco = settings.set.n_coeffs();
     let p1 = settings
         .set
@@ -734,7 +775,6 @@ pub fn backbone_with(
         xi: c0,
         amplitude: first,
     };
-    let mass = model.mass.to_dense();
     // Solves amplitude `a` on `on` (the target set or a ramp stage) from `state` on `from`.
     let solve_on = |state: &Continued,
                     from: &HarmonicSet,

@@ -766,3 +766,82 @@ fn the_calculix_blade_s_mode_goes_from_its_stuck_to_its_free_structure() {
     assert!((first.omega - stuck[0]).abs() < 1e-5 * stuck[0]);
     assert!((last.omega - free[1]).abs() < 1e-5 * free[1]);
 }
+
+/// Modal damping ratios (`/damping/zeta`) live only in the modal receptance. Before, a model
+/// with them and at most 500 DOFs went to the dense receptance, which cannot represent them,
+/// and `ewr modes` failed. Now such a model is condensed by its modes, and its backbone is
+/// that of the same structure with the viscous matrix those ratios stand for, `C = M Psi
+/// diag(2 zeta_r omega_r) Psi^T M` (here `M = I`, the modes `Psi` from faer's eigensolver)
+/// given explicitly and condensed densely. Both ends against their closed forms: stuck, the
+/// blade mass alone on `k = 2` with damping `C_00 / (2 sqrt 2)`; far into slip, the free
+/// structure's mode at the golden ratio with its own ratio.
+#[test]
+fn modal_damping_ratios_give_the_backbone_of_the_viscous_matrix_they_stand_for() {
+    let viscous = ewr_model::examples::two_mass_damper(1.0);
+    let n = viscous.n_dofs();
+    let k = viscous.stiffness.to_dense();
+    let evd = k.self_adjoint_eigen(faer::Side::Lower).unwrap();
+    let zeta = [0.01, 0.02, 0.03, 0.04];
+    let omega: Vec<f64> = (0..n).map(|r| evd.S()[r].sqrt()).collect();
+    let c = faer::Mat::from_fn(n, n, |i, j| {
+        (0..n)
+            .map(|r| 2.0 * zeta[r] * omega[r] * evd.U()[(i, r)] * evd.U()[(j, r)])
+            .sum::<f64>()
+    });
+    let mut explicit = viscous.clone();
+    let trips: Vec<faer::sparse::Triplet<usize, usize, f64>> = (0..n)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .map(|(i, j)| faer::sparse::Triplet::new(i, j, c[(i, j)]))
+        .collect();
+    explicit.damping_matrix =
+        Some(ewr_model::SparseMatrix::try_new_from_triplets(n, n, &trips).unwrap());
+    let mut ratios = viscous.clone();
+    ratios.damping_matrix = None;
+    ratios.damping.modal_zeta = Some(zeta.to_vec());
+    let params = ContactParams::of(&viscous.contacts);
+    let amps: Vec<f64> = (0..=12)
+        .map(|i| 10f64.powf(-1.0 + 5.0 * i as f64 / 12.0))
+        .collect();
+    let run = |m: &Model| backbone(m, &params, &settings("odd:31"), 1, &amps, &mut |_| true);
+    let by_ratios = run(&ratios).expect("a model with modal damping ratios has its backbone");
+    let by_matrix = run(&explicit).unwrap();
+    for (p, q) in by_ratios.iter().zip(&by_matrix) {
+        println!(
+            "a = {:.3e}: w = {:.8} / {:.8}, zeta = {:.8} / {:.8}",
+            p.amplitude, p.omega, q.omega, p.damping_ratio, q.damping_ratio
+        );
+        assert!(p.converged && q.converged, "a = {}", p.amplitude);
+        assert!(
+            (p.omega - q.omega).abs() < 1e-7 * q.omega,
+            "a = {}",
+            p.amplitude
+        );
+        assert!(
+            (p.damping_ratio - q.damping_ratio).abs() < 1e-6 * q.damping_ratio,
+            "a = {}",
+            p.amplitude
+        );
+    }
+    let (first, last) = (&by_ratios[0], &by_ratios[12]);
+    assert!((first.omega - 2f64.sqrt()).abs() < 1e-5, "{}", first.omega);
+    let stuck_zeta = c[(0, 0)] / (2.0 * 2f64.sqrt());
+    assert!(
+        (first.damping_ratio - stuck_zeta).abs() < 1e-4 * stuck_zeta,
+        "{} against {stuck_zeta}",
+        first.damping_ratio
+    );
+    // The blade-leading free mode is the third (0.618, 0.874, 1.618, 2.288); at a = 1e4
+    // friction adds about mu N / a to its ratio.
+    let golden = (1.0 + 5f64.sqrt()) / 2.0;
+    assert!((omega[2] - golden).abs() < 1e-12);
+    assert!(
+        (last.omega - golden).abs() < 1e-4 * golden,
+        "{}",
+        last.omega
+    );
+    assert!(
+        (last.damping_ratio - zeta[2]).abs() < 0.05 * zeta[2],
+        "{}",
+        last.damping_ratio
+    );
+}

@@ -306,7 +306,8 @@ class Model:
         by the extended periodic motion concept with the exact friction law, at ``points``
         modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
         ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
-        "damping_ratio", "xi", "converged"}`` (arrays per amplitude), ``"shape"`` (the
+        "damping_ratio", "xi", "converged", "no_oscillation"}`` (arrays per amplitude;
+        ``no_oscillation`` where Newton converged to no free oscillation), ``"shape"`` (the
         fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
         harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
         docs/results-format.md), ``"synthesis_peak"``
@@ -315,7 +316,8 @@ class Model:
         through that resonance (``ewr modes --frc``), ``(omega, |Q1|)`` rows at the first
         forced DOF ``"frc_dof"``, else ``None``. ``output``, ``csv`` and ``plot`` write the
         files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
-        a dense receptance (above 500 DOFs every mode, extracted once) and dense Newton steps
+        a dense receptance (above 500 DOFs or with modal damping ratios every mode, extracted
+        once) and dense Newton steps
         whatever the solver keywords say; they apply
         to the forced sweep. Warns where an amplitude did not converge. Ctrl-C keeps the
         amplitudes computed (their files written, ``"interrupted"`` True, a warning)."""
