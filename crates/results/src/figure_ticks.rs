@@ -390,6 +390,7 @@ fn backbone_figure() {
                 damping_ratio: z,
                 converged: k != 7,
                 no_oscillation: false,
+                sensitivity: 0.0,
                 iterations: 5,
                 residual: 1e-12,
                 set: set.clone(),

@@ -48,6 +48,23 @@ const MAX_SUBSTEPS: usize = 16;
 const ADAPTIVE_SOLVES: usize = 24;
 const ADAPTIVE_FINEST: f64 = 1024.0;
 
+/// Relative steps of the finite differences in `w` and `xi` where the residual is mildly
+/// sensitive to them; and the sensitivity (largest `|dg / d ln w|` or its `xi` analogue)
+/// above which the step shrinks in proportion. Far into slip the friction forces stay bounded
+/// while the motion grows, so `(w, xi)` sits within a relative distance of about `1 / S` of
+/// the free structure's resonance: a step of `1e-7` crossed it on blade-damper-blade from `a`
+/// = 316, and Newton stalled at residuals of 0.5-0.98 (docs/nonlinear-modes.md, pitfall 9).
+/// With the step at `1e-3 / S` the linearisation error stays at `1e-3` and the rounding's at
+/// `eps / step`.
+const FD_STEP: f64 = 1e-7;
+const FD_SENSITIVITY: f64 = 1e4;
+
+/// The residual's rounding floor as a multiple of `eps S`: the rounding of `w` alone moves the
+/// residual by `eps S`. The tolerance is raised to it where it is above the asked one, and a
+/// stall below it is a converged point. (On blade-damper-blade, odd:15, `a` = 10..1e4, every
+/// amplitude then converges in 2-4 iterations.)
+const ROUNDING_FLOOR: f64 = 10.0;
+
 /// The last converged point, where the next amplitude starts.
 #[derive(Clone)]
 struct Continued {
@@ -55,6 +72,7 @@ struct Continued {
     omega: f64,
     xi: f64,
     amplitude: f64,
+    sensitivity: f64,
 }
 
 impl Continued {
@@ -64,6 +82,7 @@ impl Continued {
             omega: p.omega,
             xi: p.xi,
             amplitude: p.amplitude,
+            sensitivity: p.sensitivity,
         }
     }
 }
@@ -91,6 +110,10 @@ pub struct ModePoint {
     /// rows carry the amplitude's slip factor (docs/nonlinear-modes.md, pitfall 8), so it
     /// compares across amplitudes only in stick.
     pub residual: f64,
+    /// The residual's largest change per relative change of `w` or `xi` at the last Jacobian
+    /// (`S`): in slip the motion grows as `(w, xi)` nears the free structure's resonance, and
+    /// `eps S` is the residual's rounding floor (docs/nonlinear-modes.md, pitfall 9).
+    pub sensitivity: f64,
     /// The harmonic set of `friction`.
     pub set: HarmonicSet,
     /// Contact-force coefficients (hb block layout).
@@ -526,6 +549,11 @@ struct BorderedResidual<'a> {
     scale: f64,
     /// The fundamental at the last evaluation.
     shape: Vec<c64>,
+    /// The sensitivity `S` expected at this amplitude (the last point's, grown with the
+    /// amplitude), and the largest measured by this solve's Jacobians: the finite differences'
+    /// step follows the larger.
+    expected: f64,
+    measured: f64,
 }
 
 impl crate::newton::Residual for BorderedResidual<'_> {
@@ -550,14 +578,21 @@ impl crate::newton::Residual for BorderedResidual<'_> {
         self.shape = q;
         if let (Some(mut out), Some(j)) = (jacobian, j) {
             out.copy_from(&j);
-            // Finite differences in w and xi (the receptance is rebuilt for each).
-            let dw = 1e-7 * w.abs();
-            let dxi = 1e-7 * w.abs().max(xi.abs());
+            // Finite differences in w and xi (the receptance is rebuilt for each), the step
+            // within the distance to the resonance (FD_SENSITIVITY).
+            let step = FD_STEP * (FD_SENSITIVITY / self.expected.max(self.measured)).min(1.0);
+            let dw = step * w.abs();
+            let dxi = step * w.abs().max(xi.abs());
             let (fw, _, _) = self.b.eval(x, w + dw, xi, false).map_err(err)?;
             let (fx, _, _) = self.b.eval(x, w, xi + dxi, false).map_err(err)?;
+            let mut s = 0.0f64;
             for r in 0..n + 2 {
                 out[(r, n)] = (fw[r] - f0[r]) / dw * self.scale;
                 out[(r, n + 1)] = (fx[r] - f0[r]) / dxi * self.scale;
+                s = s.max(out[(r, n)].abs()).max(out[(r, n + 1)].abs());
+            }
+            if s.is_finite() {
+                self.measured = self.measured.max(s);
             }
         }
         Ok(())
@@ -580,6 +615,7 @@ fn solve_amplitude(
     x: Vec<f64>,
     w: f64,
     xi: f64,
+    expected: f64,
 ) -> Result<ModePoint, SolveError> {
     let n = x.len();
     b.row_scale = b.slip_scale(&x, w, xi)?;
@@ -587,10 +623,15 @@ fn solve_amplitude(
     let set = b.settings.set.clone();
     let mut opts = b.settings.newton.clone();
     opts.linear = crate::newton::LinearSolve::Dense;
+    let tol = opts.tol_residual;
+    let floor = |s: f64| ROUNDING_FLOOR * f64::EPSILON * s;
+    opts.tol_residual = tol.max(floor(expected));
     let mut res = BorderedResidual {
         b,
         scale: w,
         shape: Vec::new(),
+        expected,
+        measured: 0.0,
     };
     let mut y = x;
     y.push(1.0);
@@ -600,12 +641,20 @@ fn solve_amplitude(
     let mut g = vec![0.0; n + 2];
     crate::newton::Residual::evaluate(&mut res, &report.x, &mut g, None)
         .map_err(|e| SolveError::Start(e.0))?;
+    // A stall at the rounding floor the solve measured is a converged point.
+    let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let at_floor = !report.status.converged()
+        && matches!(
+            report.status,
+            crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
+        )
+        && g_norm <= tol.max(floor(res.measured));
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
     let displacement = res
         .b
         .displacement(&report.x[..n], w, xi)
         .unwrap_or_default();
-    let newton = report.status.converged();
+    let newton = report.status.converged() || at_floor;
     let oscillates = is_oscillation(w, xi / (2.0 * w));
     Ok(ModePoint {
         amplitude,
@@ -616,6 +665,7 @@ fn solve_amplitude(
         no_oscillation: newton && !oscillates,
         iterations: report.iterations,
         residual: max_abs(&g),
+        sensitivity: res.measured,
         set,
         friction: report.x[..n].to_vec(),
         shape: res.shape,
@@ -774,6 +824,7 @@ pub fn backbone_with(
         omega: w0,
         xi: c0,
         amplitude: first,
+        sensitivity: 0.0,
     };
     // Solves amplitude `a` on `on` (the target set or a ramp stage) from `state` on `from`.
     let solve_on = |state: &Continued,
@@ -809,7 +860,9 @@ pub fn backbone_with(
             })
             .collect();
         let x0 = on_set(&x0, from, &on.set, m_rows);
-        solve_amplitude(b, x0, state.omega, state.xi)
+        // In gross slip the distance to the resonance shrinks as `1 / a`.
+        let expected = state.sensitivity * (a / state.amplitude).max(1.0);
+        solve_amplitude(b, x0, state.omega, state.xi, expected)
     };
     let solve_at = |state: &Continued, a: f64| solve_on(state, &settings.set, settings, a);
     // Where neither the start nor intermediate amplitudes converge (the onset of slip of a

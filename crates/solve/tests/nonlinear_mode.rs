@@ -642,23 +642,24 @@ fn a_mass_on_a_rigid_friction_contact_has_the_closed_form_coulomb_mode() {
 /// the preload plus `k_n` times the normal motion, so the friction bound grows with the
 /// amplitude and the system tends to one homogeneous of degree one (no preload), whose mode
 /// does not depend on the amplitude. The preload's share falls as `1 / a`: each half decade
-/// of amplitude divides what is left of `w` and `zeta`'s drift by `sqrt 10`. Up to `a = 100`,
-/// six decades above the onset of slip, every amplitude converges; before the friction rows
+/// of amplitude divides what is left of `w` and `zeta`'s drift by `sqrt 10`. Up to `a = 1e4`,
+/// eight decades above the onset of slip, every amplitude converges; before the friction rows
 /// were scaled by the slip velocity (docs/nonlinear-modes.md, pitfall 8), `a = 10` stalled at
-/// the rounding floor of `1 / F^2`.
+/// the rounding floor of `1 / F^2`, and before the finite differences followed the distance
+/// to the resonance (pitfall 9), `a = 316` failed.
 #[test]
 fn a_3d_contact_mode_in_gross_slip_tends_to_its_homogeneous_limit_as_one_over_a() {
     let model = ewr_model::examples::blade_damper_blade_3d(&Default::default());
     let params = ContactParams::of(&model.contacts);
     let mut s = settings("all:15");
     s.newton.tol_residual = 1e-9;
-    let amps: Vec<f64> = (0..=16)
-        .map(|i| 10f64.powf(-6.0 + 8.0 * i as f64 / 16.0))
+    let amps: Vec<f64> = (0..=20)
+        .map(|i| 10f64.powf(-6.0 + 10.0 * i as f64 / 20.0))
         .collect();
     let pts = backbone(&model, &params, &s, 1, &amps, &mut |_| true).unwrap();
     for p in &pts {
         println!(
-            "a = {:.3e}: w = {:.7}, zeta = {:.7e}, converged {}",
+            "a = {:.3e}: w = {:.9}, zeta = {:.9e}, converged {}",
             p.amplitude, p.omega, p.damping_ratio, p.converged
         );
         assert!(p.converged, "a = {}", p.amplitude);
@@ -843,5 +844,147 @@ fn modal_damping_ratios_give_the_backbone_of_the_viscous_matrix_they_stand_for()
         (last.damping_ratio - zeta[2]).abs() < 0.05 * zeta[2],
         "{}",
         last.damping_ratio
+    );
+}
+
+/// Far into gross slip a constant-bound contact's friction force stays bounded while the
+/// motion grows, so blade-damper-blade's mode tends to the free structure's (contacts
+/// removed), the friction's share of the damping falling as `1 / a` (Coulomb's equivalent
+/// damping: `4 mu N X` a cycle against an energy of order `a^2`). The free structure's mode
+/// comes from `K phi = w^2 M phi` of the model's own matrices and its damping from `phi^T C
+/// phi / 2 w` (first order: `C` is not proportional, the contact's normal springs are
+/// undamped), and exactly from the free structure's own EPMC (the `xi` that puts an eigenvalue
+/// of its state matrix on the imaginary axis). There `(w, xi)` lies within about `1 / a` of that resonance (relative): before
+/// the finite differences' step followed it (docs/nonlinear-modes.md, pitfall 9), the step of
+/// `1e-7` crossed it from `a` = 316, Newton stalled at residuals of 0.5-1, and from `a` =
+/// 31.6 every amplitude was "not converged" at the rounding floor.
+#[test]
+fn far_into_gross_slip_the_mode_is_the_free_structure_s_with_friction_damping_as_one_over_a() {
+    let model = ewr_model::examples::blade_damper_blade(&Default::default());
+    let params = ContactParams::of(&model.contacts);
+    let amps: Vec<f64> = (0..=12)
+        .map(|i| 10f64.powf(-2.0 + 0.5 * i as f64))
+        .collect();
+    let pts = backbone(&model, &params, &settings("odd:15"), 1, &amps, &mut |_| {
+        true
+    })
+    .unwrap();
+    for p in &pts {
+        println!(
+            "a = {:.3e}: w = {:.9}, zeta = {:.9e}, {} iterations, sensitivity {:.2e}",
+            p.amplitude, p.omega, p.damping_ratio, p.iterations, p.sensitivity
+        );
+        assert!(p.converged, "a = {}", p.amplitude);
+    }
+    // The free structure (no contact forces). The shipped variant's sliders (the Jenkins
+    // elements' massless DOFs) carry only their tangential springs, which then hold nothing:
+    // condensed out, `K_mm - K_ms K_ss^{-1} K_sm`. Lumped masses: `M^{-1/2} K M^{-1/2}`.
+    let (k, m, c) = (
+        model.stiffness.to_dense(),
+        model.mass.to_dense(),
+        model.viscous_damping().to_dense(),
+    );
+    let all = model.n_dofs();
+    let massive: Vec<usize> = (0..all).filter(|&i| m[(i, i)] > 0.0).collect();
+    let massless: Vec<usize> = (0..all).filter(|&i| m[(i, i)] == 0.0).collect();
+    let n = massive.len();
+    let kss = faer::Mat::from_fn(massless.len(), massless.len(), |i, j| {
+        k[(massless[i], massless[j])]
+    });
+    let ksm = faer::Mat::from_fn(massless.len(), n, |i, j| k[(massless[i], massive[j])]);
+    let x = faer::prelude::Solve::solve(&kss.partial_piv_lu(), &ksm);
+    let condensed = faer::Mat::from_fn(n, n, |i, j| {
+        k[(massive[i], massive[j])]
+            - (0..massless.len())
+                .map(|l| k[(massive[i], massless[l])] * x[(l, j)])
+                .sum::<f64>()
+    });
+    let s: Vec<f64> = massive.iter().map(|&i| 1.0 / m[(i, i)].sqrt()).collect();
+    let a = faer::Mat::from_fn(n, n, |i, j| s[i] * condensed[(i, j)] * s[j]);
+    let evd = a.self_adjoint_eigen(faer::Side::Lower).unwrap();
+    let last = pts.last().unwrap();
+    let r = (0..n)
+        .min_by(|&i, &j| {
+            (evd.S()[i].sqrt() - last.omega)
+                .abs()
+                .total_cmp(&(evd.S()[j].sqrt() - last.omega).abs())
+        })
+        .unwrap();
+    let w_free = evd.S()[r].sqrt();
+    let phi: Vec<f64> = (0..n).map(|i| s[i] * evd.U()[(i, r)]).collect();
+    let mut cm = 0.0;
+    for i in 0..n {
+        for j in 0..n {
+            cm += phi[i] * c[(massive[i], massive[j])] * phi[j];
+        }
+    }
+    // The free structure's own EPMC: the `xi` at which the state matrix of `M q'' + (C - xi M)
+    // q' + K q = 0` has an eigenvalue `i w` on the imaginary axis (`C` is not proportional,
+    // so first order, `phi^T C phi / 2 w`, is off by about `zeta^2`). A secant on `xi`.
+    for &i in &massless {
+        assert!((0..all).all(|j| c[(i, j)] == 0.0), "a damped slider");
+    }
+    let root = |xi: f64| -> faer::c64 {
+        let state = faer::Mat::from_fn(2 * n, 2 * n, |i, j| match (i < n, j < n) {
+            (true, true) => 0.0,
+            (true, false) => f64::from(u8::from(j - n == i)),
+            (false, true) => -condensed[(i - n, j)] / m[(massive[i - n], massive[i - n])],
+            (false, false) => {
+                let (i, j) = (i - n, j - n);
+                -(c[(massive[i], massive[j])]
+                    - if i == j {
+                        xi * m[(massive[i], massive[i])]
+                    } else {
+                        0.0
+                    })
+                    / m[(massive[i], massive[i])]
+            }
+        });
+        state
+            .eigenvalues()
+            .unwrap()
+            .into_iter()
+            .min_by(|a, b| (a.im - w_free).abs().total_cmp(&(b.im - w_free).abs()))
+            .unwrap()
+    };
+    let (mut x0, mut x1) = (cm, 1.01 * cm);
+    let (mut f0, mut f1) = (root(x0).re, root(x1).re);
+    for _ in 0..20 {
+        if f1 == f0 || f1.abs() < 1e-13 * w_free {
+            break;
+        }
+        let x2 = x1 - f1 * (x1 - x0) / (f1 - f0);
+        (x0, f0, x1) = (x1, f1, x2);
+        f1 = root(x1).re;
+    }
+    let w_epmc = root(x1).im;
+    let zeta_free = x1 / (2.0 * w_epmc);
+    println!(
+        "free structure: undamped w = {w_free:.9}, first order zeta = {:.9e}; EPMC w = \
+         {w_epmc:.9}, zeta = {zeta_free:.9e}",
+        cm / (2.0 * w_free)
+    );
+    assert!(
+        (last.omega - w_epmc).abs() < 1e-9 * w_epmc,
+        "{} against {w_epmc}",
+        last.omega
+    );
+    // The friction's share of zeta falls tenfold per decade of amplitude from a = 1.
+    let zeta = |a: f64| {
+        pts.iter()
+            .find(|p| (p.amplitude / a - 1.0).abs() < 1e-9)
+            .unwrap()
+            .damping_ratio
+    };
+    for a in [1.0, 10.0, 100.0] {
+        let ratio = (zeta(a) - zeta(10.0 * a)) / (zeta(10.0 * a) - zeta(100.0 * a));
+        println!("a = {a}: decade ratio {ratio:.4}");
+        assert!((ratio - 10.0).abs() < 0.05, "a = {a}: {ratio}");
+    }
+    let limit = zeta(1e4) - (zeta(1e3) - zeta(1e4)) / 9.0;
+    println!("zeta extrapolated to infinite amplitude: {limit:.9e}");
+    assert!(
+        (limit - zeta_free).abs() < 1e-8 * zeta_free,
+        "{limit} against {zeta_free}"
     );
 }
