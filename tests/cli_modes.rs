@@ -112,3 +112,38 @@ fn the_resonance_synthesised_from_an_isolated_mode_is_frcs_peak() {
     let svg = std::fs::read_to_string(&png).unwrap();
     assert!(svg.contains("ewr frc (all modes)"));
 }
+
+/// A mass on a rigid friction contact (oscillator-2d) has no stuck motion: the stuck
+/// structure's mode is the penalty that stands for `w . u = 0` (1414 rad/s against the
+/// structure's 1), and below the onset of slip (`mu N / k = 8`) no amplitude converges. The
+/// failure says why; a stuck mode the structure carries (two-mass-damper's, the damper held)
+/// is not called the penalty's.
+#[test]
+fn a_backbone_on_a_rigid_contact_s_penalty_mode_says_why_it_fails() {
+    let o = ewr(&[
+        "modes",
+        s(&shipped_model("oscillator-2d")),
+        "--from",
+        "1",
+        "--to",
+        "100",
+        "--points",
+        "5",
+        "--harmonics",
+        "odd:31",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("held by rigid contact rows"), "{err}");
+    assert!(err.contains("w = 1.414"), "{err}");
+    let pen = |name: &str, mode: usize| {
+        let model = ewr_model::read(shipped_model(name)).unwrap().model;
+        ewr_solve::nonlinear_mode::penalty_mode(&model, mode).unwrap()
+    };
+    let (w0, share) = pen("oscillator-2d", 1).expect("oscillator-2d's stuck mode is the penalty's");
+    assert!(w0 > 1000.0 && share > 0.999_999, "{w0} {share}");
+    assert_eq!(pen("two-mass-damper", 1), None);
+    assert_eq!(pen("blade-damper-blade-3d", 1), None);
+    // two-mass-damper's third stuck mode is its damper mass on the penalty.
+    assert!(pen("two-mass-damper", 3).is_some());
+}

@@ -238,9 +238,12 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         )));
     }
     if failed > 0 {
+        let rigid = ewr_solve::nonlinear_mode::penalty_mode_hint(&setup.model, a.mode)
+            .map(|h| format!(". The {h}"))
+            .unwrap_or_default();
         return Err(Failure::work(format!(
             "{failed} of {} amplitudes did not converge{}; every point was written with its \
-             status",
+             status{rigid}",
             points.len(),
             match points.iter().filter(|p| p.no_oscillation).count() {
                 0 => String::new(),

@@ -1077,7 +1077,9 @@ impl PyModel {
                             "; {n} converged to no oscillation (|damping ratio| of 1 or \
                              more, or no positive frequency): no free motion there"
                         ),
-                    }
+                    } + &ewr_solve::nonlinear_mode::penalty_mode_hint(&setup.model, mode)
+                        .map(|h| format!(". The {h}"))
+                        .unwrap_or_default()
                 ),
             )?;
         }

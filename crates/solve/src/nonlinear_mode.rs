@@ -173,6 +173,42 @@ pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), So
     Ok((w[mode - 1], shape, c_modal))
 }
 
+/// Where mode `mode` of the stuck structure owes its stiffness to rigid contact rows (no
+/// contact stiffness: `Model::stuck_default`'s penalty stands for `w . u = 0`), its frequency
+/// and the share of `w0^2` the penalty gives (more than [`PENALTY_SHARE`]); `None` for a mode
+/// the structure and the contacts' own stiffnesses carry. Such a mode is an artefact of the
+/// penalty: a mass on a rigid friction contact does not move while it sticks, so the
+/// backbone has no point below the onset of slip (docs/nonlinear-modes.md, pitfall 7).
+pub fn penalty_mode(model: &Model, mode: usize) -> Result<Option<(f64, f64)>, SolveError> {
+    let (w0, shape, _) = stuck_mode(model, mode)?;
+    let Some(without) = model.stuck(0.0).map_err(SolveError::Start)? else {
+        return Ok(None);
+    };
+    let k_phi: f64 = without
+        .stiffness
+        .triplet_iter()
+        .map(|t| shape[t.row] * t.val * shape[t.col])
+        .sum();
+    let share = 1.0 - k_phi / (w0 * w0);
+    Ok((share > PENALTY_SHARE).then_some((w0, share)))
+}
+
+/// What a front end says where a backbone has amplitudes that did not converge and mode
+/// `mode` is the penalty's ([`penalty_mode`]); `None` otherwise. A dense eigensolve of the
+/// stuck structure: call it after the run, only where points failed.
+pub fn penalty_mode_hint(model: &Model, mode: usize) -> Option<String> {
+    let (w0, _) = penalty_mode(model, mode).ok().flatten()?;
+    Some(format!(
+        "mode {mode} of the stuck structure (w = {w0:.6e}) is held by rigid contact rows, whose \
+         stiffness is a penalty standing for w . u = 0: nothing moves while such a contact \
+         sticks, so this mode has no amplitude below the onset of slip (start above it; \
+         docs/nonlinear-modes.md, pitfall 7)"
+    ))
+}
+
+/// The share of a stuck mode's `w0^2` above which [`penalty_mode`] calls it the penalty's.
+pub const PENALTY_SHARE: f64 = 0.999;
+
 /// The contact forces that hold the stuck mode `phi` (unit amplitude) at `w`: the least-squares
 /// `R` of `W^T R = (K - w^2 M + i w (C - xi M)) phi`, with `C phi` given (`c_phi`: the
 /// damping as the receptance applies it).
