@@ -10,8 +10,8 @@ use ewr_solve::nonlinear_mode::{ModePoint, backbone};
 use std::path::PathBuf;
 
 /// Arguments of `ewr modes`. The backbone uses the exact law, a dense receptance (above 500
-/// DOFs, or with modal damping ratios, every mode of the structure, extracted once) and dense
-/// Newton steps whatever the
+/// DOFs, or with modal damping ratios, the modes that cover its harmonics, extracted once) and
+/// dense Newton steps whatever the
 /// solver options say; `--receptance` applies to `--frc`.
 #[derive(Args, Debug)]
 pub struct ModesArgs {

@@ -905,8 +905,8 @@ impl PyModel {
     /// through that resonance (``ewr modes --frc``), ``(omega, |Q1|)`` rows at the first
     /// forced DOF ``"frc_dof"``, else ``None``. ``output``, ``csv`` and ``plot`` write the
     /// files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
-    /// a dense receptance (above 500 DOFs or with modal damping ratios every mode, extracted
-    /// once) and dense Newton steps whatever the solver keywords say; they apply to the
+    /// a dense receptance (above 500 DOFs or with modal damping ratios the modes that cover its
+    /// harmonics, extracted once) and dense Newton steps whatever the solver keywords say; they apply to the
     /// forced sweep. Warns where an amplitude did not converge. Ctrl-C keeps the
     /// amplitudes computed (their files written, ``"interrupted"`` True, a warning).
     #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="default",

@@ -10,7 +10,8 @@
 //! normalisations): the law's analytical Jacobian for the forces, the normalisations' exact
 //! derivatives (the fundamental is linear in the forces), finite differences in `w` and `xi`.
 //! The structure is condensed by a dense receptance rebuilt for each `xi` up to 500 DOFs;
-//! above, by every mode of the structure, extracted once, with `-xi` on each modal damping.
+//! above, by the modes that cover the harmonics (the rest in the residual flexibility),
+//! extracted once, with `-xi` on each modal damping.
 
 use crate::periodic::{PointSettings, SolveError};
 use crate::point::Kind;
@@ -22,15 +23,15 @@ use ewr_model::{Model, SparseMatrix};
 use faer::linalg::solvers::Solve;
 use faer::{Mat, c64};
 
-/// Largest model (DOFs) [`backbone`] takes: the stuck mode and its reactions are found on
-/// dense matrices.
-pub const MAX_MODE_DOFS: usize = 3000;
+/// Modes a backbone above [`MODE_DENSE_MAX_DOFS`] starts with; doubled until the highest
+/// reaches `h_max w0 / AUTO_MODAL_COVERAGE` (the forced solves' rule for modal condensation).
+pub const MODE_TRUNCATED_MODES: usize = 100;
 
-/// Largest model (DOFs) whose backbone condenses by a dense receptance at every evaluation;
-/// above, by every mode of the structure, extracted once ([`Receptance::prepare_damped`]):
-/// no truncation (100 modes and the residual flexibility moved the CalculiX blade's
-/// backbone by `3e-7` in `w` and `1.3e-5` in `zeta`, in half the time, but nothing would
-/// check that the harmonics stay within the modes' range).
+/// Largest model (DOFs) whose backbone condenses by a dense receptance at every evaluation
+/// and whose stuck mode comes from a dense eigensolve; above, the stuck mode comes from a
+/// sparse Lanczos and the backbone condenses by modes extracted once
+/// ([`Receptance::prepare_damped`]), as many as cover its harmonics
+/// ([`MODE_TRUNCATED_MODES`]), the rest in the residual flexibility.
 pub const MODE_DENSE_MAX_DOFS: usize = 500;
 
 /// The amplitude the backbone's start (the stuck mode) is taken at, as a share of the first
@@ -154,23 +155,45 @@ pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), So
         .stuck_default()
         .map_err(SolveError::Start)?
         .unwrap_or_else(|| model.clone());
-    let (w, phi) = ewr_hb::modes::natural_modes(&stuck.stiffness, &stuck.mass)
-        .map_err(|e| SolveError::Start(format!("modes of the stuck structure: {e}")))?;
-    if mode == 0 || mode > w.len() {
+    if mode == 0 {
+        return Err(SolveError::Start(
+            "mode 0 does not exist: modes are counted from 1".into(),
+        ));
+    }
+    let (w, phi) = if model.n_dofs() <= MODE_DENSE_MAX_DOFS {
+        ewr_hb::modes::natural_modes(&stuck.stiffness, &stuck.mass)
+            .map_err(|e| SolveError::Start(format!("modes of the stuck structure: {e}")))?
+    } else {
+        // A few modes beyond the one asked: the Lanczos's highest converge last.
+        let rec = Receptance::new(&stuck, ReceptanceKind::Modal { modes: mode + 4 })
+            .map_err(|e| SolveError::Start(format!("modes of the stuck structure: {e}")))?;
+        let modes = rec
+            .modes()
+            .ok_or_else(|| SolveError::Start("modes of the stuck structure".into()))?;
+        (modes.omega.clone(), modes.phi.clone())
+    };
+    if mode > w.len() {
         return Err(SolveError::Start(format!(
             "mode {mode} does not exist: the stuck structure has modes 1..{}",
             w.len()
         )));
     }
     let shape: Vec<f64> = (0..phi.nrows()).map(|i| phi[(i, mode - 1)]).collect();
-    let c = model.viscous_damping().to_dense();
-    let mut c_modal = 0.0;
-    for i in 0..shape.len() {
-        for j in 0..shape.len() {
-            c_modal += shape[i] * c[(i, j)] * shape[j];
-        }
-    }
+    let c_phi = sparse_times(&model.viscous_damping(), &shape);
+    let c_modal = shape.iter().zip(&c_phi).map(|(a, b)| a * b).sum();
     Ok((w[mode - 1], shape, c_modal))
+}
+
+/// `A x` for a sparse `A` (stored whole where it is symmetric; `W` is `m x n`).
+fn sparse_times<T>(a: &SparseMatrix, x: &[T]) -> Vec<T>
+where
+    T: Copy + Default + std::ops::AddAssign + std::ops::Mul<f64, Output = T>,
+{
+    let mut y = vec![T::default(); a.nrows()];
+    for t in a.triplet_iter() {
+        y[t.row] += x[t.col] * *t.val;
+    }
+    y
 }
 
 /// Where mode `mode` of the stuck structure owes its stiffness to rigid contact rows (no
@@ -225,15 +248,12 @@ fn stuck_reactions(
         .contact_matrix(n)
         .map_err(SolveError::Start)?
         .to_dense();
-    let (k, m) = (model.stiffness.to_dense(), model.mass.to_dense());
+    let (k_phi, m_phi) = (
+        sparse_times(&model.stiffness, phi),
+        sparse_times(&model.mass, phi),
+    );
     let z_phi = Mat::from_fn(n, 1, |i, _| {
-        let (re, m_phi) = (0..n).fold((0.0, 0.0), |(re, mp), j| {
-            (
-                re + (k[(i, j)] - w * w * m[(i, j)]) * phi[j],
-                mp + m[(i, j)] * phi[j],
-            )
-        });
-        c64::new(re, w * (c_phi[i] - xi * m_phi))
+        c64::new(k_phi[i] - w * w * m_phi[i], w * (c_phi[i] - xi * m_phi[i]))
     });
     let wc = Mat::from_fn(wm.nrows(), n, |i, j| c64::new(wm[(i, j)], 0.0));
     // Least squares with a tiny ridge: a row without DOFs (a fixed normal load) or dependent
@@ -254,11 +274,13 @@ fn stuck_reactions(
 
 /// `M Phi diag(c) Phi^T M x`: the damping of `modes` (every `c_r`, modal ratios included)
 /// applied to `x`, as the modal receptance damps the structure.
-fn modal_damping_times(modes: &ewr_hb::receptance::Modes, mass: &Mat<f64>, x: &[f64]) -> Vec<f64> {
+fn modal_damping_times(
+    modes: &ewr_hb::receptance::Modes,
+    mass: &SparseMatrix,
+    x: &[f64],
+) -> Vec<f64> {
     let n = x.len();
-    let mx: Vec<f64> = (0..n)
-        .map(|i| (0..n).map(|j| mass[(i, j)] * x[j]).sum())
-        .collect();
+    let mx = sparse_times(mass, x);
     let phi = &modes.phi;
     let q: Vec<f64> = (0..phi.ncols())
         .map(|r| modes.damping[r] * (0..n).map(|i| phi[(i, r)] * mx[i]).sum::<f64>())
@@ -266,9 +288,7 @@ fn modal_damping_times(modes: &ewr_hb::receptance::Modes, mass: &Mat<f64>, x: &[
     let y: Vec<f64> = (0..n)
         .map(|i| (0..phi.ncols()).map(|r| phi[(i, r)] * q[r]).sum())
         .collect();
-    (0..n)
-        .map(|i| (0..n).map(|j| mass[(i, j)] * y[j]).sum())
-        .collect()
+    sparse_times(mass, &y)
 }
 
 /// The model of the autonomous motion at `xi`: viscous damping `C - xi M`, only the static
@@ -322,7 +342,9 @@ struct Bordered<'a> {
     len: usize,
     model: &'a Model,
     /// `M` dense, for the amplitude `Q_1^H M Q_1`.
-    mass: &'a Mat<f64>,
+    mass: &'a SparseMatrix,
+    /// The contact matrix `W` (`m x n`).
+    contact_rows: &'a SparseMatrix,
     params: &'a ContactParams,
     settings: &'a PointSettings,
     /// 3-D contacts' scalings, fixed for the whole backbone ([`scalings`]).
@@ -486,43 +508,33 @@ impl Bordered<'_> {
                 .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
                 .collect();
             let q = at.recover(1, &r1, None)?;
-            let mass = self.mass;
-            let mq = |v: &[c64]| -> Vec<c64> {
-                (0..v.len())
-                    .map(|i| (0..v.len()).map(|k| v[k] * mass[(i, k)]).sum())
-                    .collect()
-            };
-            let mq1 = mq(&q);
+            let mq1 = sparse_times(self.mass, &q);
             let norm2: f64 = q.iter().zip(&mq1).map(|(a, b)| (a.conj() * b).re).sum();
             let norm = norm2.max(0.0).sqrt();
             let a = self.amplitude;
             f[n] = (norm - a) / a;
             f[n + 1] = q[self.reference].im / a;
             if let Some(j) = &mut j {
+                // `Z_1` is complex symmetric, so each contact row's part of the two
+                // normalisations comes from two solves, not one per row: `(M q)^H Z^{-1} W^T
+                // e_s = (W Z^{-1} conj(M q))_s` and `(Z^{-1} W^T e_s)_ref = (W Z^{-1}
+                // e_ref)_s`.
+                let conj_mq: Vec<c64> = mq1.iter().map(|v| v.conj()).collect();
+                let mut e_ref = vec![c64::new(0.0, 0.0); q.len()];
+                e_ref[self.reference] = c64::new(1.0, 0.0);
+                let wy = sparse_times(self.contact_rows, &at.solve_load(1, &conj_mq)?);
+                let wz = sparse_times(self.contact_rows, &at.solve_load(1, &e_ref)?);
                 for s in 0..m {
-                    let mut e = vec![c64::new(0.0, 0.0); m];
-                    e[s] = c64::new(1.0, 0.0);
-                    let u = at.recover(1, &e, None)?;
-                    // The force load W^T e with no forcing: recover adds none at h = 1.
-                    for (col, du) in [
-                        (s * nco + p1, u.clone()),
-                        (
-                            s * nco + p1 + 1,
-                            u.iter().map(|v| -c64::new(0.0, 1.0) * v).collect(),
-                        ),
-                    ] {
-                        let dn: f64 = if norm > 0.0 {
-                            mq1.iter()
-                                .zip(&du)
-                                .map(|(a, b)| (a.conj() * b).re)
-                                .sum::<f64>()
-                                / norm
-                        } else {
-                            0.0
-                        };
-                        j[(n, col)] = dn / a;
-                        j[(n + 1, col)] = du[self.reference].im / a;
-                    }
+                    // Columns of Re and Im of the force's fundamental: `du` and `-i du`.
+                    let (dn_re, dn_im) = if norm > 0.0 {
+                        (wy[s].re / norm, wy[s].im / norm)
+                    } else {
+                        (0.0, 0.0)
+                    };
+                    j[(n, s * nco + p1)] = dn_re / a;
+                    j[(n, s * nco + p1 + 1)] = dn_im / a;
+                    j[(n + 1, s * nco + p1)] = wz[s].im / a;
+                    j[(n + 1, s * nco + p1 + 1)] = -wz[s].re / a;
                 }
             }
             Ok(q)
@@ -712,8 +724,8 @@ fn solve_amplitude(
 /// The backbone of mode `mode` (1-based, of the structure with every contact stuck) at each
 /// of `amplitudes` (ascending), each point started from the last; `on_point` sees every point
 /// as it is computed and may stop the run by returning `false`. Condensed by a dense
-/// receptance up to [`MODE_DENSE_MAX_DOFS`] DOFs, by every mode of the structure above or
-/// where the model has modal damping ratios.
+/// receptance up to [`MODE_DENSE_MAX_DOFS`] DOFs, by the modes that cover the harmonics
+/// ([`MODE_TRUNCATED_MODES`]) above or where the model has modal damping ratios.
 pub fn backbone(
     model: &Model,
     params: &ContactParams,
@@ -723,11 +735,12 @@ pub fn backbone(
     on_point: &mut dyn FnMut(&ModePoint) -> bool,
 ) -> Result<Vec<ModePoint>, SolveError> {
     // Modal damping ratios exist only in a modal receptance.
-    let kind = if model.n_dofs() <= MODE_DENSE_MAX_DOFS && model.damping.modal_zeta.is_none() {
+    let n = model.n_dofs();
+    let kind = if n <= MODE_DENSE_MAX_DOFS && model.damping.modal_zeta.is_none() {
         ReceptanceKind::Dense
     } else {
         ReceptanceKind::Modal {
-            modes: model.n_dofs(),
+            modes: MODE_TRUNCATED_MODES.min(n),
         }
     };
     backbone_with(model, params, settings, mode, amplitudes, kind, on_point)
@@ -745,13 +758,6 @@ pub fn backbone_with(
     receptance: ReceptanceKind,
     on_point: &mut dyn FnMut(&ModePoint) -> bool,
 ) -> Result<Vec<ModePoint>, SolveError> {
-    if model.n_dofs() > MAX_MODE_DOFS {
-        return Err(SolveError::Start(format!(
-            "nonlinear modes take models up to {MAX_MODE_DOFS} DOFs (the stuck mode is found on \
-             dense matrices); this one has {}",
-            model.n_dofs()
-        )));
-    }
     if !matches!(
         receptance,
         ReceptanceKind::Dense | ReceptanceKind::Modal { .. }
@@ -793,14 +799,34 @@ pub fn backbone_with(
     // model gives it (Rayleigh kept: its `beta K` also damps the residual flexibility),
     // extracted once; `-xi M` is added per evaluation.
     let modal = match receptance {
-        ReceptanceKind::Modal { .. } => {
+        ReceptanceKind::Modal { modes } => {
             let mut unforced = model.clone();
             unforced.forcing.retain(|t| t.harmonic == 0);
-            Some(Receptance::new(&unforced, receptance)?)
+            // A truncated basis leaves the modes above it to the residual flexibility, a
+            // quasi-static term: doubled until its highest mode reaches the highest harmonic
+            // at the stuck frequency by the forced solves' margin (the backbone softens
+            // from there).
+            let reach = settings.set.h_max() as f64 * w0 / ewr_hb::receptance::AUTO_MODAL_COVERAGE;
+            let mut k = modes.min(model.n_dofs());
+            loop {
+                let rec = Receptance::new(&unforced, ReceptanceKind::Modal { modes: k })?;
+                let top = rec
+                    .modes()
+                    .and_then(|m| m.omega.last().copied())
+                    .unwrap_or(0.0);
+                if top >= reach || k >= model.n_dofs() {
+                    break Some(rec);
+                }
+                k = (2 * k).min(model.n_dofs());
+            }
         }
         _ => None,
     };
-    let mass = model.mass.to_dense();
+    let mass = &model.mass;
+    let contact_rows = model
+        .contacts
+        .contact_matrix(model.n_dofs())
+        .map_err(SolveError::Start)?;
     // `C phi` as the receptance damps the structure: modal damping ratios live only in the
     // modes, `M Phi diag(c_r) Phi^T M` (each mode's `phi_r^T C phi_r + 2 zeta_r omega_r`).
     let c_phi = match (&modal, &model.damping.modal_zeta) {
@@ -808,14 +834,9 @@ pub fn backbone_with(
             let modes = rec
                 .modes()
                 .ok_or_else(|| SolveError::Start("the modal receptance has no modes".into()))?;
-            modal_damping_times(modes, &mass, &shape)
+            modal_damping_times(modes, mass, &shape)
         }
-        _ => {
-            let c = model.viscous_damping().to_dense();
-            (0..shape.len())
-                .map(|i| (0..shape.len()).map(|j| c[(i, j)] * shape[j]).sum())
-                .collect()
-        }
+        _ => sparse_times(&model.viscous_damping(), &shape),
     };
     c0 = shape.iter().zip(&c_phi).map(|(p, c)| p * c).sum();
     let dense_static;
@@ -871,7 +892,8 @@ pub fn backbone_with(
         let b = Bordered {
             len: m_rows * on.set.n_coeffs(),
             model,
-            mass: &mass,
+            mass,
+            contact_rows: &contact_rows,
             params,
             settings: on,
             unilateral: unilateral.as_ref(),
