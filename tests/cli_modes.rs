@@ -31,10 +31,19 @@ fn two_mass_damper_backbone_from_stuck_to_free_with_files() {
         "--plot",
         s(&png),
         "--json",
+        "--profile",
     ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // --profile was accepted and ignored before: the backbone's phases, in the JSON and on
+    // stderr.
+    let phases = v["profile"].as_array().expect("a profile");
+    assert!(
+        phases.iter().any(|p| p.to_string().contains("jacobian")),
+        "{phases:?}"
+    );
+    assert!(err.contains("jacobian + LU"), "{err}");
     let bb = v["backbone"].as_array().unwrap();
     assert_eq!(bb.len(), 21);
     // Stuck (mass 2 held): sqrt(2), damping 0.04 / (2 sqrt 2); free, mass 1 leading: the
@@ -100,10 +109,19 @@ fn the_resonance_synthesised_from_an_isolated_mode_is_frcs_peak() {
         "--plot",
         s(&png),
         "--json",
+        "--profile",
     ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // --profile was accepted and ignored before: the backbone's phases, in the JSON and on
+    // stderr.
+    let phases = v["profile"].as_array().expect("a profile");
+    assert!(
+        phases.iter().any(|p| p.to_string().contains("jacobian")),
+        "{phases:?}"
+    );
+    assert!(err.contains("jacobian + LU"), "{err}");
     let syn = v["synthesis_peak"]["forced_dof_amplitudes"][0]
         .as_f64()
         .unwrap();

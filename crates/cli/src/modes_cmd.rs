@@ -55,6 +55,7 @@ pub struct ModesArgs {
 
 /// `ewr modes`: exit 0 every amplitude converged, 1 some did not (all written), 2 bad input.
 pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
+    let t_all = std::time::Instant::now();
     if !(a.from.is_finite() && a.from > 0.0 && a.to.is_finite() && a.to >= a.from) {
         return Err(Failure::input(format!(
             "--from {} --to {}: the modal amplitudes must be positive, --to at least --from",
@@ -164,6 +165,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             "failed_points": failed,
             "elapsed_s": elapsed,
             "status": status,
+            "profile": a.common.profile.then(ewr_solve::profile::report),
             "frc_peak": frc_peak.map(|(w, amp)| serde_json::json!({
                 "omega": w,
                 "forced_dof": forced.first(),
@@ -231,6 +233,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             );
         }
     }
+    crate::solve_cmd::print_profile(&a.common, t_all);
     if interrupted {
         return Err(Failure::work(format!(
             "interrupted: the {} amplitudes computed were written",

@@ -183,8 +183,9 @@ pub const AUTO_DENSE_MAX_DOFS: usize = 500;
 /// complex sparse LU per harmonic and frequency becomes the bottleneck of a sweep.
 pub const AUTO_SPARSE_MAX_DOFS: usize = 20_000;
 /// Most DOFs a modal receptance recovers through cached static columns (one solve per DOF,
-/// once, then none per call); more are recovered by one solve per call. Every DOF of a
-/// 7488-DOF model by columns took 11 s and 2 GB (a nonlinear mode's shapes).
+/// once, then none per call), or a quarter of the model's if more; more are recovered by one
+/// solve per call. Every DOF of a 7488-DOF model by columns took 11 s and 2 GB (a nonlinear
+/// mode's shapes); a forced sweep's monitored DOFs stay on the columns.
 pub const RECOVER_AT_MAX_DOFS: usize = 64;
 
 /// Modes kept by [`ReceptanceKind::Auto`] when it chooses the modal backend and the model has
@@ -1185,8 +1186,9 @@ impl<'a> ReceptanceAt<'a> {
     /// contact forces `r` (`m` entries) of harmonic `h`.
     ///
     /// Costs one solve with the stored factorisation (direct backends) or a modal sum plus
-    /// one static residual solve (modal backend); the modal backend recovers a DOF list from
-    /// cached columns of the static residual operator (one solve per DOF, once).
+    /// one static residual solve (modal backend); the modal backend recovers a DOF list of up
+    /// to [`RECOVER_AT_MAX_DOFS`] (or a quarter of the DOFs) from cached columns of the static
+    /// residual operator (one solve per DOF, once).
     pub fn recover(
         &self,
         h: usize,
@@ -1210,7 +1212,7 @@ impl<'a> ReceptanceAt<'a> {
         let data = self.get(h)?;
         let b = s.load(h, r);
         if let (HarmonicData::Modal(d), Some(dofs)) = (data, dofs)
-            && dofs.len() <= RECOVER_AT_MAX_DOFS
+            && dofs.len() <= RECOVER_AT_MAX_DOFS.max(s.n / 4)
         {
             return Ok(d.recover_at(self.modal(), s, &b, dofs));
         }

@@ -716,3 +716,55 @@ fn errors_are_reported_not_panicked() {
     };
     assert!(e.to_string().contains("singular"));
 }
+
+/// `solve_load` is `Z_h^{-1} b` for any load on every DOF: against a dense solve built here,
+/// on every backend (the modal one with every mode, exact for proportional damping), and the
+/// symmetry a
+/// nonlinear mode's Jacobian relies on: `(W Z^{-1} a)_s = a^T Z^{-1} W^T e_s` for the response
+/// `recover` gives to a unit force on contact row `s`.
+#[test]
+fn solve_load_is_the_dynamic_stiffness_inverse_and_symmetric() {
+    // Rayleigh damping: the modal backend with every mode is exact only for proportional C.
+    let model = lattice(5, 3, 3, true);
+    let n = model.n_dofs();
+    let (w, h) = (1.3, 2);
+    let z = z_dense(&model, w, h);
+    let b: Vec<c64> = (0..n)
+        .map(|i| c((i as f64 * 0.37).sin(), (i as f64 * 0.61).cos()))
+        .collect();
+    let reference = z.partial_piv_lu().solve(Mat::from_fn(n, 1, |i, _| b[i]));
+    let reference: Vec<c64> = (0..n).map(|i| reference[(i, 0)]).collect();
+    let wm = w_dense(&model);
+    for kind in [
+        ReceptanceKind::Dense,
+        ReceptanceKind::Sparse,
+        ReceptanceKind::Modal { modes: n },
+    ] {
+        let rec = Receptance::new(&model, kind).unwrap();
+        let at = rec.prepare(w, &[h]).unwrap();
+        let u = at.solve_load(h, &b).unwrap();
+        assert!(
+            relv(&u, &reference) < 1e-9,
+            "{kind:?}: {}",
+            relv(&u, &reference)
+        );
+        let m = wm.nrows();
+        // `recover` adds the model's forcing: taken off.
+        let forced = at.recover(h, &vec![c(0.0, 0.0); m], None).unwrap();
+        for s in 0..m {
+            let mut e = vec![c(0.0, 0.0); m];
+            e[s] = c(1.0, 0.0);
+            let us: Vec<c64> = (at.recover(h, &e, None).unwrap().iter())
+                .zip(&forced)
+                .map(|(a, f)| a - f)
+                .collect();
+            let lhs: c64 = (0..n).map(|j| wm[(s, j)] * u[j]).sum();
+            let rhs: c64 = (0..n).map(|j| b[j] * us[j]).sum();
+            assert!(
+                (lhs - rhs).norm() < 1e-9 * lhs.norm().max(1e-30),
+                "{kind:?}, row {s}"
+            );
+        }
+        assert!(at.solve_load(h, &b[1..]).is_err());
+    }
+}

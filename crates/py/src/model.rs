@@ -906,9 +906,9 @@ impl PyModel {
     /// forced DOF ``"frc_dof"``, else ``None``. ``output``, ``csv`` and ``plot`` write the
     /// files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
     /// a dense receptance (above 500 DOFs or with modal damping ratios the modes that cover its
-    /// harmonics, extracted once) and dense Newton steps whatever the solver keywords say; they apply to the
-    /// forced sweep. Warns where an amplitude did not converge. Ctrl-C keeps the
-    /// amplitudes computed (their files written, ``"interrupted"`` True, a warning).
+    /// harmonics, extracted once) and dense Newton steps whatever the solver keywords say;
+    /// they apply to the forced sweep. Warns where an amplitude did not converge. Ctrl-C
+    /// keeps the amplitudes computed (their files written, ``"interrupted"`` True, a warning).
     #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="default",
         mu_n=None, rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,
         dofs=None, receptance="auto", linear="auto", preconditioner="two-level",

@@ -10,7 +10,7 @@
 //! normalisations): the law's analytical Jacobian for the forces, the normalisations' exact
 //! derivatives (the fundamental is linear in the forces), finite differences in `w` and `xi`.
 //! The structure is condensed by a dense receptance rebuilt for each `xi` up to 500 DOFs;
-//! above, by the modes that cover the harmonics (the rest in the residual flexibility),
+//! above, or with modal damping ratios, by the modes that cover the harmonics (the rest in the residual flexibility),
 //! extracted once, with `-xi` on each modal damping.
 
 use crate::periodic::{PointSettings, SolveError};
@@ -26,6 +26,11 @@ use faer::{Mat, c64};
 /// Modes a backbone above [`MODE_DENSE_MAX_DOFS`] starts with; doubled until the highest
 /// reaches `h_max w0 / AUTO_MODAL_COVERAGE` (the forced solves' rule for modal condensation).
 pub const MODE_TRUNCATED_MODES: usize = 100;
+
+/// Most modes the doubling of [`MODE_TRUNCATED_MODES`] reaches (or the number of modal damping
+/// ratios, if larger): beyond, the harmonics above the highest mode are left to the residual
+/// flexibility, a quasi-static term.
+pub const MODE_MAX_MODES: usize = 1600;
 
 /// Largest model (DOFs) whose backbone condenses by a dense receptance at every evaluation
 /// and whose stuck mode comes from a dense eigensolve; above, the stuck mode comes from a
@@ -65,6 +70,10 @@ const FD_SENSITIVITY: f64 = 1e4;
 /// stall below it is a converged point. (On blade-damper-blade, odd:15, `a` = 10..1e4, every
 /// amplitude then converges in 2-4 iterations.)
 const ROUNDING_FLOOR: f64 = 10.0;
+
+/// The most the rounding floor raises the tolerance to: a sensitivity measured across the
+/// resonance by a poor finite difference must not let a far point pass.
+const FLOOR_CAP: f64 = 1e-5;
 
 /// The last converged point, where the next amplitude starts.
 #[derive(Clone)]
@@ -217,7 +226,7 @@ pub fn penalty_mode(model: &Model, mode: usize) -> Result<Option<(f64, f64)>, So
 }
 
 /// What a front end says where a backbone has amplitudes that did not converge and mode
-/// `mode` is the penalty's ([`penalty_mode`]); `None` otherwise. A dense eigensolve of the
+/// `mode` is the penalty's ([`penalty_mode`]); `None` otherwise. An eigensolve of the
 /// stuck structure: call it after the run, only where points failed.
 pub fn penalty_mode_hint(model: &Model, mode: usize) -> Option<String> {
     let (w0, _) = penalty_mode(model, mode).ok().flatten()?;
@@ -341,7 +350,7 @@ struct Bordered<'a> {
     /// Force unknowns.
     len: usize,
     model: &'a Model,
-    /// `M` dense, for the amplitude `Q_1^H M Q_1`.
+    /// `M`, for the amplitude `Q_1^H M Q_1`.
     mass: &'a SparseMatrix,
     /// The contact matrix `W` (`m x n`).
     contact_rows: &'a SparseMatrix,
@@ -598,10 +607,11 @@ struct BorderedResidual<'a> {
     /// The fundamental at the last evaluation.
     shape: Vec<c64>,
     /// The sensitivity `S` expected at this amplitude (the last point's, grown with the
-    /// amplitude), and the largest measured by this solve's Jacobians: the finite differences'
-    /// step follows the larger.
+    /// amplitude), the largest measured by this solve's Jacobians (the finite differences'
+    /// step follows the larger of the two) and the last measured (the rounding floor's).
     expected: f64,
-    measured: f64,
+    largest: f64,
+    last: f64,
 }
 
 impl crate::newton::Residual for BorderedResidual<'_> {
@@ -618,6 +628,12 @@ impl crate::newton::Residual for BorderedResidual<'_> {
         let n = self.b.len;
         let err = |e: SolveError| crate::newton::EvalError(e.to_string());
         let (x, w, xi) = (&y[..n], y[n] * self.scale, y[n + 1] * self.scale);
+        // With the Jacobian: the finite differences in `w` and `xi` included.
+        let _t = crate::profile::span(if jacobian.is_some() {
+            crate::profile::Phase::Jacobian
+        } else {
+            crate::profile::Phase::Residual
+        });
         if w.is_nan() || w <= 0.0 {
             return Err(crate::newton::EvalError(format!("frequency {w}")));
         }
@@ -628,7 +644,7 @@ impl crate::newton::Residual for BorderedResidual<'_> {
             out.copy_from(&j);
             // Finite differences in w and xi (the receptance is rebuilt for each), the step
             // within the distance to the resonance (FD_SENSITIVITY).
-            let step = FD_STEP * (FD_SENSITIVITY / self.expected.max(self.measured)).min(1.0);
+            let step = FD_STEP * (FD_SENSITIVITY / self.expected.max(self.largest)).min(1.0);
             let dw = step * w.abs();
             let dxi = step * w.abs().max(xi.abs());
             let (fw, _, _) = self.b.eval(x, w + dw, xi, false).map_err(err)?;
@@ -640,7 +656,8 @@ impl crate::newton::Residual for BorderedResidual<'_> {
                 s = s.max(out[(r, n)].abs()).max(out[(r, n + 1)].abs());
             }
             if s.is_finite() {
-                self.measured = self.measured.max(s);
+                self.largest = self.largest.max(s);
+                self.last = s;
             }
         }
         Ok(())
@@ -672,14 +689,15 @@ fn solve_amplitude(
     let mut opts = b.settings.newton.clone();
     opts.linear = crate::newton::LinearSolve::Dense;
     let tol = opts.tol_residual;
-    let floor = |s: f64| ROUNDING_FLOOR * f64::EPSILON * s;
+    let floor = |s: f64| (ROUNDING_FLOOR * f64::EPSILON * s).min(FLOOR_CAP);
     opts.tol_residual = tol.max(floor(expected));
     let mut res = BorderedResidual {
         b,
         scale: w,
         shape: Vec::new(),
         expected,
-        measured: 0.0,
+        largest: 0.0,
+        last: 0.0,
     };
     let mut y = x;
     y.push(1.0);
@@ -689,19 +707,19 @@ fn solve_amplitude(
     let mut g = vec![0.0; n + 2];
     crate::newton::Residual::evaluate(&mut res, &report.x, &mut g, None)
         .map_err(|e| SolveError::Start(e.0))?;
-    // A stall at the rounding floor the solve measured is a converged point.
+    // A stall at the rounding floor of the last Jacobian is a converged point.
     let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let at_floor = !report.status.converged()
-        && matches!(
-            report.status,
-            crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
-        )
-        && g_norm <= tol.max(floor(res.measured));
+    let at_floor = matches!(
+        report.status,
+        crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
+    ) && g_norm <= tol.max(floor(res.last));
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
+    let post = crate::profile::span(crate::profile::Phase::Post);
     let displacement = res
         .b
         .displacement(&report.x[..n], w, xi)
         .unwrap_or_default();
+    drop(post);
     let newton = report.status.converged() || at_floor;
     let oscillates = is_oscillation(w, xi / (2.0 * w));
     Ok(ModePoint {
@@ -713,7 +731,7 @@ fn solve_amplitude(
         no_oscillation: newton && !oscillates,
         iterations: report.iterations,
         residual: max_abs(&g),
-        sensitivity: res.measured,
+        sensitivity: res.last,
         set,
         friction: report.x[..n].to_vec(),
         shape: res.shape,
@@ -787,14 +805,16 @@ pub fn backbone_with(
             "amplitude {bad}: amplitudes must be positive"
         )));
     }
-    let (w0, shape, mut c0) = stuck_mode(model, mode)?;
+    // The stuck mode and the modal extraction are the run's setup.
+    let setup = crate::profile::span(crate::profile::Phase::Setup);
+    // (stuck_mode's damping is the viscous matrix's; the start's is decided below.)
+    let (w0, shape, _) = stuck_mode(model, mode)?;
     let reference = (0..shape.len())
         .max_by(|&i, &j| shape[i].abs().total_cmp(&shape[j].abs()))
         .unwrap_or(0);
     // The static state (preload) first: the autonomous model at w0 without motion.
     let m_rows = params.rows();
     let n = m_rows * settings.set.n_coeffs();
-    let static_model = autonomous(model, c0)?;
     // The modal receptance of the structure without its dynamic forcing, its damping as the
     // model gives it (Rayleigh kept: its `beta K` also damps the residual flexibility),
     // extracted once; `-xi M` is added per evaluation.
@@ -806,29 +826,34 @@ pub fn backbone_with(
             // quasi-static term: doubled until its highest mode reaches the highest harmonic
             // at the stuck frequency by the forced solves' margin (the backbone softens
             // from there).
+            // At most MODE_MAX_MODES; a model with fewer modes than asked (massless DOFs)
+            // has them all. Modal damping ratios: at least as many modes as ratios.
             let reach = settings.set.h_max() as f64 * w0 / ewr_hb::receptance::AUTO_MODAL_COVERAGE;
-            let mut k = modes.min(model.n_dofs());
+            let ratios = model.damping.modal_zeta.as_ref().map_or(0, Vec::len);
+            let cap = MODE_MAX_MODES.max(ratios).max(modes).min(model.n_dofs());
+            let mut k = modes.max(ratios).clamp(1, cap);
             loop {
                 let rec = Receptance::new(&unforced, ReceptanceKind::Modal { modes: k })?;
-                let top = rec
-                    .modes()
-                    .and_then(|m| m.omega.last().copied())
-                    .unwrap_or(0.0);
-                if top >= reach || k >= model.n_dofs() {
+                let (got, top) = rec.modes().map_or((0, 0.0), |m| {
+                    (m.omega.len(), m.omega.last().copied().unwrap_or(0.0))
+                });
+                if top >= reach || k >= cap || got < k {
                     break Some(rec);
                 }
-                k = (2 * k).min(model.n_dofs());
+                k = (2 * k).min(cap);
             }
         }
         _ => None,
     };
+    drop(setup);
     let mass = &model.mass;
     let contact_rows = model
         .contacts
         .contact_matrix(model.n_dofs())
         .map_err(SolveError::Start)?;
-    // `C phi` as the receptance damps the structure: modal damping ratios live only in the
-    // modes, `M Phi diag(c_r) Phi^T M` (each mode's `phi_r^T C phi_r + 2 zeta_r omega_r`).
+    // `C phi` for the start: with modal damping ratios, which live only in the modes, as the
+    // modal receptance damps the structure, `M Phi diag(c_r) Phi^T M` (each mode's `phi_r^T C
+    // phi_r + 2 zeta_r omega_r`); otherwise the viscous matrix's.
     let c_phi = match (&modal, &model.damping.modal_zeta) {
         (Some(rec), Some(_)) => {
             let modes = rec
@@ -838,7 +863,8 @@ pub fn backbone_with(
         }
         _ => sparse_times(&model.viscous_damping(), &shape),
     };
-    c0 = shape.iter().zip(&c_phi).map(|(p, c)| p * c).sum();
+    let c0: f64 = shape.iter().zip(&c_phi).map(|(p, c)| p * c).sum();
+    let static_model = autonomous(model, c0)?;
     let dense_static;
     let static_rec = match &modal {
         Some(rec) => rec,

@@ -717,6 +717,21 @@ fn the_modal_backbone_equals_the_dense_one_with_every_mode() {
         &mut |_| true,
     )
     .unwrap();
+    // One mode asked: doubled until the highest reaches 7 w0 / 0.25, which is beyond this
+    // structure's highest mode, so every mode is kept, and so are the bits.
+    let doubled = backbone_with(
+        &model,
+        &params,
+        &s,
+        1,
+        &amps,
+        ReceptanceKind::Modal { modes: 1 },
+        &mut |_| true,
+    )
+    .unwrap();
+    for (m, d) in modal.iter().zip(&doubled) {
+        assert_eq!((m.omega, m.damping_ratio), (d.omega, d.damping_ratio));
+    }
     for (d, m) in dense.iter().zip(&modal) {
         println!(
             "a = {:.3e}: w = {:.9} / {:.9}, zeta = {:.9e} / {:.9e}",
