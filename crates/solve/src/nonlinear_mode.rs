@@ -164,10 +164,11 @@ pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), So
         .stuck_default()
         .map_err(SolveError::Start)?
         .unwrap_or_else(|| model.clone());
-    if mode == 0 {
-        return Err(SolveError::Start(
-            "mode 0 does not exist: modes are counted from 1".into(),
-        ));
+    if mode == 0 || mode > model.n_dofs() {
+        return Err(SolveError::Start(format!(
+            "mode {mode} does not exist: modes are counted from 1, at most one per DOF ({})",
+            model.n_dofs()
+        )));
     }
     let (w, phi) = if model.n_dofs() <= MODE_DENSE_MAX_DOFS {
         ewr_hb::modes::natural_modes(&stuck.stiffness, &stuck.mass)
