@@ -165,3 +165,58 @@ fn a_backbone_on_a_rigid_contact_s_penalty_mode_says_why_it_fails() {
     // two-mass-damper's third stuck mode is its damper mass on the penalty.
     assert!(pen("two-mass-damper", 3).is_some());
 }
+
+/// A mass on `k = 1` held by a Jenkins element (`k_t = 3`, `mu N = 1`): stuck `w = 2`, free
+/// `w = 1`. Its mode softens past its resonance's width, so `--frc` also sweeps down from
+/// above the stuck resonance (an upward sweep misses a peak on an upper branch past a fold:
+/// the CalculiX area contact, docs/nonlinear-modes.md, section 4). Here the friction damps the
+/// transition enough that no fold forms: both sweeps find the peak, deep in slip (`w` 1.25
+/// against 2 stuck), and it is the synthesised one.
+#[test]
+fn a_jenkins_mode_s_forced_peak_deep_in_slip_is_the_synthesised_one() {
+    use ewr_model::{Contacts, ModelBuilder};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jenkins.h5");
+    let model = ModelBuilder::new(2)
+        .mass(0, 1.0)
+        .spring_to_ground(0, 1.0)
+        .spring(0, 1, 3.0)
+        .damper_to_ground(0, 0.01)
+        .contacts(Contacts::to_ground(1, vec![1], vec![1.0]))
+        .force(0, 1, 1.0, 0.0)
+        .build()
+        .unwrap();
+    ewr_model::write(&path, &model).unwrap();
+    let o = ewr(&[
+        "modes",
+        s(&path),
+        "--from",
+        "0.01",
+        "--to",
+        "100",
+        "--points",
+        "61",
+        "--harmonics",
+        "odd:15",
+        "--frc",
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let w_syn = v["synthesis_peak"]["omega"].as_f64().unwrap();
+    let syn = v["synthesis_peak"]["forced_dof_amplitudes"][0]
+        .as_f64()
+        .unwrap();
+    let (w_frc, frc) = (
+        v["frc_peak"]["omega"].as_f64().unwrap(),
+        v["frc_peak"]["amplitude"].as_f64().unwrap(),
+    );
+    println!("synthesis {syn} at {w_syn}, frc {frc} at {w_frc}");
+    assert!(w_syn < 1.7, "the peak is not in slip: {w_syn}");
+    assert!((syn - frc).abs() < 0.03 * frc, "synthesis {syn}, frc {frc}");
+    assert!(
+        (w_syn - w_frc).abs() < 0.02 * w_frc,
+        "{w_syn} against {w_frc}"
+    );
+}

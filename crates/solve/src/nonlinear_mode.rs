@@ -1208,7 +1208,11 @@ pub struct ForcedSweep {
 /// The forced response (`frc` with the model's forcing and all its modes, the run's own
 /// settings) swept through the resonance synthesised from one mode, to compare with it: 300
 /// fixed steps over `w_p (1 +- 8 zeta)`, `zeta` the modal damping of the converged backbone
-/// point nearest the synthesised peak `w_p`. `None` where nothing resonates (no synthesised
+/// point nearest the synthesised peak `w_p`. Where the mode's small-amplitude frequency lies
+/// above that band (it softens past the resonance's width), also downward from `8 zeta` above
+/// that frequency to `w_p (1 - 8 zeta)`, to follow an upper branch to the peak, with adaptive
+/// steps (up to six times as long where the curve is straight); the points of both, by
+/// frequency. `None` where nothing resonates (no synthesised
 /// peak within the amplitudes computed, or no forcing at harmonic 1). `keep_going` is asked
 /// after each point.
 pub fn forced_sweep(
@@ -1228,11 +1232,24 @@ pub fn forced_sweep(
         .min_by(|x, y| (x.omega - wp).abs().total_cmp(&(y.omega - wp).abs()))
         .map_or(0.01, |p| p.damping_ratio.max(1e-4));
     let (w0, w1) = (wp * (1.0 - 8.0 * zeta), wp * (1.0 + 8.0 * zeta));
+    // A mode that softens beyond its resonance's width (stick to slip lowers the frequency)
+    // can lean its forced response to the left: the peak then lies on an upper branch that an
+    // upward sweep never reaches (it stays on the lower branch up to the fold, then jumps).
+    // Such a mode is also swept down from above its small-amplitude resonance, as a stepped
+    // sine from above would be, and both sweeps' points are kept.
+    let from_above = points
+        .iter()
+        .find(|p| p.converged)
+        .filter(|p| p.omega > w1)
+        .map(|p| p.omega * (1.0 + 8.0 * p.damping_ratio.max(1e-4)));
     let mut point = setup.point.clone();
     point.monitor = vec![dof];
     point.amplitude = crate::Amplitude::H1;
+    // 300 steps through `w_p (1 +- 8 zeta)`; coming down from above, the same steps where the
+    // curve bends (the adaptive control of `ewr frc --adaptive`) and up to six times longer
+    // where it does not.
     let step = (w1 - w0) / 300.0;
-    let f = crate::FrcSettings {
+    let up = crate::FrcSettings {
         omega_start: w0.max(step),
         omega_end: w1,
         step,
@@ -1244,13 +1261,29 @@ pub fn forced_sweep(
         adaptive: None,
         keep_histories: false,
     };
-    let pts = crate::frc(rec, &setup.params(), &f, &mut |_| keep_going())?;
-    Ok(Some(ForcedSweep {
-        dof,
-        curve: pts
-            .iter()
-            .filter(|p| p.solution.status.converged())
-            .map(|p| (p.solution.omega, p.solution.dofs.peak[0]))
-            .collect(),
-    }))
+    let mut sweeps = vec![up.clone()];
+    if let Some(top) = from_above {
+        sweeps.push(crate::FrcSettings {
+            omega_start: top,
+            omega_end: w0.max(step),
+            max_step: 6.0 * step,
+            max_points: 2000,
+            adaptive: Some(1e-3),
+            ..up
+        });
+    }
+    let mut curve = Vec::new();
+    for f in &sweeps {
+        let pts = crate::frc(rec, &setup.params(), f, &mut |_| keep_going())?;
+        curve.extend(
+            pts.iter()
+                .filter(|p| p.solution.status.converged())
+                .map(|p| (p.solution.omega, p.solution.dofs.peak[0])),
+        );
+        if !keep_going() {
+            break;
+        }
+    }
+    curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(Some(ForcedSweep { dof, curve }))
 }
