@@ -220,3 +220,33 @@ fn a_jenkins_mode_s_forced_peak_deep_in_slip_is_the_synthesised_one() {
         "{w_syn} against {w_frc}"
     );
 }
+
+/// The forced response is read where the mode moves: single-contact-3d's mode is its normal
+/// motion (DOF 2), and its forcing starts with a tangential DOF (0), where the synthesis is
+/// zero. Before, `--frc` swept and drew DOF 0.
+#[test]
+fn the_forced_response_is_read_at_the_forced_dof_the_mode_moves_most() {
+    let o = ewr(&[
+        "modes",
+        s(&shipped_model("single-contact-3d")),
+        "--from",
+        "1e-3",
+        "--to",
+        "1e7",
+        "--points",
+        "31",
+        "--harmonics",
+        "all:7",
+        "--frc",
+        "--json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["synthesis_peak"]["forced_dofs"],
+        serde_json::json!([0, 1, 2])
+    );
+    assert_eq!(v["frc_peak"]["forced_dof"], 2);
+    assert!(v["frc_peak"]["amplitude"].as_f64().unwrap() > 0.1);
+}

@@ -148,6 +148,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         Vec::new()
     };
     let frc_peak = frc_curve.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1));
+    let frc_dof = ewr_solve::nonlinear_mode::response_dof(&setup.model, &points);
     if let Some(p) = &a.plot {
         let title = ewr_results::figures::backbone_title(&setup.model, a.mode);
         let panel = ewr_results::figures::ResponsePanel::of_mode(
@@ -168,7 +169,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             "profile": a.common.profile.then(ewr_solve::profile::report),
             "frc_peak": frc_peak.map(|(w, amp)| serde_json::json!({
                 "omega": w,
-                "forced_dof": forced.first(),
+                "forced_dof": frc_dof,
                 "amplitude": amp,
             })),
             "synthesis_peak": synthesis.peak.as_ref().map(|(a, w, dofs)| serde_json::json!({
@@ -229,7 +230,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         if let Some((w, amp)) = frc_peak {
             say!(
                 "ewr frc through it: peak first harmonic {amp:.6e} at DOF {} at w = {w:.6e}",
-                forced[0]
+                frc_dof.unwrap_or(0)
             );
         }
     }

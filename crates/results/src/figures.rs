@@ -1842,8 +1842,9 @@ pub struct ResponsePanel {
 }
 
 impl ResponsePanel {
-    /// The panel of mode `points` of `model`: the first forced DOF's first harmonic, where a
-    /// forced response (`frc`, the first forced DOF's `|Q_1|`, empty if not swept) compares;
+    /// The panel of mode `points` of `model`: the first harmonic of the forced DOF the mode
+    /// moves most ([`ewr_solve::nonlinear_mode::response_dof`]), where a forced response
+    /// (`frc`, that DOF's `|Q_1|`, empty if not swept) compares;
     /// the modal amplitude where the model has no forcing at harmonic 1.
     pub fn of_mode(
         model: &ewr_model::Model,
@@ -1852,8 +1853,8 @@ impl ResponsePanel {
         frc: Vec<(f64, f64)>,
     ) -> Self {
         let converged = points.iter().filter(|p| p.converged);
-        match ewr_solve::nonlinear_mode::forced_dofs(model).first() {
-            Some(&dof) => ResponsePanel {
+        match ewr_solve::nonlinear_mode::response_dof(model, points) {
+            Some(dof) => ResponsePanel {
                 label: format!("|first harmonic| of DOF {dof} (forced)"),
                 backbone: converged.map(|p| (p.omega, p.shape[dof].norm())).collect(),
                 synthesis: synthesis

@@ -1196,10 +1196,26 @@ pub fn forced_dofs(model: &Model) -> Vec<usize> {
     d
 }
 
+/// The forced DOF where a mode's forced response is read ([`forced_sweep`], the figure's
+/// panel): of the DOFs forced at harmonic 1, the one the mode moves most (`|Q_1|` at its
+/// largest converged amplitude; the lowest on a tie), the first without a converged point;
+/// `None` without forcing at harmonic 1. The first forced DOF can be one the mode does not
+/// move: single-contact-3d's mode is its normal motion, its forcing starts tangential.
+pub fn response_dof(model: &Model, points: &[ModePoint]) -> Option<usize> {
+    let forced = forced_dofs(model);
+    match points.iter().rev().find(|p| p.converged) {
+        None => forced.first().copied(),
+        Some(p) => forced.iter().copied().max_by(|&a, &b| {
+            let size = |d: usize| p.shape.get(d).map_or(0.0, |q| q.norm());
+            size(a).total_cmp(&size(b)).then(b.cmp(&a))
+        }),
+    }
+}
+
 /// A forced response swept through a synthesised resonance ([`forced_sweep`]).
 #[derive(Clone, Debug)]
 pub struct ForcedSweep {
-    /// The first DOF forced at harmonic 1, where the response is read.
+    /// The forced DOF where the response is read ([`response_dof`]).
     pub dof: usize,
     /// `(w, |Q_1|)` at `dof` of the converged points, by frequency.
     pub curve: Vec<(f64, f64)>,
@@ -1222,7 +1238,7 @@ pub fn forced_sweep(
     synthesis: &Synthesis,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Option<ForcedSweep>, SolveError> {
-    let (Some((_, wp, _)), Some(&dof)) = (&synthesis.peak, forced_dofs(&setup.model).first())
+    let (Some((_, wp, _)), Some(dof)) = (&synthesis.peak, response_dof(&setup.model, points))
     else {
         return Ok(None);
     };
