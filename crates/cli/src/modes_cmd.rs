@@ -48,7 +48,8 @@ pub struct ModesArgs {
     pub json: bool,
     /// Also sweep the forced response with the model's forcing (as `ewr frc`, all modes)
     /// through the resonance synthesised from this mode, and compare: its peak in the output,
-    /// its curve on the figure (the first forced DOF's first harmonic).
+    /// its curve on the figure (the first harmonic of the forced DOF the mode moves most; a
+    /// mode that softens past its resonance's width is also swept down from above).
     #[arg(long)]
     pub frc: bool,
 }
@@ -148,7 +149,14 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         Vec::new()
     };
     let frc_peak = frc_curve.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1));
-    let frc_dof = ewr_solve::nonlinear_mode::response_dof(&setup.model, &points);
+    // Ctrl-C during the forced sweep: the backbone and its files are whole, the sweep is not.
+    let interrupted = interrupted || crate::interrupt::requested();
+    let status = if interrupted {
+        "interrupted".to_string()
+    } else {
+        status
+    };
+    let frc_dof = ewr_solve::nonlinear_mode::response_dof(&setup.model, &points, &synthesis);
     if let Some(p) = &a.plot {
         let title = ewr_results::figures::backbone_title(&setup.model, a.mode);
         let panel = ewr_results::figures::ResponsePanel::of_mode(

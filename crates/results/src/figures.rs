@@ -1853,7 +1853,7 @@ impl ResponsePanel {
         frc: Vec<(f64, f64)>,
     ) -> Self {
         let converged = points.iter().filter(|p| p.converged);
-        match ewr_solve::nonlinear_mode::response_dof(model, points) {
+        match ewr_solve::nonlinear_mode::response_dof(model, points, synthesis) {
             Some(dof) => ResponsePanel {
                 label: format!("|first harmonic| of DOF {dof} (forced)"),
                 backbone: converged.map(|p| (p.omega, p.shape[dof].norm())).collect(),

@@ -1197,16 +1197,25 @@ pub fn forced_dofs(model: &Model) -> Vec<usize> {
 }
 
 /// The forced DOF where a mode's forced response is read ([`forced_sweep`], the figure's
-/// panel): of the DOFs forced at harmonic 1, the one the mode moves most (`|Q_1|` at its
-/// largest converged amplitude; the lowest on a tie), the first without a converged point;
-/// `None` without forcing at harmonic 1. The first forced DOF can be one the mode does not
-/// move: single-contact-3d's mode is its normal motion, its forcing starts tangential.
-pub fn response_dof(model: &Model, points: &[ModePoint]) -> Option<usize> {
+/// panel): of the DOFs forced at harmonic 1, the one the mode moves most (`|Q_1|` at the
+/// synthesised resonance, or else at the largest converged amplitude; the lowest on a tie),
+/// the first without either; `None` without forcing at harmonic 1. The first forced DOF can
+/// be one the mode does not move: single-contact-3d's mode is its normal motion, its forcing
+/// starts tangential.
+pub fn response_dof(model: &Model, points: &[ModePoint], synthesis: &Synthesis) -> Option<usize> {
     let forced = forced_dofs(model);
-    match points.iter().rev().find(|p| p.converged) {
+    let sizes: Option<Vec<f64>> = match &synthesis.peak {
+        Some((_, _, dofs)) => Some(dofs.clone()),
+        None => points
+            .iter()
+            .rev()
+            .find(|p| p.converged)
+            .map(|p| p.shape.iter().map(|q| q.norm()).collect()),
+    };
+    match sizes {
         None => forced.first().copied(),
-        Some(p) => forced.iter().copied().max_by(|&a, &b| {
-            let size = |d: usize| p.shape.get(d).map_or(0.0, |q| q.norm());
+        Some(sizes) => forced.iter().copied().max_by(|&a, &b| {
+            let size = |d: usize| sizes.get(d).copied().unwrap_or(0.0);
             size(a).total_cmp(&size(b)).then(b.cmp(&a))
         }),
     }
@@ -1217,7 +1226,8 @@ pub fn response_dof(model: &Model, points: &[ModePoint]) -> Option<usize> {
 pub struct ForcedSweep {
     /// The forced DOF where the response is read ([`response_dof`]).
     pub dof: usize,
-    /// `(w, |Q_1|)` at `dof` of the converged points, by frequency.
+    /// `(w, |Q_1|)` at `dof` of the converged points in the order computed: the upward sweep,
+    /// then the one from above where there is one (two branches: not one curve by frequency).
     pub curve: Vec<(f64, f64)>,
 }
 
@@ -1227,8 +1237,8 @@ pub struct ForcedSweep {
 /// point nearest the synthesised peak `w_p`. Where the mode's small-amplitude frequency lies
 /// above that band (it softens past the resonance's width), also downward from `8 zeta` above
 /// that frequency to `w_p (1 - 8 zeta)`, to follow an upper branch to the peak, with adaptive
-/// steps (up to six times as long where the curve is straight); the points of both, by
-/// frequency. `None` where nothing resonates (no synthesised
+/// steps (up to six times as long where the curve is straight, at most 2000 points); the
+/// points of both, each sweep's in its order. `None` where nothing resonates (no synthesised
 /// peak within the amplitudes computed, or no forcing at harmonic 1). `keep_going` is asked
 /// after each point.
 pub fn forced_sweep(
@@ -1238,8 +1248,10 @@ pub fn forced_sweep(
     synthesis: &Synthesis,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Option<ForcedSweep>, SolveError> {
-    let (Some((_, wp, _)), Some(dof)) = (&synthesis.peak, response_dof(&setup.model, points))
-    else {
+    let (Some((_, wp, _)), Some(dof)) = (
+        &synthesis.peak,
+        response_dof(&setup.model, points, synthesis),
+    ) else {
         return Ok(None);
     };
     let zeta = points
@@ -1279,6 +1291,9 @@ pub fn forced_sweep(
     };
     let mut sweeps = vec![up.clone()];
     if let Some(top) = from_above {
+        // Steps at most six times the upward ones: at 1/300 of the way down, single-contact-3d
+        // (all:7) jumped across its lift-off fold onto a converged point of 2.1e6 at 2.944
+        // rad/s, where a fresh solve gives 0.35. A long way down may stop at the point cap.
         sweeps.push(crate::FrcSettings {
             omega_start: top,
             omega_end: w0.max(step),
@@ -1300,6 +1315,5 @@ pub fn forced_sweep(
             break;
         }
     }
-    curve.sort_by(|a, b| a.0.total_cmp(&b.0));
     Ok(Some(ForcedSweep { dof, curve }))
 }
