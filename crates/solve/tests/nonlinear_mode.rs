@@ -869,10 +869,11 @@ fn modal_damping_ratios_give_the_backbone_of_the_viscous_matrix_they_stand_for()
 /// comes from `K phi = w^2 M phi` of the model's own matrices and its damping from `phi^T C
 /// phi / 2 w` (first order: `C` is not proportional, the contact's normal springs are
 /// undamped), and exactly from the free structure's own EPMC (the `xi` that puts an eigenvalue
-/// of its state matrix on the imaginary axis). There `(w, xi)` lies within about `1 / a` of that resonance (relative): before
-/// the finite differences' step followed it (docs/nonlinear-modes.md, pitfall 9), the step of
-/// `1e-7` crossed it from `a` = 316, Newton stalled at residuals of 0.5-1, and from `a` =
-/// 31.6 every amplitude was "not converged" at the rounding floor.
+/// of its state matrix on the imaginary axis). There `(w, xi)` lies within about `1 / a` of
+/// that resonance (relative): before the finite differences' step followed it
+/// (docs/nonlinear-modes.md, pitfall 9), the step of `1e-7` crossed it from `a` = 316, Newton
+/// stalled at residuals of 0.5-1, and from `a` = 31.6 every amplitude was "not converged" at
+/// the rounding floor.
 #[test]
 fn far_into_gross_slip_the_mode_is_the_free_structure_s_with_friction_damping_as_one_over_a() {
     let model = ewr_model::examples::blade_damper_blade(&Default::default());
