@@ -10,8 +10,8 @@
 //! normalisations): the law's analytical Jacobian for the forces, the normalisations' exact
 //! derivatives (the fundamental is linear in the forces), finite differences in `w` and `xi`.
 //! The structure is condensed by a dense receptance rebuilt for each `xi` up to 500 DOFs;
-//! above, or with modal damping ratios, by the modes that cover the harmonics (the rest in the residual flexibility),
-//! extracted once, with `-xi` on each modal damping.
+//! above, or with modal damping ratios, by the modes that cover the harmonics (the rest in
+//! the residual flexibility), extracted once, with `-xi` on each modal damping.
 
 use crate::periodic::{PointSettings, SolveError};
 use crate::point::Kind;

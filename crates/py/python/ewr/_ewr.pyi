@@ -316,9 +316,10 @@ class Model:
         through that resonance (``ewr modes --frc``), ``(omega, |Q1|)`` rows at the forced DOF
         the mode moves most, ``"frc_dof"`` (the upward sweep's rows, then, for a mode that
         softens past its resonance's width, those of a sweep down from above), else ``None``.
-        ``output``, ``csv`` and ``plot`` write the files of ``ewr modes -o``, ``--csv`` and ``--plot``. The backbone uses the exact law,
-        a dense receptance (above 500 DOFs or with modal damping ratios the modes that cover its
-        harmonics, extracted once) and dense Newton steps whatever the solver keywords say;
+        ``output``, ``csv`` and ``plot`` write the files of ``ewr modes -o``, ``--csv`` and
+        ``--plot``. The backbone uses the exact law, a dense receptance (above 500 DOFs or with
+        modal damping ratios the modes that cover its harmonics, extracted once) and dense
+        Newton steps whatever the solver keywords say;
         they apply to the forced sweep. Warns where an amplitude did not converge. Ctrl-C
         keeps the amplitudes computed (their files written, ``"interrupted"`` True, a warning)."""
     def simulate(
