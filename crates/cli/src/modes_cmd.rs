@@ -133,11 +133,15 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         let rec = setup
             .receptance()
             .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
+        // Minutes on an FE model where the mode is also swept from above: a counter.
+        let bar = crate::progress::counter("forced-response points (--frc)");
         let swept =
             ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &points, &synthesis, &mut || {
+                bar.inc(1);
                 !crate::interrupt::requested()
-            })
-            .map_err(|e| Failure::work(format!("--frc: {e}")))?;
+            });
+        bar.finish_and_clear();
+        let swept = swept.map_err(|e| Failure::work(format!("--frc: {e}")))?;
         swept.map(|s| s.curve).unwrap_or_default()
     } else {
         if a.frc {

@@ -20,6 +20,22 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// A counter of `what` for work whose length is not known ahead (a sweep that may stop at a
+/// fold or follow adaptive steps); hidden when stderr is not a terminal.
+pub fn counter(what: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    if std::io::stderr().is_terminal() {
+        pb.set_draw_target(ProgressDrawTarget::stderr());
+        let template = format!("{{elapsed_precise}} {{spinner}} {{pos}} {what}");
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            pb.set_style(style);
+        }
+    } else {
+        pb.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    pb
+}
+
 /// Peak resident memory of this process in MB (`VmHWM` of `/proc/self/status`), for sizing
 /// runs on large models; `None` where the kernel does not report it.
 pub fn peak_memory_mb() -> Option<f64> {
