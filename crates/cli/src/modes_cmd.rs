@@ -129,7 +129,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
     }
     // The forced response swept through the synthesised resonance (--frc).
     let resonates = synthesis.peak.is_some() && !forced.is_empty();
-    let frc_curve: Vec<(f64, f64)> = if a.frc && resonates {
+    let swept: Option<(usize, Vec<(f64, f64)>)> = if a.frc && resonates {
         let rec = setup
             .receptance()
             .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
@@ -142,7 +142,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             });
         bar.finish_and_clear();
         let swept = swept.map_err(|e| Failure::work(format!("--frc: {e}")))?;
-        swept.map(|s| s.curve).unwrap_or_default()
+        swept.map(|s| (s.dof, s.curve))
     } else {
         if a.frc {
             say_err!(
@@ -150,7 +150,12 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
                  through"
             );
         }
-        Vec::new()
+        None
+    };
+    // The sweep's own DOF (`response_dof`), where its curve and peak are read.
+    let (frc_dof, frc_curve) = match swept {
+        Some((dof, curve)) => (Some(dof), curve),
+        None => (None, Vec::new()),
     };
     let frc_peak = frc_curve.iter().copied().max_by(|x, y| x.1.total_cmp(&y.1));
     // Ctrl-C during the forced sweep: the backbone and its files are whole, the sweep is not.
@@ -160,7 +165,6 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
     } else {
         status
     };
-    let frc_dof = ewr_solve::nonlinear_mode::response_dof(&setup.model, &points, &synthesis);
     if let Some(p) = &a.plot {
         let title = ewr_results::figures::backbone_title(&setup.model, a.mode);
         let panel = ewr_results::figures::ResponsePanel::of_mode(

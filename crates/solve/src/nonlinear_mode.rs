@@ -158,18 +158,19 @@ pub fn displacement_rows(points: &[ModePoint], n_dofs: usize) -> Option<(Vec<f64
 }
 
 /// The linear mode the backbone starts from: mode `mode` (1-based) of the structure with every
-/// contact stuck, its frequency, `M`-normalised shape and modal viscous damping `phi^T C phi`.
-pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), SolveError> {
-    let stuck = model
-        .stuck_default()
-        .map_err(SolveError::Start)?
-        .unwrap_or_else(|| model.clone());
+/// contact stuck, its frequency and `M`-normalised shape (its damping is the receptance's
+/// business: the backbone applies it as the receptance does).
+pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>), SolveError> {
     if mode == 0 || mode > model.n_dofs() {
         return Err(SolveError::Start(format!(
             "mode {mode} does not exist: modes are counted from 1, at most one per DOF ({})",
             model.n_dofs()
         )));
     }
+    let stuck = model
+        .stuck_default()
+        .map_err(SolveError::Start)?
+        .unwrap_or_else(|| model.clone());
     let (w, phi) = if model.n_dofs() <= MODE_DENSE_MAX_DOFS {
         ewr_hb::modes::natural_modes(&stuck.stiffness, &stuck.mass)
             .map_err(|e| SolveError::Start(format!("modes of the stuck structure: {e}")))?
@@ -189,9 +190,7 @@ pub fn stuck_mode(model: &Model, mode: usize) -> Result<(f64, Vec<f64>, f64), So
         )));
     }
     let shape: Vec<f64> = (0..phi.nrows()).map(|i| phi[(i, mode - 1)]).collect();
-    let c_phi = sparse_times(&model.viscous_damping(), &shape);
-    let c_modal = shape.iter().zip(&c_phi).map(|(a, b)| a * b).sum();
-    Ok((w[mode - 1], shape, c_modal))
+    Ok((w[mode - 1], shape))
 }
 
 /// `A x` for a sparse `A` (stored whole where it is symmetric; `W` is `m x n`).
@@ -213,7 +212,7 @@ where
 /// penalty: a mass on a rigid friction contact does not move while it sticks, so the
 /// backbone has no point below the onset of slip (docs/nonlinear-modes.md, pitfall 7).
 pub fn penalty_mode(model: &Model, mode: usize) -> Result<Option<(f64, f64)>, SolveError> {
-    let (w0, shape, _) = stuck_mode(model, mode)?;
+    let (w0, shape) = stuck_mode(model, mode)?;
     let Some(without) = model.stuck(0.0).map_err(SolveError::Start)? else {
         return Ok(None);
     };
@@ -808,8 +807,7 @@ pub fn backbone_with(
     }
     // The stuck mode and the modal extraction are the run's setup.
     let setup = crate::profile::span(crate::profile::Phase::Setup);
-    // (stuck_mode's damping is the viscous matrix's; the start's is decided below.)
-    let (w0, shape, _) = stuck_mode(model, mode)?;
+    let (w0, shape) = stuck_mode(model, mode)?;
     let reference = (0..shape.len())
         .max_by(|&i, &j| shape[i].abs().total_cmp(&shape[j].abs()))
         .unwrap_or(0);
