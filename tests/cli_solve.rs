@@ -524,3 +524,46 @@ fn rho_auto_scales_an_si_model_and_says_so() {
         "iterations: auto {auto_it}, rho 1 {fixed_it}"
     );
 }
+
+#[test]
+fn the_modal_receptance_says_when_the_damping_matrix_couples_its_modes() {
+    // A chain of three masses with a dashpot to ground at the first: the damping matrix is not
+    // diagonal on the modes, and keeping its diagonal moves the third mode's response by
+    // about 4.6 % (crates/hb/tests/receptance.rs checks that figure against a dense solve).
+    let dir = tempfile::tempdir().unwrap();
+    let model = ewr_model::ModelBuilder::new(3)
+        .rayleigh(0.0, 1e-4)
+        .mass(0, 1.0)
+        .mass(1, 1.2)
+        .mass(2, 0.9)
+        .spring_to_ground(0, 1.0)
+        .spring(0, 1, 0.3)
+        .spring(1, 2, 1.3)
+        .damper_to_ground(0, 0.05)
+        .contacts(ewr_model::Contacts::to_ground(1, vec![2], vec![0.1]))
+        .force(2, 1, 1.0, 0.0)
+        .build()
+        .unwrap();
+    let path = tmp_path(&dir, "dashpot.h5");
+    ewr_model::write(&path, &model).unwrap();
+    let run = |receptance: &str| {
+        let o = ewr(&[
+            "solve",
+            &path,
+            "--omega",
+            "0.9",
+            "--harmonics",
+            "odd:7",
+            "--receptance",
+            receptance,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let modal = run("modal:3");
+    assert!(
+        modal.contains("couples them") && modal.contains("near mode 3") && modal.contains("4.6%"),
+        "{modal}"
+    );
+    assert!(!run("dense").contains("couples them"));
+}

@@ -266,9 +266,13 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
 
 fn receptance(setup: &Setup) -> Result<ewr_hb::Receptance, Failure> {
     let _t = ewr_solve::profile::span(ewr_solve::profile::Phase::Setup);
-    setup
+    let rec = setup
         .receptance()
-        .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))
+        .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
+    for w in ewr_solve::setup::receptance_warnings(&rec) {
+        say_err!("{w}");
+    }
+    Ok(rec)
 }
 
 /// JSON summary of one periodic solution.

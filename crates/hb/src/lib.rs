@@ -13,8 +13,8 @@ pub use fourier::{
 };
 pub use galerkin::DenseGalerkin;
 pub use receptance::{
-    ContactDynamics, HarmonicDynamics, ModalProduct, Modes, Receptance, ReceptanceAt,
-    ReceptanceError, ReceptanceKind,
+    ContactDynamics, DampingCoupling, HarmonicDynamics, ModalProduct, Modes, Receptance,
+    ReceptanceAt, ReceptanceError, ReceptanceKind,
 };
 
 /// Parallelism for faer's kernels with a fixed split rather than the thread count: faer

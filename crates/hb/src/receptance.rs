@@ -174,7 +174,7 @@ use faer::{Mat, MatMut, MatRef, c64};
 use rayon::prelude::*;
 
 pub use dynamics::{ContactDynamics, DYNAMICS_MAX_STATES, HarmonicDynamics};
-pub use modal::Modes;
+pub use modal::{DampingCoupling, Modes, damping_coupling, damping_coupling_errors};
 
 /// Largest model [`ReceptanceKind::Auto`] sends to the dense backend (`O(n^3)` per harmonic;
 /// a dense complex LU of 500 DOFs takes about 10 ms here).
@@ -678,6 +678,17 @@ impl Receptance {
     /// Size `m = dim * nc` of the contact receptance.
     pub fn n_contact_rows(&self) -> usize {
         self.s.m
+    }
+
+    /// Where the modal backend condenses a model with an explicit damping matrix: what keeping
+    /// only the diagonal of its projection on the modes costs ([`DampingCoupling`]). `None`
+    /// for other backends and for damping the modes diagonalise (Rayleigh, modal ratios,
+    /// hysteretic).
+    pub fn damping_coupling(&self) -> Option<DampingCoupling> {
+        match &self.backend {
+            Backend::Modal(b) => b.coupling,
+            _ => None,
+        }
     }
 
     /// The retained modes and residual flexibility (modal backend only).

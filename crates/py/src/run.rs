@@ -82,6 +82,14 @@ pub(crate) fn warn_setup(py: Python<'_>, setup: &Setup) -> PyResult<()> {
     Ok(())
 }
 
+/// The receptance's own warnings (the modal backend's diagonal damping) as Python warnings.
+fn warn_receptance(py: Python<'_>, rec: &ewr_hb::Receptance) -> PyResult<()> {
+    for w in ewr_solve::setup::receptance_warnings(rec) {
+        warn(py, w.trim_start_matches("warning: "))?;
+    }
+    Ok(())
+}
+
 fn receptance(setup: &Setup) -> PyResult<ewr_hb::Receptance> {
     setup
         .receptance()
@@ -140,9 +148,10 @@ pub fn solve(
     let setup = opts.resolve(model, opts.mu_n)?;
     warn_setup(py, &setup)?;
     let _claims = outputs.check()?;
+    let rec = py.detach(|| rayon::scope(|_| receptance(&setup)))?;
+    warn_receptance(py, &rec)?;
     let sol = py.detach(|| {
         rayon::scope(|_| -> PyResult<_> {
-            let rec = receptance(&setup)?;
             let params = setup.params();
             let mut sol = solve_point(&rec, &params, omega, &setup.point, None)
                 .map_err(|e| SolveError::new_err(format!("at w = {omega}: {e}")))?;
@@ -374,6 +383,7 @@ pub fn frc(
     // One condensation for every curve: they differ only in their friction bounds. On a
     // worker, as the sweep (run_interruptible).
     let rec = py.detach(|| rayon::scope(|_| receptance(&setups[0])))?;
+    warn_receptance(py, &rec)?;
     let specs: Vec<CurveSpec<'_>> = setups
         .iter()
         .zip(&mu_values)

@@ -507,6 +507,37 @@ pub fn resolve(mut model: Model, o: &SolveOptions) -> Result<Setup, SetupError> 
 /// Most points per curve: a guard against a step far too small for the range.
 pub const MAX_POINTS: usize = 100_000;
 
+/// Relative change of a mode's response ([`ewr_hb::DampingCoupling`]) from which the modal
+/// receptance's diagonal damping is worth a warning.
+pub const DAMPING_COUPLING_WARN: f64 = 0.01;
+
+/// What the user should hear about a receptance once it is built: where the modal backend
+/// keeps only the diagonal of an explicit damping matrix's projection and that misses more
+/// than [`DAMPING_COUPLING_WARN`] of some retained mode's response (docs/receptance.md,
+/// "Non-proportional damping").
+pub fn receptance_warnings(rec: &ewr_hb::Receptance) -> Vec<String> {
+    match rec.damping_coupling() {
+        Some(c) if c.error > DAMPING_COUPLING_WARN || c.error.is_nan() => {
+            let size = if c.error.is_finite() {
+                format!("by about {:.1}% of itself", 100.0 * c.error)
+            } else {
+                "without bound (two coupled modes of one frequency, or one the sum leaves undamped)"
+                    .to_string()
+            };
+            vec![format!(
+                "warning: the modal receptance keeps only the diagonal of the damping matrix \
+                 projected on the modes, and this model's damping matrix couples them: near \
+                 mode {} of the structure ({:.6e} rad/s) the response moves {size} with the \
+                 coupling (docs/receptance.md, \"Non-proportional damping\"); --receptance \
+                 sparse or dense condenses the damping exactly",
+                c.mode + 1,
+                c.omega
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// A frequency sweep as given: band, step, continuation, what is computed beside the points.
 #[derive(Clone, Debug)]
 pub struct SweepOptions {

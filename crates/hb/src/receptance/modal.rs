@@ -9,7 +9,9 @@
 //! * `C = C_explicit + alpha M + beta K` is projected on the modes and only its diagonal is
 //!   kept. For Rayleigh damping this is exact (`c_r = alpha + beta omega_r^2`); for a
 //!   non-proportional explicit `C` it neglects the modal coupling (the usual light-damping
-//!   approximation).
+//!   approximation), which [`damping_coupling`] estimates per mode; repeated modes are first
+//!   turned to the basis that diagonalises `C` on them ([`diagonalise_repeated`];
+//!   docs/receptance.md, "Non-proportional damping").
 //! * `zeta_r` are the model's modal damping ratios for the first modes (none beyond the list);
 //!   they add to the projected viscous damping.
 //! * The residual term divides by `1 + i eta_h + i Omega beta`: the omitted modes respond
@@ -81,6 +83,125 @@ pub struct Modes {
     pub residual: Mat<f64>,
     /// How many of the retained modes are rigid-body modes.
     pub rigid_body_modes: usize,
+}
+
+/// Relative spacing of eigenvalues below which modes count as one repeated mode
+/// ([`diagonalise_repeated`]); the Lanczos converges them to `LANCZOS_TOL`.
+const REPEATED_REL: f64 = 1e-10;
+
+/// Within each group of repeated modes (eigenvalues within [`REPEATED_REL`] of each other, or
+/// of `rigid_tol` for rigid-body modes) the basis is free, and an explicit damping matrix's
+/// projection on it need not be diagonal: the modal sum, which keeps only its diagonal, would
+/// then depend on which basis the Lanczos returned (two identical blades: every mode of the
+/// pair). The group is turned to the eigenvectors of that projection, which diagonalises it
+/// exactly and keeps the modes `M`-orthonormal; `cphi` (`C phi`) turns with them.
+fn diagonalise_repeated(lambda: &[f64], rigid_tol: f64, phi: &mut Mat<f64>, cphi: &mut Mat<f64>) {
+    let k = lambda.len();
+    let mut r = 0;
+    while r < k {
+        let mut e = r + 1;
+        while e < k
+            && ((lambda[e] <= rigid_tol && lambda[r] <= rigid_tol)
+                || lambda[e] - lambda[r] <= REPEATED_REL * lambda[r].abs())
+        {
+            e += 1;
+        }
+        if e - r >= 2 {
+            let p = e - r;
+            let block = phi.as_ref().subcols(r, p).transpose() * cphi.as_ref().subcols(r, p);
+            let sym = Mat::from_fn(p, p, |i, j| 0.5 * (block[(i, j)] + block[(j, i)]));
+            if let Ok(evd) = sym.self_adjoint_eigen(faer::Side::Lower) {
+                let u = evd.U().to_owned();
+                let turned = phi.as_ref().subcols(r, p) * &u;
+                phi.as_mut().subcols_mut(r, p).copy_from(&turned);
+                let turned = cphi.as_ref().subcols(r, p) * &u;
+                cphi.as_mut().subcols_mut(r, p).copy_from(&turned);
+            }
+        }
+        r = e;
+    }
+}
+
+/// What the modal sum's diagonal damping costs where an explicit damping matrix couples the
+/// modes (`D = Phi^T C Phi` not diagonal; docs/receptance.md, "Non-proportional damping"):
+/// for each retained mode `r`, the relative change of the response to a load `M phi_r` at
+/// `Omega = omega_r` when the coupling is kept, to first order in the coupling. Two parts: the
+/// other modes driven through `D` (`q_s / q_r = -i omega_r D_sr / (omega_s^2 - omega_r^2)`, a
+/// complex mode shape), and their reaction on mode `r`, a real shift `sum_s omega_r^2 D_rs^2 /
+/// (omega_s^2 - omega_r^2)` of its dynamic stiffness beside the imaginary `omega_r b_r` the sum
+/// keeps at resonance (`b_r = c_r + eta omega_r`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DampingCoupling {
+    /// The largest relative change over the retained elastic modes (infinite for an undamped
+    /// mode that the damping couples, or for two coupled modes of one frequency).
+    pub error: f64,
+    /// Its mode, counted from 0 among the retained modes.
+    pub mode: usize,
+    /// That mode's natural frequency (rad/s).
+    pub omega: f64,
+}
+
+/// [`DampingCoupling`] of the modes `omega` (ascending, 0 for rigid-body modes) with the
+/// diagonal damping `damping` the modal sum uses, the full projection `d` (`k x k`) and the
+/// hysteretic loss factor `eta`: the largest of [`damping_coupling_errors`].
+pub fn damping_coupling(
+    omega: &[f64],
+    damping: &[f64],
+    d: MatRef<'_, f64>,
+    eta: f64,
+) -> DampingCoupling {
+    let errors = damping_coupling_errors(omega, damping, d, eta);
+    let mode = (0..errors.len())
+        .max_by(|&a, &b| errors[a].total_cmp(&errors[b]))
+        .unwrap_or(0);
+    DampingCoupling {
+        error: errors.get(mode).copied().unwrap_or(0.0),
+        mode,
+        omega: omega.get(mode).copied().unwrap_or(0.0),
+    }
+}
+
+/// Each retained mode's relative change of [`DampingCoupling`] (0 for rigid-body modes).
+pub fn damping_coupling_errors(
+    omega: &[f64],
+    damping: &[f64],
+    d: MatRef<'_, f64>,
+    eta: f64,
+) -> Vec<f64> {
+    let k = omega.len();
+    // Couplings at rounding's level of the largest modal damping are none (a repeated mode's
+    // group, diagonalised, keeps such off-diagonal residue).
+    let floor = 1e-12 * (0..k).fold(0.0f64, |m, r| m.max(d[(r, r)].abs()));
+    (0..k)
+        .map(|r| {
+            let wr = omega[r];
+            if wr <= 0.0 {
+                return 0.0;
+            }
+            let (mut shift, mut shape, mut degenerate) = (0.0, 0.0, false);
+            for s in (0..k).filter(|&s| s != r) {
+                let drs = 0.5 * (d[(r, s)] + d[(s, r)]);
+                if drs.abs() <= floor {
+                    continue;
+                }
+                let gap = omega[s] * omega[s] - wr * wr;
+                if gap.abs() <= 1e-12 * wr * wr {
+                    degenerate = true;
+                    continue;
+                }
+                shift += wr * wr * drs * drs / gap;
+                shape += (wr * drs / gap).powi(2);
+            }
+            let kept = wr * (damping[r] + eta * wr);
+            if degenerate || (shift != 0.0 && kept <= 0.0) {
+                f64::INFINITY
+            } else if shift == 0.0 {
+                shape.sqrt()
+            } else {
+                ((shift / kept).powi(2) + shape).sqrt()
+            }
+        })
+        .collect()
 }
 
 /// Applies the static residual operator `sum_{omitted} phi phi^T / lambda + S`.
@@ -174,6 +295,9 @@ impl Shifted {
 /// Frequency-independent data of the modal backend.
 pub(crate) struct ModalBackend {
     pub modes: Modes,
+    /// What keeping only the diagonal of an explicit damping matrix's projection costs
+    /// (`None` without an explicit `C`).
+    pub coupling: Option<DampingCoupling>,
     lambda: Vec<f64>,
     w_phi_c: Mat<c64>,
     residual_c: Mat<c64>,
@@ -313,13 +437,16 @@ impl ModalBackend {
                 )
             }
         };
-        let LanczosModes { lambda, phi } = lm;
+        let LanczosModes { lambda, mut phi } = lm;
         let k = lambda.len();
         let omega: Vec<f64> = lambda.iter().map(|l| l.max(0.0).sqrt()).collect();
 
         // Projected viscous damping (diagonal only) plus modal damping ratios.
         // C is symmetric and FE-sized (tens of entries a row): read once for all the modes.
-        let cphi = super::symmetric_times(s.c.as_ref(), phi.as_ref());
+        let mut cphi = super::symmetric_times(s.c.as_ref(), phi.as_ref());
+        if s.explicit_c {
+            diagonalise_repeated(&lambda, rigid_tol, &mut phi, &mut cphi);
+        }
         let zeta = s.modal_zeta.as_deref().unwrap_or(&[]);
         let damping: Vec<f64> = (0..k)
             .map(|r| {
@@ -327,6 +454,10 @@ impl ModalBackend {
                 proj + 2.0 * zeta.get(r).copied().unwrap_or(0.0) * omega[r]
             })
             .collect();
+        let coupling = s.explicit_c.then(|| {
+            let d = phi.transpose() * &cphi;
+            damping_coupling(&omega, &damping, d.as_ref(), s.eta)
+        });
         let w_phi = real_mul(&s.w, phi.as_ref());
 
         // Residual flexibility at the contacts, a chunk of W^T columns at a time.
@@ -420,6 +551,7 @@ impl ModalBackend {
                 residual,
                 rigid_body_modes: rigid,
             },
+            coupling,
             lambda,
             stat,
             forced,
