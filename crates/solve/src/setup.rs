@@ -518,7 +518,9 @@ pub const DAMPING_COUPLING_WARN: f64 = 0.01;
 pub fn receptance_warnings(rec: &ewr_hb::Receptance) -> Vec<String> {
     match rec.damping_coupling() {
         Some(c) if c.error > DAMPING_COUPLING_WARN || c.error.is_nan() => {
-            let size = if c.error.is_finite() {
+            let size = if c.error.is_nan() {
+                "by an amount that cannot be estimated".to_string()
+            } else if c.error.is_finite() {
                 format!("by about {:.1}% of itself", 100.0 * c.error)
             } else {
                 "without bound (two coupled modes of one frequency, or one the sum leaves undamped)"
@@ -528,8 +530,8 @@ pub fn receptance_warnings(rec: &ewr_hb::Receptance) -> Vec<String> {
                 "warning: the modal receptance keeps only the diagonal of the damping matrix \
                  projected on the modes, and this model's damping matrix couples them: near \
                  mode {} of the structure ({:.6e} rad/s) the response moves {size} with the \
-                 coupling (docs/receptance.md, \"Non-proportional damping\"); --receptance \
-                 sparse or dense condenses the damping exactly",
+                 coupling (docs/receptance.md, \"Non-proportional damping\"); the sparse or \
+                 dense receptance condenses the damping exactly",
                 c.mode + 1,
                 c.omega
             )]
