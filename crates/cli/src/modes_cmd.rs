@@ -6,7 +6,7 @@ use crate::Failure;
 use crate::paths::named;
 use crate::solve_cmd::{Common, setup};
 use clap::Args;
-use ewr_solve::nonlinear_mode::{ModePoint, backbone};
+use ewr_solve::nonlinear_mode::{ModePoint, backbone_noting};
 use std::path::PathBuf;
 
 /// Arguments of `ewr modes`. The backbone uses the exact law, a dense receptance (above 500
@@ -87,7 +87,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
     let bar = crate::progress::bar(amps.len() as u64, "amplitudes");
     let t0 = std::time::Instant::now();
     let params = setup.params();
-    let result = backbone(
+    let result = backbone_noting(
         &setup.model,
         &params,
         &setup.point,
@@ -97,6 +97,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             bar.inc(1);
             !crate::interrupt::requested()
         },
+        &mut |w| bar.suspend(|| say_err!("{w}")),
     );
     bar.finish_and_clear();
     // A bad mode number, set or start is the user's to fix; a numerical failure is not.
@@ -133,6 +134,9 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         let rec = setup
             .receptance()
             .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
+        for w in ewr_solve::setup::receptance_warnings(&rec) {
+            say_err!("{w}");
+        }
         // Minutes on an FE model where the mode is also swept from above: a counter.
         let bar = crate::progress::counter("forced-response points (--frc)");
         let swept =

@@ -171,6 +171,9 @@ pub fn peaks(a: &PeaksArgs) -> Result<(), Failure> {
         &crate::interrupt::requested,
     );
     bar.finish_and_clear();
+    for w in &result.warnings {
+        say_err!("{w}");
+    }
     let name = param.name.clone();
     let interrupted = result.interrupted;
     let failure = result.failure.map(|e| format!("{name} = {e}"));

@@ -986,20 +986,25 @@ impl PyModel {
         // Ctrl-C: the amplitudes computed are kept, written and returned, as the command does.
         let stop = std::sync::atomic::AtomicBool::new(false);
         let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
+        let mut notes = Vec::new();
         let pts = crate::run::run_interruptible(py, &stop, || {
-            ewr_solve::nonlinear_mode::backbone(
+            ewr_solve::nonlinear_mode::backbone_noting(
                 &setup.model,
                 &params,
                 &setup.point,
                 mode,
                 &amps,
                 &mut |_| !stopped(),
+                &mut |w| notes.push(w),
             )
         })
         .map_err(|e| match e {
             ewr_solve::SolveError::Start(_) => InputError::new_err(format!("mode {mode}: {e}")),
             e => SolveError::new_err(format!("mode {mode}: {e}")),
         })?;
+        for w in &notes {
+            crate::convert::warn(py, w.trim_start_matches("warning: "))?;
+        }
         let interrupted = stopped();
         let syn = ewr_solve::nonlinear_mode::synthesise(&setup.model, &pts);
         let fail = |e: String| SolveError::new_err(e);
@@ -1025,6 +1030,7 @@ impl PyModel {
             let rec = setup
                 .receptance()
                 .map_err(|e| InputError::new_err(format!("cannot condense the model: {e}")))?;
+            crate::run::warn_receptance(py, &rec)?;
             crate::run::run_interruptible(py, &stop, || {
                 ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &pts, &syn, &mut || {
                     !stopped()

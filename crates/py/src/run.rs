@@ -83,7 +83,7 @@ pub(crate) fn warn_setup(py: Python<'_>, setup: &Setup) -> PyResult<()> {
 }
 
 /// The receptance's own warnings (the modal backend's diagonal damping) as Python warnings.
-fn warn_receptance(py: Python<'_>, rec: &ewr_hb::Receptance) -> PyResult<()> {
+pub(crate) fn warn_receptance(py: Python<'_>, rec: &ewr_hb::Receptance) -> PyResult<()> {
     for w in ewr_solve::setup::receptance_warnings(rec) {
         warn(py, w.trim_start_matches("warning: "))?;
     }
@@ -593,6 +593,9 @@ pub fn peaks<'py>(
         )
     });
     let name = &param.name;
+    for w in &locus.warnings {
+        warn(py, w.trim_start_matches("warning: "))?;
+    }
     for e in &locus.points {
         if let Some(why) = &e.unclassified {
             warn(

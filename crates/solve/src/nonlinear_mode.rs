@@ -752,6 +752,30 @@ pub fn backbone(
     amplitudes: &[f64],
     on_point: &mut dyn FnMut(&ModePoint) -> bool,
 ) -> Result<Vec<ModePoint>, SolveError> {
+    backbone_noting(
+        model,
+        params,
+        settings,
+        mode,
+        amplitudes,
+        on_point,
+        &mut |_| {},
+    )
+}
+
+/// [`backbone`], telling `note` what the user should hear about its condensation: where the
+/// modal path drops an explicit damping matrix's coupling of the modes
+/// ([`crate::setup::receptance_warnings`]; above [`MODE_DENSE_MAX_DOFS`] DOFs that path is
+/// the only one).
+pub fn backbone_noting(
+    model: &Model,
+    params: &ContactParams,
+    settings: &PointSettings,
+    mode: usize,
+    amplitudes: &[f64],
+    on_point: &mut dyn FnMut(&ModePoint) -> bool,
+    note: &mut dyn FnMut(String),
+) -> Result<Vec<ModePoint>, SolveError> {
     // Modal damping ratios exist only in a modal receptance.
     let n = model.n_dofs();
     let kind = if n <= MODE_DENSE_MAX_DOFS && model.damping.modal_zeta.is_none() {
@@ -761,7 +785,9 @@ pub fn backbone(
             modes: MODE_TRUNCATED_MODES.min(n),
         }
     };
-    backbone_with(model, params, settings, mode, amplitudes, kind, on_point)
+    backbone_body(
+        model, params, settings, mode, amplitudes, kind, on_point, note,
+    )
 }
 
 /// [`backbone`] condensed by `receptance`: `Dense` (a dense receptance of `K - h^2 w^2 M + i h
@@ -775,6 +801,30 @@ pub fn backbone_with(
     amplitudes: &[f64],
     receptance: ReceptanceKind,
     on_point: &mut dyn FnMut(&ModePoint) -> bool,
+) -> Result<Vec<ModePoint>, SolveError> {
+    backbone_body(
+        model,
+        params,
+        settings,
+        mode,
+        amplitudes,
+        receptance,
+        on_point,
+        &mut |_| {},
+    )
+}
+
+/// [`backbone_with`], telling `note` what [`backbone_noting`] does.
+#[allow(clippy::too_many_arguments)]
+fn backbone_body(
+    model: &Model,
+    params: &ContactParams,
+    settings: &PointSettings,
+    mode: usize,
+    amplitudes: &[f64],
+    receptance: ReceptanceKind,
+    on_point: &mut dyn FnMut(&ModePoint) -> bool,
+    note: &mut dyn FnMut(String),
 ) -> Result<Vec<ModePoint>, SolveError> {
     if !matches!(
         receptance,
@@ -845,6 +895,15 @@ pub fn backbone_with(
         _ => None,
     };
     drop(setup);
+    if let Some(rec) = &modal {
+        let advice = format!(
+            "a backbone condenses by modes above {MODE_DENSE_MAX_DOFS} DOFs, and a model with \
+             fewer DOFs by a dense receptance"
+        );
+        crate::setup::damping_coupling_warnings(rec, &advice)
+            .into_iter()
+            .for_each(&mut *note);
+    }
     let mass = &model.mass;
     let contact_rows = model
         .contacts

@@ -516,6 +516,14 @@ pub const DAMPING_COUPLING_WARN: f64 = 0.01;
 /// than [`DAMPING_COUPLING_WARN`] of some retained mode's response (docs/receptance.md,
 /// "Non-proportional damping").
 pub fn receptance_warnings(rec: &ewr_hb::Receptance) -> Vec<String> {
+    damping_coupling_warnings(
+        rec,
+        "the sparse or dense receptance condenses the damping exactly",
+    )
+}
+
+/// [`receptance_warnings`] with `advice` on what to do instead as its last clause.
+pub fn damping_coupling_warnings(rec: &ewr_hb::Receptance, advice: &str) -> Vec<String> {
     match rec.damping_coupling() {
         Some(c) if c.error > DAMPING_COUPLING_WARN || c.error.is_nan() => {
             let size = if c.error.is_nan() {
@@ -530,8 +538,7 @@ pub fn receptance_warnings(rec: &ewr_hb::Receptance) -> Vec<String> {
                 "warning: the modal receptance keeps only the diagonal of the damping matrix \
                  projected on the modes, and this model's damping matrix couples them: near \
                  mode {} of the structure ({:.6e} rad/s) the response moves {size} with the \
-                 coupling (docs/receptance.md, \"Non-proportional damping\"); the sparse or \
-                 dense receptance condenses the damping exactly",
+                 coupling (docs/receptance.md, \"Non-proportional damping\"); {advice}",
                 c.mode + 1,
                 c.omega
             )]

@@ -85,6 +85,9 @@ pub struct Locus {
     pub failure: Option<String>,
     /// Whether it stopped because the caller asked it to ([`track`]'s `stop`).
     pub interrupted: bool,
+    /// What the user should hear about the condensations it built, once each
+    /// ([`ewr_solve::setup::receptance_warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// Finds peaks at parameter values, reusing the condensation where a value does not change
@@ -95,6 +98,8 @@ struct Tracker<'a> {
     rec: Option<Receptance>,
     solves: usize,
     stop: &'a dyn Fn() -> bool,
+    /// [`Locus::warnings`].
+    warnings: Vec<String>,
 }
 
 impl Tracker<'_> {
@@ -103,8 +108,16 @@ impl Tracker<'_> {
         let params = ContactParams::of(&model.contacts);
         let rec = match self.rec.take() {
             Some(r) if !self.s.structural => r,
-            _ => Receptance::new(&model, self.s.kind)
-                .map_err(|e| format!("cannot condense the model: {e}"))?,
+            _ => {
+                let rec = Receptance::new(&model, self.s.kind)
+                    .map_err(|e| format!("cannot condense the model: {e}"))?;
+                for w in ewr_solve::setup::receptance_warnings(&rec) {
+                    if !self.warnings.contains(&w) {
+                        self.warnings.push(w);
+                    }
+                }
+                rec
+            }
         };
         Ok((rec, params))
     }
@@ -421,6 +434,7 @@ pub fn track(
         rec: None,
         solves: 0,
         stop,
+        warnings: Vec::new(),
     };
     let mut locus = Locus::default();
     let (Some(&first), Some(&last)) = (values.first(), values.last()) else {
@@ -510,6 +524,7 @@ pub fn track(
         locus.plateau = plateau(&locus.points, values);
     }
     locus.solves = t.solves;
+    locus.warnings = t.warnings;
     locus
 }
 

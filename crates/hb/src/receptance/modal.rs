@@ -142,15 +142,17 @@ pub struct DampingCoupling {
 }
 
 /// [`DampingCoupling`] of the modes `omega` (ascending, 0 for rigid-body modes) with the
-/// diagonal damping `damping` the modal sum uses, the full projection `d` (`k x k`) and the
-/// hysteretic loss factor `eta`: the largest of [`damping_coupling_errors`].
+/// diagonal damping `damping` the modal sum uses, the full projection `d` (`k x k`), the
+/// hysteretic loss factor `eta` and the omitted modes' part ([`damping_coupling_errors`]):
+/// the largest of [`damping_coupling_errors`].
 pub fn damping_coupling(
     omega: &[f64],
     damping: &[f64],
     d: MatRef<'_, f64>,
     eta: f64,
+    omitted: Option<&[(f64, f64)]>,
 ) -> DampingCoupling {
-    let errors = damping_coupling_errors(omega, damping, d, eta);
+    let errors = damping_coupling_errors(omega, damping, d, eta, omitted);
     let mode = (0..errors.len())
         .max_by(|&a, &b| errors[a].total_cmp(&errors[b]))
         .unwrap_or(0);
@@ -162,11 +164,15 @@ pub fn damping_coupling(
 }
 
 /// Each retained mode's relative change of [`DampingCoupling`] (0 for rigid-body modes).
+/// `omitted`, per retained mode, `(a, b) = (sum D_rs^2 / lambda_s, sum D_rs^2 / lambda_s^2)`
+/// over the modes the basis leaves out: their share of the shift and of the shape, each `1 /
+/// (lambda_s - omega_r^2)` taken at their coupling-weighted mean `lambda = a / b`.
 pub fn damping_coupling_errors(
     omega: &[f64],
     damping: &[f64],
     d: MatRef<'_, f64>,
     eta: f64,
+    omitted: Option<&[(f64, f64)]>,
 ) -> Vec<f64> {
     let k = omega.len();
     // Couplings at rounding's level of the largest modal damping are none (a repeated mode's
@@ -191,6 +197,17 @@ pub fn damping_coupling_errors(
                 }
                 shift += wr * wr * drs * drs / gap;
                 shape += (wr * drs / gap).powi(2);
+            }
+            if let Some(&(a, b)) = omitted.and_then(|o| o.get(r))
+                && a > 0.0
+                && b > 0.0
+            {
+                // `1 / (lambda_s - omega_r^2)` at the coupling-weighted mean `lambda = a / b` of
+                // the omitted modes (exact where one of them carries the coupling), at most
+                // ten times `1 / lambda`: the basis should reach well above `omega_r`.
+                let f = 1.0 / (1.0 - wr * wr * b / a).max(0.1);
+                shift += wr * wr * a * f;
+                shape += wr * wr * b * f * f;
             }
             let kept = wr * (damping[r] + eta * wr);
             if degenerate || (shift != 0.0 && kept <= 0.0) {
@@ -456,7 +473,24 @@ impl ModalBackend {
             .collect();
         let coupling = s.explicit_c.then(|| {
             let d = phi.transpose() * &cphi;
-            damping_coupling(&omega, &damping, d.as_ref(), s.eta)
+            // The omitted modes' coupling through the static residual operator: `z_r = R (C
+            // phi_r)` sums `phi_s D_sr / lambda_s` over them (`R`'s retained part cancels).
+            // None omitted where every mode is retained.
+            let omitted: Option<Vec<(f64, f64)>> = (k < n).then(|| {
+                let z = stat.apply(&s.mass, phi.as_ref(), cphi.as_ref());
+                let mz = super::symmetric_times(s.mass.as_ref(), z.as_ref());
+                (0..k)
+                    .map(|r| {
+                        let (mut a, mut b) = (0.0, 0.0);
+                        for i in 0..n {
+                            a += cphi[(i, r)] * z[(i, r)];
+                            b += z[(i, r)] * mz[(i, r)];
+                        }
+                        (a, b)
+                    })
+                    .collect()
+            });
+            damping_coupling(&omega, &damping, d.as_ref(), s.eta, omitted.as_deref())
         });
         let w_phi = real_mul(&s.w, phi.as_ref());
 
