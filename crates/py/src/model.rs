@@ -987,7 +987,7 @@ impl PyModel {
         let stop = std::sync::atomic::AtomicBool::new(false);
         let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
         let mut notes = Vec::new();
-        let pts = crate::run::run_interruptible(py, &stop, || {
+        let result = crate::run::run_interruptible(py, &stop, || {
             ewr_solve::nonlinear_mode::backbone_noting(
                 &setup.model,
                 &params,
@@ -997,14 +997,15 @@ impl PyModel {
                 &mut |_| !stopped(),
                 &mut |w| notes.push(w),
             )
-        })
-        .map_err(|e| match e {
-            ewr_solve::SolveError::Start(_) => InputError::new_err(format!("mode {mode}: {e}")),
-            e => SolveError::new_err(format!("mode {mode}: {e}")),
-        })?;
+        });
+        // The condensation's warnings also where the backbone fails.
         for w in &notes {
             crate::convert::warn(py, w.trim_start_matches("warning: "))?;
         }
+        let pts = result.map_err(|e| match e {
+            ewr_solve::SolveError::Start(_) => InputError::new_err(format!("mode {mode}: {e}")),
+            e => SolveError::new_err(format!("mode {mode}: {e}")),
+        })?;
         let interrupted = stopped();
         let syn = ewr_solve::nonlinear_mode::synthesise(&setup.model, &pts);
         let fail = |e: String| SolveError::new_err(e);

@@ -897,8 +897,8 @@ fn backbone_body(
     drop(setup);
     if let Some(rec) = &modal {
         let advice = format!(
-            "a backbone condenses by modes above {MODE_DENSE_MAX_DOFS} DOFs, and a model with \
-             fewer DOFs by a dense receptance"
+            "a backbone condenses by modes above {MODE_DENSE_MAX_DOFS} DOFs or with modal \
+             damping ratios, and otherwise by a dense receptance"
         );
         crate::setup::damping_coupling_warnings(rec, &advice)
             .into_iter()

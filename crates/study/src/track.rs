@@ -85,8 +85,9 @@ pub struct Locus {
     pub failure: Option<String>,
     /// Whether it stopped because the caller asked it to ([`track`]'s `stop`).
     pub interrupted: bool,
-    /// What the user should hear about the condensations it built, once each
-    /// ([`ewr_solve::setup::receptance_warnings`]).
+    /// What the user should hear about the condensations it built
+    /// ([`ewr_solve::setup::receptance_warnings`]): the first that had any, and how many
+    /// values more gave other ones.
     pub warnings: Vec<String>,
 }
 
@@ -98,8 +99,10 @@ struct Tracker<'a> {
     rec: Option<Receptance>,
     solves: usize,
     stop: &'a dyn Fn() -> bool,
-    /// [`Locus::warnings`].
+    /// [`Locus::warnings`]: those of the first condensation that had any.
     warnings: Vec<String>,
+    /// Later condensations whose warnings differ from those.
+    more_warnings: usize,
 }
 
 impl Tracker<'_> {
@@ -111,10 +114,13 @@ impl Tracker<'_> {
             _ => {
                 let rec = Receptance::new(&model, self.s.kind)
                     .map_err(|e| format!("cannot condense the model: {e}"))?;
-                for w in ewr_solve::setup::receptance_warnings(&rec) {
-                    if !self.warnings.contains(&w) {
-                        self.warnings.push(w);
-                    }
+                // One of each: a parameter that changes the structure (a mass) would repeat
+                // it at every value, with its numbers moved; the others are counted.
+                let new = ewr_solve::setup::receptance_warnings(&rec);
+                if self.warnings.is_empty() {
+                    self.warnings = new;
+                } else if !new.is_empty() && new != self.warnings {
+                    self.more_warnings += 1;
                 }
                 rec
             }
@@ -435,6 +441,7 @@ pub fn track(
         solves: 0,
         stop,
         warnings: Vec::new(),
+        more_warnings: 0,
     };
     let mut locus = Locus::default();
     let (Some(&first), Some(&last)) = (values.first(), values.last()) else {
@@ -525,6 +532,12 @@ pub fn track(
     }
     locus.solves = t.solves;
     locus.warnings = t.warnings;
+    if t.more_warnings > 0 {
+        locus.warnings.push(format!(
+            "warning: the same, with other numbers, at {} more parameter value(s)",
+            t.more_warnings
+        ));
+    }
     locus
 }
 

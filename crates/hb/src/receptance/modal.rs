@@ -200,11 +200,11 @@ pub fn damping_coupling_errors(
             }
             if let Some(&(a, b)) = omitted.and_then(|o| o.get(r))
                 && a > 0.0
-                && b > 0.0
             {
                 // `1 / (lambda_s - omega_r^2)` at the coupling-weighted mean `lambda = a / b` of
                 // the omitted modes (exact where one of them carries the coupling), at most
                 // ten times `1 / lambda`: the basis should reach well above `omega_r`.
+                let b = b.max(0.0);
                 let f = 1.0 / (1.0 - wr * wr * b / a).max(0.1);
                 shift += wr * wr * a * f;
                 shape += wr * wr * b * f * f;
@@ -476,19 +476,24 @@ impl ModalBackend {
             // The omitted modes' coupling through the static residual operator: `z_r = R (C
             // phi_r)` sums `phi_s D_sr / lambda_s` over them (`R`'s retained part cancels).
             // None omitted where every mode is retained.
+            // In blocks of CHUNK columns, as the residual flexibility's solves (memory).
             let omitted: Option<Vec<(f64, f64)>> = (k < n).then(|| {
-                let z = stat.apply(&s.mass, phi.as_ref(), cphi.as_ref());
-                let mz = super::symmetric_times(s.mass.as_ref(), z.as_ref());
-                (0..k)
-                    .map(|r| {
+                let mut ab = Vec::with_capacity(k);
+                for c0 in (0..k).step_by(CHUNK) {
+                    let cols = CHUNK.min(k - c0);
+                    let y = cphi.as_ref().subcols(c0, cols);
+                    let z = stat.apply(&s.mass, phi.as_ref(), y);
+                    let mz = super::symmetric_times(s.mass.as_ref(), z.as_ref());
+                    ab.extend((0..cols).map(|j| {
                         let (mut a, mut b) = (0.0, 0.0);
                         for i in 0..n {
-                            a += cphi[(i, r)] * z[(i, r)];
-                            b += z[(i, r)] * mz[(i, r)];
+                            a += y[(i, j)] * z[(i, j)];
+                            b += z[(i, j)] * mz[(i, j)];
                         }
                         (a, b)
-                    })
-                    .collect()
+                    }));
+                }
+                ab
             });
             damping_coupling(&omega, &damping, d.as_ref(), s.eta, omitted.as_deref())
         });
