@@ -264,12 +264,14 @@ pub fn setup(c: &Common, mu_n: Option<f64>) -> Result<Setup, Failure> {
     Ok(setup)
 }
 
-fn receptance(setup: &Setup) -> Result<ewr_hb::Receptance, Failure> {
+/// The setup's receptance, with its warnings for a run up to fundamental `omega_max`.
+fn receptance(setup: &Setup, omega_max: f64) -> Result<ewr_hb::Receptance, Failure> {
     let _t = ewr_solve::profile::span(ewr_solve::profile::Phase::Setup);
     let rec = setup
         .receptance()
         .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
-    for w in ewr_solve::setup::receptance_warnings(&rec) {
+    let reach = ewr_solve::setup::harmonic_reach(&setup.point, omega_max);
+    for w in ewr_solve::setup::receptance_warnings(&rec, reach) {
         say_err!("{w}");
     }
     Ok(rec)
@@ -490,7 +492,7 @@ pub fn solve(a: &SolveArgs) -> Result<(), Failure> {
         return Err(not_cyclic());
     }
     let t0 = Instant::now();
-    let rec = receptance(&setup)?;
+    let rec = receptance(&setup, a.omega)?;
     let params = setup.params();
     let mut sol = solve_point(&rec, &params, a.omega, &setup.point, None)
         .map_err(|e| Failure::work(format!("at w = {}: {e}", a.omega)))?;
@@ -855,7 +857,10 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     };
     // The curves differ only in their friction bounds, which the receptance does not see:
     // one condensation (a modal extraction, for large models) serves them all.
-    let rec = receptance(&setups[0])?;
+    let rec = receptance(
+        &setups[0],
+        sweep.omega_start.abs().max(sweep.omega_end.abs()),
+    )?;
     let specs: Vec<CurveSpec<'_>> = setups
         .iter()
         .zip(&mu_values)

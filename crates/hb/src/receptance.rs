@@ -685,8 +685,32 @@ impl Receptance {
     /// for other backends and for damping the modes diagonalise (Rayleigh, modal ratios,
     /// hysteretic).
     pub fn damping_coupling(&self) -> Option<DampingCoupling> {
+        self.damping_coupling_below(f64::INFINITY)
+    }
+
+    /// [`Receptance::damping_coupling`] over the retained modes up to `omega_max` (rad/s):
+    /// those a run's harmonics can bring to resonance. Above, a mode responds
+    /// quasi-statically and its damping, coupled or not, hardly matters.
+    pub fn damping_coupling_below(&self, omega_max: f64) -> Option<DampingCoupling> {
         match &self.backend {
-            Backend::Modal(b) => b.coupling,
+            Backend::Modal(b) => b.coupling.as_ref().map(|errors| {
+                let omega = &b.modes.omega;
+                let mode = (0..errors.len())
+                    .filter(|&r| omega[r] <= omega_max)
+                    .max_by(|&x, &y| errors[x].total_cmp(&errors[y]));
+                match mode {
+                    Some(r) => DampingCoupling {
+                        error: errors[r],
+                        mode: r,
+                        omega: omega[r],
+                    },
+                    None => DampingCoupling {
+                        error: 0.0,
+                        mode: 0,
+                        omega: omega.first().copied().unwrap_or(0.0),
+                    },
+                }
+            }),
             _ => None,
         }
     }

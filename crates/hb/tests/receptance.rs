@@ -837,6 +837,15 @@ fn the_damping_coupling_predicts_what_the_modal_sum_s_diagonal_damping_misses() 
             }
         }
         assert!((coupling.error - largest).abs() <= 1e-9 * largest);
+        // Up to a frequency: the modes below it only.
+        let first = rec.damping_coupling_below(1.001 * omega[0]).unwrap();
+        let errors =
+            ewr_hb::receptance::damping_coupling_errors(omega, damping, d.as_ref(), 0.0, None);
+        assert_eq!((first.mode, first.error), (0, errors[0]));
+        assert_eq!(
+            rec.damping_coupling_below(0.5 * omega[0]).unwrap().error,
+            0.0
+        );
     }
     assert!(seen >= 6, "{seen} modes with a change above 1e-3");
     // Rayleigh damping alone: nothing to report.

@@ -82,9 +82,16 @@ pub(crate) fn warn_setup(py: Python<'_>, setup: &Setup) -> PyResult<()> {
     Ok(())
 }
 
-/// The receptance's own warnings (the modal backend's diagonal damping) as Python warnings.
-pub(crate) fn warn_receptance(py: Python<'_>, rec: &ewr_hb::Receptance) -> PyResult<()> {
-    for w in ewr_solve::setup::receptance_warnings(rec) {
+/// The receptance's own warnings (the modal backend's diagonal damping) as Python warnings,
+/// for a run of `setup` up to fundamental `omega_max`.
+pub(crate) fn warn_receptance(
+    py: Python<'_>,
+    rec: &ewr_hb::Receptance,
+    setup: &Setup,
+    omega_max: f64,
+) -> PyResult<()> {
+    let reach = ewr_solve::setup::harmonic_reach(&setup.point, omega_max);
+    for w in ewr_solve::setup::receptance_warnings(rec, reach) {
         warn(py, w.trim_start_matches("warning: "))?;
     }
     Ok(())
@@ -149,7 +156,7 @@ pub fn solve(
     warn_setup(py, &setup)?;
     let _claims = outputs.check()?;
     let rec = py.detach(|| rayon::scope(|_| receptance(&setup)))?;
-    warn_receptance(py, &rec)?;
+    warn_receptance(py, &rec, &setup, omega)?;
     let sol = py.detach(|| {
         rayon::scope(|_| -> PyResult<_> {
             let params = setup.params();
@@ -383,7 +390,8 @@ pub fn frc(
     // One condensation for every curve: they differ only in their friction bounds. On a
     // worker, as the sweep (run_interruptible).
     let rec = py.detach(|| rayon::scope(|_| receptance(&setups[0])))?;
-    warn_receptance(py, &rec)?;
+    let top = sweep.omega_start.abs().max(sweep.omega_end.abs());
+    warn_receptance(py, &rec, &setups[0], top)?;
     let specs: Vec<CurveSpec<'_>> = setups
         .iter()
         .zip(&mu_values)

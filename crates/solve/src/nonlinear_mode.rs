@@ -900,7 +900,9 @@ fn backbone_body(
             "a backbone condenses by modes above {MODE_DENSE_MAX_DOFS} DOFs or with modal \
              damping ratios, and otherwise by a dense receptance"
         );
-        crate::setup::damping_coupling_warnings(rec, &advice)
+        // The backbone softens from the stuck frequency: its harmonics reach no higher.
+        let reach = crate::setup::harmonic_reach(settings, w0);
+        crate::setup::damping_coupling_warnings(rec, reach, &advice)
             .into_iter()
             .for_each(&mut *note);
     }

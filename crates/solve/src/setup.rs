@@ -511,20 +511,41 @@ pub const MAX_POINTS: usize = 100_000;
 /// receptance's diagonal damping is worth a warning.
 pub const DAMPING_COUPLING_WARN: f64 = 0.01;
 
-/// What the user should hear about a receptance once it is built: where the modal backend
-/// keeps only the diagonal of an explicit damping matrix's projection and that misses more
-/// than [`DAMPING_COUPLING_WARN`] of some retained mode's response (docs/receptance.md,
-/// "Non-proportional damping").
-pub fn receptance_warnings(rec: &ewr_hb::Receptance) -> Vec<String> {
+/// Modes up to this many times a run's highest harmonic frequency count for
+/// [`receptance_warnings`]: those its harmonics can bring to resonance.
+pub const DAMPING_COUPLING_REACH: f64 = 1.5;
+
+/// The highest frequency a run's harmonics reach at fundamental `omega_max`: the set's
+/// highest harmonic (an automatic set's largest possible) times `omega_max`.
+pub fn harmonic_reach(point: &PointSettings, omega_max: f64) -> f64 {
+    let h = if point.auto.is_some() {
+        crate::auto::MAX_HARMONIC
+    } else {
+        point.set.h_max()
+    };
+    h.max(1) as f64 * omega_max.abs()
+}
+
+/// What the user should hear about a receptance once it is built, for a run whose harmonics
+/// reach `reach` rad/s ([`harmonic_reach`]): where the modal backend keeps only the diagonal
+/// of an explicit damping matrix's projection and that misses more than
+/// [`DAMPING_COUPLING_WARN`] of the response of a retained mode up to
+/// [`DAMPING_COUPLING_REACH`] times `reach` (docs/receptance.md, "Non-proportional damping").
+pub fn receptance_warnings(rec: &ewr_hb::Receptance, reach: f64) -> Vec<String> {
     damping_coupling_warnings(
         rec,
+        reach,
         "the sparse or dense receptance condenses the damping exactly",
     )
 }
 
 /// [`receptance_warnings`] with `advice` on what to do instead as its last clause.
-pub fn damping_coupling_warnings(rec: &ewr_hb::Receptance, advice: &str) -> Vec<String> {
-    match rec.damping_coupling() {
+pub fn damping_coupling_warnings(
+    rec: &ewr_hb::Receptance,
+    reach: f64,
+    advice: &str,
+) -> Vec<String> {
+    match rec.damping_coupling_below(DAMPING_COUPLING_REACH * reach) {
         Some(c) if c.error > DAMPING_COUPLING_WARN || c.error.is_nan() => {
             let size = if c.error.is_nan() {
                 "by an amount that cannot be estimated".to_string()

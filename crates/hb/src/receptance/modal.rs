@@ -312,9 +312,9 @@ impl Shifted {
 /// Frequency-independent data of the modal backend.
 pub(crate) struct ModalBackend {
     pub modes: Modes,
-    /// What keeping only the diagonal of an explicit damping matrix's projection costs
-    /// (`None` without an explicit `C`).
-    pub coupling: Option<DampingCoupling>,
+    /// What keeping only the diagonal of an explicit damping matrix's projection costs, per
+    /// retained mode ([`damping_coupling_errors`]; `None` without an explicit `C`).
+    pub coupling: Option<Vec<f64>>,
     lambda: Vec<f64>,
     w_phi_c: Mat<c64>,
     residual_c: Mat<c64>,
@@ -495,7 +495,7 @@ impl ModalBackend {
                 }
                 ab
             });
-            damping_coupling(&omega, &damping, d.as_ref(), s.eta, omitted.as_deref())
+            damping_coupling_errors(&omega, &damping, d.as_ref(), s.eta, omitted.as_deref())
         });
         let w_phi = real_mul(&s.w, phi.as_ref());
 
