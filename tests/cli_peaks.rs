@@ -425,19 +425,7 @@ fn a_flat_optimum_is_reported_with_where_the_contact_starts_to_stick() {
 fn a_locus_by_modes_says_once_when_the_damping_matrix_couples_them() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dashpot.h5");
-    let model = ewr_model::ModelBuilder::new(3)
-        .rayleigh(0.0, 1e-4)
-        .mass(0, 1.0)
-        .mass(1, 1.2)
-        .mass(2, 0.9)
-        .spring_to_ground(0, 1.0)
-        .spring(0, 1, 0.3)
-        .spring(1, 2, 1.3)
-        .damper_to_ground(0, 0.05)
-        .contacts(ewr_model::Contacts::to_ground(1, vec![2], vec![0.05]))
-        .force(2, 1, 1.0, 0.0)
-        .build()
-        .unwrap();
+    let model = common::dashpot_chain();
     ewr_model::write(&path, &model).unwrap();
     for (param, from, to) in [("mu_n", "0.05", "0.2"), ("mass:1", "1.1", "1.3")] {
         let o = ewr(&[

@@ -531,19 +531,7 @@ fn the_modal_receptance_says_when_the_damping_matrix_couples_its_modes() {
     // diagonal on the modes, and keeping its diagonal moves the third mode's response by
     // about 4.6 % (crates/hb/tests/receptance.rs checks that figure against a dense solve).
     let dir = tempfile::tempdir().unwrap();
-    let model = ewr_model::ModelBuilder::new(3)
-        .rayleigh(0.0, 1e-4)
-        .mass(0, 1.0)
-        .mass(1, 1.2)
-        .mass(2, 0.9)
-        .spring_to_ground(0, 1.0)
-        .spring(0, 1, 0.3)
-        .spring(1, 2, 1.3)
-        .damper_to_ground(0, 0.05)
-        .contacts(ewr_model::Contacts::to_ground(1, vec![2], vec![0.1]))
-        .force(2, 1, 1.0, 0.0)
-        .build()
-        .unwrap();
+    let model = common::dashpot_chain();
     let path = tmp_path(&dir, "dashpot.h5");
     ewr_model::write(&path, &model).unwrap();
     let run = |receptance: &str| {
