@@ -134,10 +134,8 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
         let rec = setup
             .receptance()
             .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
-        // The forced sweep stays below the stuck frequency's resonance band.
-        let top = points.iter().map(|p| p.omega).fold(0.0f64, f64::max);
-        let reach = ewr_solve::setup::harmonic_reach(&setup.point, 1.1 * top);
-        for w in ewr_solve::setup::receptance_warnings(&rec, reach) {
+        let top = ewr_solve::nonlinear_mode::forced_sweep_top(&points);
+        for w in ewr_solve::setup::receptance_warnings(&rec, &setup.point, top) {
             say_err!("{w}");
         }
         // Minutes on an FE model where the mode is also swept from above: a counter.

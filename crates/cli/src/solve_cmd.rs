@@ -270,8 +270,7 @@ fn receptance(setup: &Setup, omega_max: f64) -> Result<ewr_hb::Receptance, Failu
     let rec = setup
         .receptance()
         .map_err(|e| Failure::input(format!("cannot condense the model: {e}")))?;
-    let reach = ewr_solve::setup::harmonic_reach(&setup.point, omega_max);
-    for w in ewr_solve::setup::receptance_warnings(&rec, reach) {
+    for w in ewr_solve::setup::receptance_warnings(&rec, &setup.point, omega_max) {
         say_err!("{w}");
     }
     Ok(rec)

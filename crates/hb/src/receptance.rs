@@ -174,7 +174,7 @@ use faer::{Mat, MatMut, MatRef, c64};
 use rayon::prelude::*;
 
 pub use dynamics::{ContactDynamics, DYNAMICS_MAX_STATES, HarmonicDynamics};
-pub use modal::{DampingCoupling, Modes, damping_coupling, damping_coupling_errors};
+pub use modal::{DampingCoupling, Modes, damping_coupling_errors};
 
 /// Largest model [`ReceptanceKind::Auto`] sends to the dense backend (`O(n^3)` per harmonic;
 /// a dense complex LU of 500 DOFs takes about 10 ms here).
@@ -693,24 +693,10 @@ impl Receptance {
     /// quasi-statically and its damping, coupled or not, hardly matters.
     pub fn damping_coupling_below(&self, omega_max: f64) -> Option<DampingCoupling> {
         match &self.backend {
-            Backend::Modal(b) => b.coupling.as_ref().map(|errors| {
-                let omega = &b.modes.omega;
-                let mode = (0..errors.len())
-                    .filter(|&r| omega[r] <= omega_max)
-                    .max_by(|&x, &y| errors[x].total_cmp(&errors[y]));
-                match mode {
-                    Some(r) => DampingCoupling {
-                        error: errors[r],
-                        mode: r,
-                        omega: omega[r],
-                    },
-                    None => DampingCoupling {
-                        error: 0.0,
-                        mode: 0,
-                        omega: omega.first().copied().unwrap_or(0.0),
-                    },
-                }
-            }),
+            Backend::Modal(b) => b
+                .coupling
+                .as_ref()
+                .map(|errors| modal::worst_coupling(errors, &b.modes.omega, omega_max)),
             _ => None,
         }
     }

@@ -1031,9 +1031,8 @@ impl PyModel {
             let rec = setup
                 .receptance()
                 .map_err(|e| InputError::new_err(format!("cannot condense the model: {e}")))?;
-            // The forced sweep stays below the stuck frequency's resonance band.
-            let top = pts.iter().map(|p| p.omega).fold(0.0f64, f64::max);
-            crate::run::warn_receptance(py, &rec, &setup, 1.1 * top)?;
+            let top = ewr_solve::nonlinear_mode::forced_sweep_top(&pts);
+            crate::run::warn_receptance(py, &rec, &setup, top)?;
             crate::run::run_interruptible(py, &stop, || {
                 ewr_solve::nonlinear_mode::forced_sweep(&rec, &setup, &pts, &syn, &mut || {
                     !stopped()

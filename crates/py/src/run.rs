@@ -90,8 +90,7 @@ pub(crate) fn warn_receptance(
     setup: &Setup,
     omega_max: f64,
 ) -> PyResult<()> {
-    let reach = ewr_solve::setup::harmonic_reach(&setup.point, omega_max);
-    for w in ewr_solve::setup::receptance_warnings(rec, reach) {
+    for w in ewr_solve::setup::receptance_warnings(rec, &setup.point, omega_max) {
         warn(py, w.trim_start_matches("warning: "))?;
     }
     Ok(())

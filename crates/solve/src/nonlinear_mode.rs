@@ -901,8 +901,7 @@ fn backbone_body(
              damping ratios, and otherwise by a dense receptance"
         );
         // The backbone softens from the stuck frequency: its harmonics reach no higher.
-        let reach = crate::setup::harmonic_reach(settings, w0);
-        crate::setup::damping_coupling_warnings(rec, reach, &advice)
+        crate::setup::damping_coupling_warnings(rec, settings, w0, &advice)
             .into_iter()
             .for_each(&mut *note);
     }
@@ -1239,6 +1238,12 @@ pub fn modal_amplitudes(from: f64, to: f64, points: usize) -> Vec<f64> {
             }
         })
         .collect()
+}
+
+/// The highest fundamental frequency [`forced_sweep`] reaches near the backbone `points`,
+/// about: a tenth above their highest natural frequency (for the receptance's warnings).
+pub fn forced_sweep_top(points: &[ModePoint]) -> f64 {
+    1.1 * points.iter().map(|p| p.omega).fold(0.0f64, f64::max)
 }
 
 /// The DOFs `model` forces at harmonic 1, ascending: where the single-mode synthesis is read

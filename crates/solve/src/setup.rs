@@ -517,7 +517,7 @@ pub const DAMPING_COUPLING_REACH: f64 = 1.5;
 
 /// The highest frequency a run's harmonics reach at fundamental `omega_max`: the set's
 /// highest harmonic (an automatic set's largest possible) times `omega_max`.
-pub fn harmonic_reach(point: &PointSettings, omega_max: f64) -> f64 {
+fn harmonic_reach(point: &PointSettings, omega_max: f64) -> f64 {
     let h = if point.auto.is_some() {
         crate::auto::MAX_HARMONIC
     } else {
@@ -526,15 +526,21 @@ pub fn harmonic_reach(point: &PointSettings, omega_max: f64) -> f64 {
     h.max(1) as f64 * omega_max.abs()
 }
 
-/// What the user should hear about a receptance once it is built, for a run whose harmonics
-/// reach `reach` rad/s ([`harmonic_reach`]): where the modal backend keeps only the diagonal
+/// What the user should hear about a receptance once it is built, for a run with `point`'s
+/// harmonics up to fundamental `omega_max`: where the modal backend keeps only the diagonal
 /// of an explicit damping matrix's projection and that misses more than
 /// [`DAMPING_COUPLING_WARN`] of the response of a retained mode up to
-/// [`DAMPING_COUPLING_REACH`] times `reach` (docs/receptance.md, "Non-proportional damping").
-pub fn receptance_warnings(rec: &ewr_hb::Receptance, reach: f64) -> Vec<String> {
+/// [`DAMPING_COUPLING_REACH`] times the highest harmonic frequency (docs/receptance.md,
+/// "Non-proportional damping").
+pub fn receptance_warnings(
+    rec: &ewr_hb::Receptance,
+    point: &PointSettings,
+    omega_max: f64,
+) -> Vec<String> {
     damping_coupling_warnings(
         rec,
-        reach,
+        point,
+        omega_max,
         "the sparse or dense receptance condenses the damping exactly",
     )
 }
@@ -542,9 +548,11 @@ pub fn receptance_warnings(rec: &ewr_hb::Receptance, reach: f64) -> Vec<String> 
 /// [`receptance_warnings`] with `advice` on what to do instead as its last clause.
 pub fn damping_coupling_warnings(
     rec: &ewr_hb::Receptance,
-    reach: f64,
+    point: &PointSettings,
+    omega_max: f64,
     advice: &str,
 ) -> Vec<String> {
+    let reach = harmonic_reach(point, omega_max);
     match rec.damping_coupling_below(DAMPING_COUPLING_REACH * reach) {
         Some(c) if c.error > DAMPING_COUPLING_WARN || c.error.is_nan() => {
             let size = if c.error.is_nan() {

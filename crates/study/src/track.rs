@@ -117,8 +117,7 @@ impl Tracker<'_> {
                 // One of each: a parameter that changes the structure (a mass) would repeat
                 // it at every value, with its numbers moved; the others are counted.
                 let top = self.s.omega_start.abs().max(self.s.omega_end.abs());
-                let reach = ewr_solve::setup::harmonic_reach(&self.s.point, top);
-                let new = ewr_solve::setup::receptance_warnings(&rec, reach);
+                let new = ewr_solve::setup::receptance_warnings(&rec, &self.s.point, top);
                 if self.warnings.is_empty() {
                     self.warnings = new;
                 } else if !new.is_empty() && new != self.warnings {

@@ -9,7 +9,7 @@
 //! * `C = C_explicit + alpha M + beta K` is projected on the modes and only its diagonal is
 //!   kept. For Rayleigh damping this is exact (`c_r = alpha + beta omega_r^2`); for a
 //!   non-proportional explicit `C` it neglects the modal coupling (the usual light-damping
-//!   approximation), which [`damping_coupling`] estimates per mode; repeated modes are first
+//!   approximation), which [`damping_coupling_errors`] estimates per mode; repeated modes are first
 //!   turned to the basis that diagonalises `C` on them ([`diagonalise_repeated`];
 //!   docs/receptance.md, "Non-proportional damping").
 //! * `zeta_r` are the model's modal damping ratios for the first modes (none beyond the list);
@@ -89,21 +89,18 @@ pub struct Modes {
 /// ([`diagonalise_repeated`]); the Lanczos converges them to `LANCZOS_TOL`.
 const REPEATED_REL: f64 = 1e-10;
 
-/// Within each group of repeated modes (eigenvalues within [`REPEATED_REL`] of each other, or
-/// of `rigid_tol` for rigid-body modes) the basis is free, and an explicit damping matrix's
-/// projection on it need not be diagonal: the modal sum, which keeps only its diagonal, would
+/// Within each group of repeated modes (eigenvalues within [`REPEATED_REL`] of each other;
+/// rigid-body modes, whose eigenvalues are set to 0, form one) the basis is free, and an
+/// explicit damping matrix's projection on it need not be diagonal: the modal sum, which keeps only its diagonal, would
 /// then depend on which basis the Lanczos returned (two identical blades: every mode of the
 /// pair). The group is turned to the eigenvectors of that projection, which diagonalises it
 /// exactly and keeps the modes `M`-orthonormal; `cphi` (`C phi`) turns with them.
-fn diagonalise_repeated(lambda: &[f64], rigid_tol: f64, phi: &mut Mat<f64>, cphi: &mut Mat<f64>) {
+fn diagonalise_repeated(lambda: &[f64], phi: &mut Mat<f64>, cphi: &mut Mat<f64>) {
     let k = lambda.len();
     let mut r = 0;
     while r < k {
         let mut e = r + 1;
-        while e < k
-            && ((lambda[e] <= rigid_tol && lambda[r] <= rigid_tol)
-                || lambda[e] - lambda[r] <= REPEATED_REL * lambda[r].abs())
-        {
+        while e < k && lambda[e] - lambda[r] <= REPEATED_REL * lambda[r].abs() {
             e += 1;
         }
         if e - r >= 2 {
@@ -141,25 +138,23 @@ pub struct DampingCoupling {
     pub omega: f64,
 }
 
-/// [`DampingCoupling`] of the modes `omega` (ascending, 0 for rigid-body modes) with the
-/// diagonal damping `damping` the modal sum uses, the full projection `d` (`k x k`), the
-/// hysteretic loss factor `eta` and the omitted modes' part ([`damping_coupling_errors`]):
-/// the largest of [`damping_coupling_errors`].
-pub fn damping_coupling(
-    omega: &[f64],
-    damping: &[f64],
-    d: MatRef<'_, f64>,
-    eta: f64,
-    omitted: Option<&[(f64, f64)]>,
-) -> DampingCoupling {
-    let errors = damping_coupling_errors(omega, damping, d, eta, omitted);
+/// The largest of `errors` ([`damping_coupling_errors`]) over the modes `omega` up to
+/// `omega_max` (no error where none lies below it).
+pub(crate) fn worst_coupling(errors: &[f64], omega: &[f64], omega_max: f64) -> DampingCoupling {
     let mode = (0..errors.len())
-        .max_by(|&a, &b| errors[a].total_cmp(&errors[b]))
-        .unwrap_or(0);
-    DampingCoupling {
-        error: errors.get(mode).copied().unwrap_or(0.0),
-        mode,
-        omega: omega.get(mode).copied().unwrap_or(0.0),
+        .filter(|&r| omega[r] <= omega_max)
+        .max_by(|&x, &y| errors[x].total_cmp(&errors[y]));
+    match mode {
+        Some(r) => DampingCoupling {
+            error: errors[r],
+            mode: r,
+            omega: omega[r],
+        },
+        None => DampingCoupling {
+            error: 0.0,
+            mode: 0,
+            omega: omega.first().copied().unwrap_or(0.0),
+        },
     }
 }
 
@@ -462,7 +457,7 @@ impl ModalBackend {
         // C is symmetric and FE-sized (tens of entries a row): read once for all the modes.
         let mut cphi = super::symmetric_times(s.c.as_ref(), phi.as_ref());
         if s.explicit_c {
-            diagonalise_repeated(&lambda, rigid_tol, &mut phi, &mut cphi);
+            diagonalise_repeated(&lambda, &mut phi, &mut cphi);
         }
         let zeta = s.modal_zeta.as_deref().unwrap_or(&[]);
         let damping: Vec<f64> = (0..k)
