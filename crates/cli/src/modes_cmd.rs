@@ -207,6 +207,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
                 "converged": p.converged,
                 "no_oscillation": p.no_oscillation,
                 "iterations": p.iterations,
+                "gmres_iterations": p.krylov_iterations,
             })).collect::<Vec<_>>(),
         });
         say!("{v:#}");

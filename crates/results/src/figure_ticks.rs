@@ -392,6 +392,7 @@ fn backbone_figure() {
                 no_oscillation: false,
                 sensitivity: 0.0,
                 iterations: 5,
+                krylov_iterations: 0,
                 residual: 1e-12,
                 set: set.clone(),
                 friction: Vec::new(),

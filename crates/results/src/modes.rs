@@ -56,6 +56,14 @@ pub fn write_modes_h5(
                     .map(|p| p.iterations as i64)
                     .collect::<Vec<_>>(),
             )?;
+            put_1d(
+                f,
+                "gmres_iterations",
+                &points
+                    .iter()
+                    .map(|p| p.krylov_iterations as i64)
+                    .collect::<Vec<_>>(),
+            )?;
             let n = setup.model.n_dofs();
             let np = points.len();
             let re: Vec<f64> = points

@@ -9,6 +9,9 @@
 //! Each amplitude is solved by Newton on the bordered system (the E-WR residual and the two
 //! normalisations): the law's analytical Jacobian for the forces, the normalisations' exact
 //! derivatives (the fundamental is linear in the forces), finite differences in `w` and `xi`.
+//! With 3-D contacts the steps are matrix-free as the forced solves' are (from 500 unknowns
+//! by default): GMRES on the bordered Jacobian's products, preconditioned by block
+//! elimination of the border on the forced solves' preconditioner.
 //! The structure is condensed by a dense receptance rebuilt for each `xi` up to 500 DOFs;
 //! above, or with modal damping ratios, by the modes that cover the harmonics (the rest in
 //! the residual flexibility), extracted once, with `-xi` on each modal damping.
@@ -116,6 +119,9 @@ pub struct ModePoint {
     pub no_oscillation: bool,
     /// Newton iterations.
     pub iterations: usize,
+    /// GMRES products of its matrix-free Newton steps (3-D contacts from 500 unknowns, or
+    /// `--linear matrix-free`); 0 where every step was dense.
+    pub krylov_iterations: usize,
     /// Final scaled residual (E-WR equations and normalisations, largest entry); the friction
     /// rows carry the amplitude's slip factor (docs/nonlinear-modes.md, pitfall 8), so it
     /// compares across amplitudes only in stick.
@@ -507,48 +513,89 @@ impl Bordered<'_> {
                     }
                 }
             }
-            // The fundamental of every DOF, linear in the forces' first harmonic.
-            let nco = set.n_coeffs();
-            let p1 = set.coeff_index(1).ok_or_else(|| {
-                SolveError::Start("nonlinear modes need harmonic 1 in the set".into())
-            })?;
-            let m = n / nco;
-            let r1: Vec<c64> = (0..m)
-                .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
-                .collect();
-            let q = at.recover(1, &r1, None)?;
-            let mq1 = sparse_times(self.mass, &q);
-            let norm2: f64 = q.iter().zip(&mq1).map(|(a, b)| (a.conj() * b).re).sum();
-            let norm = norm2.max(0.0).sqrt();
-            let a = self.amplitude;
-            f[n] = (norm - a) / a;
-            f[n + 1] = q[self.reference].im / a;
+            let nz = self.normalisations(at, x, j.is_some())?;
+            f[n] = nz.amplitude;
+            f[n + 1] = nz.phase;
             if let Some(j) = &mut j {
-                // `Z_1` is complex symmetric, so each contact row's part of the two
-                // normalisations comes from two solves, not one per row: `(M q)^H Z^{-1} W^T
-                // e_s = (W Z^{-1} conj(M q))_s` and `(Z^{-1} W^T e_s)_ref = (W Z^{-1}
-                // e_ref)_s`.
-                let conj_mq: Vec<c64> = mq1.iter().map(|v| v.conj()).collect();
-                let mut e_ref = vec![c64::new(0.0, 0.0); q.len()];
-                e_ref[self.reference] = c64::new(1.0, 0.0);
-                let wy = sparse_times(self.contact_rows, &at.solve_load(1, &conj_mq)?);
-                let wz = sparse_times(self.contact_rows, &at.solve_load(1, &e_ref)?);
-                for s in 0..m {
-                    // Columns of Re and Im of the force's fundamental: `du` and `-i du`.
-                    let (dn_re, dn_im) = if norm > 0.0 {
-                        (wy[s].re / norm, wy[s].im / norm)
-                    } else {
-                        (0.0, 0.0)
-                    };
-                    j[(n, s * nco + p1)] = dn_re / a;
-                    j[(n, s * nco + p1 + 1)] = dn_im / a;
-                    j[(n + 1, s * nco + p1)] = wz[s].im / a;
-                    j[(n + 1, s * nco + p1 + 1)] = -wz[s].re / a;
+                for &(i, da, dp) in &nz.rows {
+                    j[(n, i)] = da;
+                    j[(n + 1, i)] = dp;
                 }
             }
+            let q = nz.fundamental;
             Ok(q)
         })?;
         Ok((f, j, q))
+    }
+}
+
+/// The two normalisations of the bordered system at one evaluation ([`Bordered::normalisations`]).
+struct Normalised {
+    /// `(sqrt(Q_1^H M Q_1) - a) / a`.
+    amplitude: f64,
+    /// `Im Q_1[ref] / a`.
+    phase: f64,
+    /// `Q_1`, every DOF's fundamental.
+    fundamental: Vec<c64>,
+    /// Their derivatives in the forces, nonzero only at the fundamental's coefficients:
+    /// `(unknown, d amplitude, d phase)` (empty where not asked for).
+    rows: Vec<(usize, f64, f64)>,
+}
+
+impl Bordered<'_> {
+    /// The normalisations at the prepared receptance `at` for the forces `x`, with their
+    /// derivatives where `rows` is set.
+    fn normalisations(
+        &self,
+        at: &ReceptanceAt<'_>,
+        x: &[f64],
+        rows: bool,
+    ) -> Result<Normalised, SolveError> {
+        let set = &self.settings.set;
+        let n = x.len();
+        // The fundamental of every DOF, linear in the forces' first harmonic.
+        let nco = set.n_coeffs();
+        let p1 = set.coeff_index(1).ok_or_else(|| {
+            SolveError::Start("nonlinear modes need harmonic 1 in the set".into())
+        })?;
+        let m = n / nco;
+        let r1: Vec<c64> = (0..m)
+            .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
+            .collect();
+        let q = at.recover(1, &r1, None)?;
+        let mq1 = sparse_times(self.mass, &q);
+        let norm2: f64 = q.iter().zip(&mq1).map(|(a, b)| (a.conj() * b).re).sum();
+        let norm = norm2.max(0.0).sqrt();
+        let a = self.amplitude;
+        let mut out = Normalised {
+            amplitude: (norm - a) / a,
+            phase: q[self.reference].im / a,
+            fundamental: Vec::new(),
+            rows: Vec::new(),
+        };
+        if rows {
+            // `Z_1` is complex symmetric, so each contact row's part of the two
+            // normalisations comes from two solves, not one per row: `(M q)^H Z^{-1} W^T e_s
+            // = (W Z^{-1} conj(M q))_s` and `(Z^{-1} W^T e_s)_ref = (W Z^{-1} e_ref)_s`.
+            let conj_mq: Vec<c64> = mq1.iter().map(|v| v.conj()).collect();
+            let mut e_ref = vec![c64::new(0.0, 0.0); q.len()];
+            e_ref[self.reference] = c64::new(1.0, 0.0);
+            let wy = sparse_times(self.contact_rows, &at.solve_load(1, &conj_mq)?);
+            let wz = sparse_times(self.contact_rows, &at.solve_load(1, &e_ref)?);
+            out.rows.reserve(2 * m);
+            for s in 0..m {
+                // Columns of Re and Im of the force's fundamental: `du` and `-i du`.
+                let (dn_re, dn_im) = if norm > 0.0 {
+                    (wy[s].re / norm, wy[s].im / norm)
+                } else {
+                    (0.0, 0.0)
+                };
+                out.rows.push((s * nco + p1, dn_re / a, wz[s].im / a));
+                out.rows.push((s * nco + p1 + 1, dn_im / a, -wz[s].re / a));
+            }
+        }
+        out.fundamental = q;
+        Ok(out)
     }
 }
 
@@ -612,6 +659,94 @@ struct BorderedResidual<'a> {
     expected: f64,
     largest: f64,
     last: f64,
+    /// The last matrix-free linearisation ([`crate::newton::Residual::linearize`]).
+    linear: Option<BorderedLinearization>,
+}
+
+/// The bordered Jacobian `[[A, B], [C, D]]` kept for the matrix-free path: `A` the contacts'
+/// scaled system (`sys`, its friction rows times `row_scale`), `B` and `D` the finite
+/// differences in `w` and `xi`, `C` the normalisations' rows. It is preconditioned by block
+/// elimination on `A`'s own preconditioner `P`: `Y = P^{-1} B` and the `2 x 2` complement `S =
+/// D - C Y` are formed once, so GMRES sees the border exactly (docs/nonlinear-modes.md,
+/// section 6).
+struct BorderedLinearization {
+    sys: ScaledContacts<'static>,
+    /// Friction rows (the first ones) and their factor.
+    friction_rows: usize,
+    row_scale: f64,
+    /// `dg / d(w / s)` and `dg / d(xi / s)`, `n + 2` rows each.
+    col_w: Vec<f64>,
+    col_xi: Vec<f64>,
+    /// `C` by its nonzeros: `(unknown, amplitude row, phase row)`.
+    rows: Vec<(usize, f64, f64)>,
+    /// `P^{-1} B[..n]`, by column.
+    y_w: Vec<f64>,
+    y_xi: Vec<f64>,
+    /// `S^{-1}`.
+    s_inv: [[f64; 2]; 2],
+}
+
+impl BorderedLinearization {
+    /// `P^{-1} v` for `A`: the friction rows' factor undone, then the system's preconditioner.
+    fn precondition_a(&mut self, v: &mut [f64]) -> Result<(), crate::newton::EvalError> {
+        v[..self.friction_rows]
+            .iter_mut()
+            .for_each(|x| *x /= self.row_scale);
+        crate::newton::Residual::precondition(&mut self.sys, v)
+    }
+}
+
+/// `S^{-1}` for the `2 x 2` `s`; the identity where `s` is singular (GMRES then works on the
+/// border itself, as with no preconditioner there).
+fn inverse_2x2(s: [[f64; 2]; 2]) -> [[f64; 2]; 2] {
+    let det = s[0][0] * s[1][1] - s[0][1] * s[1][0];
+    let size = s.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+    if !(det.is_finite() && det.abs() > 1e-14 * size * size) {
+        return [[1.0, 0.0], [0.0, 1.0]];
+    }
+    [
+        [s[1][1] / det, -s[0][1] / det],
+        [-s[1][0] / det, s[0][0] / det],
+    ]
+}
+
+impl BorderedResidual<'_> {
+    /// The finite-difference step of `w` and `xi` at `w`, within the distance to the
+    /// resonance (FD_SENSITIVITY).
+    fn fd_steps(&self, w: f64, xi: f64) -> (f64, f64) {
+        let step = FD_STEP * (FD_SENSITIVITY / self.expected.max(self.largest)).min(1.0);
+        (step * w.abs(), step * w.abs().max(xi.abs()))
+    }
+
+    /// The columns of `(w, xi)` from the residual `f0` at `(x, w, xi)`, by finite differences;
+    /// records the sensitivity they measure.
+    #[allow(clippy::type_complexity)]
+    fn fd_columns(
+        &mut self,
+        x: &[f64],
+        w: f64,
+        xi: f64,
+        f0: &[f64],
+    ) -> Result<(Vec<f64>, Vec<f64>), SolveError> {
+        let (dw, dxi) = self.fd_steps(w, xi);
+        let (fw, _, _) = self.b.eval(x, w + dw, xi, false)?;
+        let (fx, _, _) = self.b.eval(x, w, xi + dxi, false)?;
+        let col_w: Vec<f64> = (0..f0.len())
+            .map(|r| (fw[r] - f0[r]) / dw * self.scale)
+            .collect();
+        let col_xi: Vec<f64> = (0..f0.len())
+            .map(|r| (fx[r] - f0[r]) / dxi * self.scale)
+            .collect();
+        let s = col_w
+            .iter()
+            .chain(&col_xi)
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        if s.is_finite() {
+            self.largest = self.largest.max(s);
+            self.last = s;
+        }
+        Ok((col_w, col_xi))
+    }
 }
 
 impl crate::newton::Residual for BorderedResidual<'_> {
@@ -642,26 +777,164 @@ impl crate::newton::Residual for BorderedResidual<'_> {
         self.shape = q;
         if let (Some(mut out), Some(j)) = (jacobian, j) {
             out.copy_from(&j);
-            // Finite differences in w and xi (the receptance is rebuilt for each), the step
-            // within the distance to the resonance (FD_SENSITIVITY).
-            let step = FD_STEP * (FD_SENSITIVITY / self.expected.max(self.largest)).min(1.0);
-            let dw = step * w.abs();
-            let dxi = step * w.abs().max(xi.abs());
-            let (fw, _, _) = self.b.eval(x, w + dw, xi, false).map_err(err)?;
-            let (fx, _, _) = self.b.eval(x, w, xi + dxi, false).map_err(err)?;
-            let mut s = 0.0f64;
+            // Finite differences in w and xi (the receptance is rebuilt for each).
+            let (col_w, col_xi) = self.fd_columns(x, w, xi, &f0).map_err(err)?;
             for r in 0..n + 2 {
-                out[(r, n)] = (fw[r] - f0[r]) / dw * self.scale;
-                out[(r, n + 1)] = (fx[r] - f0[r]) / dxi * self.scale;
-                s = s.max(out[(r, n)].abs()).max(out[(r, n + 1)].abs());
-            }
-            if s.is_finite() {
-                self.largest = self.largest.max(s);
-                self.last = s;
+                out[(r, n)] = col_w[r];
+                out[(r, n + 1)] = col_xi[r];
             }
         }
         Ok(())
     }
+
+    fn supports_matrix_free(&self) -> bool {
+        // 3-D contacts' systems own their condensation (`ScaledContacts<'static>`), so one
+        // can be kept from `linearize` to the products.
+        self.b.unilateral.is_some()
+    }
+
+    fn prefers_matrix_free(&self) -> bool {
+        self.supports_matrix_free() && self.b.params.len() > 1
+    }
+
+    fn linearize(&mut self, y: &[f64], g: &mut [f64]) -> Result<(), crate::newton::EvalError> {
+        let n = self.b.len;
+        let err = |e: SolveError| crate::newton::EvalError(e.to_string());
+        let (x, w, xi) = (&y[..n], y[n] * self.scale, y[n + 1] * self.scale);
+        if w.is_nan() || w <= 0.0 {
+            return Err(crate::newton::EvalError(format!("frequency {w}")));
+        }
+        self.linear = None;
+        let b = &self.b;
+        let set = &b.settings.set;
+        let params = b.unilateral.ok_or_else(|| {
+            crate::newton::EvalError("the matrix-free bordered system needs 3-D contacts".into())
+        })?;
+        let (sys, nz) = b
+            .on_receptance(w, xi, |at| {
+                let cond = CondensedContacts::from_receptance(at, set)?;
+                let mut sys = crate::point::unilateral_system(
+                    cond,
+                    set,
+                    b.settings.n_samples,
+                    params.clone(),
+                )?;
+                crate::newton::Residual::linearize(&mut sys, x, &mut g[..n])
+                    .map_err(|e| SolveError::Start(e.0))?;
+                let _t = crate::profile::span(crate::profile::Phase::Jacobian);
+                Ok((sys, b.normalisations(at, x, true)?))
+            })
+            .map_err(err)?;
+        let friction_rows = b.params.dim * b.params.len() * set.n_coeffs();
+        let row_scale = b.row_scale;
+        g[..friction_rows].iter_mut().for_each(|v| *v *= row_scale);
+        g[n] = nz.amplitude;
+        g[n + 1] = nz.phase;
+        self.shape = nz.fundamental;
+        let (col_w, col_xi) = {
+            let _t = crate::profile::span(crate::profile::Phase::Jacobian);
+            self.fd_columns(x, w, xi, g).map_err(err)?
+        };
+        // The block elimination's `Y = P^{-1} B` and `S = D - C Y`.
+        let mut lin = BorderedLinearization {
+            sys,
+            friction_rows,
+            row_scale,
+            y_w: col_w[..n].to_vec(),
+            y_xi: col_xi[..n].to_vec(),
+            col_w,
+            col_xi,
+            rows: nz.rows,
+            s_inv: [[1.0, 0.0], [0.0, 1.0]],
+        };
+        let mut y_w = std::mem::take(&mut lin.y_w);
+        let mut y_xi = std::mem::take(&mut lin.y_xi);
+        lin.precondition_a(&mut y_w)?;
+        lin.precondition_a(&mut y_xi)?;
+        let (mut cy_w, mut cy_xi) = ([0.0; 2], [0.0; 2]);
+        for &(i, da, dp) in &lin.rows {
+            cy_w[0] += da * y_w[i];
+            cy_w[1] += dp * y_w[i];
+            cy_xi[0] += da * y_xi[i];
+            cy_xi[1] += dp * y_xi[i];
+        }
+        lin.s_inv = inverse_2x2([
+            [lin.col_w[n] - cy_w[0], lin.col_xi[n] - cy_xi[0]],
+            [lin.col_w[n + 1] - cy_w[1], lin.col_xi[n + 1] - cy_xi[1]],
+        ]);
+        lin.y_w = y_w;
+        lin.y_xi = y_xi;
+        self.linear = Some(lin);
+        Ok(())
+    }
+
+    fn jacobian_product(
+        &mut self,
+        v: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), crate::newton::EvalError> {
+        let n = self.b.len;
+        let lin = self.linear.as_mut().ok_or_else(not_linearized)?;
+        crate::newton::Residual::jacobian_product(&mut lin.sys, &v[..n], &mut out[..n])?;
+        let rs = lin.row_scale;
+        out[..lin.friction_rows].iter_mut().for_each(|y| *y *= rs);
+        let (vw, vxi) = (v[n], v[n + 1]);
+        out[n] = 0.0;
+        out[n + 1] = 0.0;
+        for ((o, cw), cx) in out.iter_mut().zip(&lin.col_w).zip(&lin.col_xi) {
+            *o += cw * vw + cx * vxi;
+        }
+        for &(i, da, dp) in &lin.rows {
+            out[n] += da * v[i];
+            out[n + 1] += dp * v[i];
+        }
+        Ok(())
+    }
+
+    fn jacobian_transpose_product(
+        &mut self,
+        v: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), crate::newton::EvalError> {
+        let n = self.b.len;
+        let lin = self.linear.as_mut().ok_or_else(not_linearized)?;
+        let mut scaled = v[..n].to_vec();
+        let rs = lin.row_scale;
+        scaled[..lin.friction_rows]
+            .iter_mut()
+            .for_each(|y| *y *= rs);
+        crate::newton::Residual::jacobian_transpose_product(&mut lin.sys, &scaled, &mut out[..n])?;
+        for &(i, da, dp) in &lin.rows {
+            out[i] += da * v[n] + dp * v[n + 1];
+        }
+        out[n] = lin.col_w.iter().zip(v).map(|(c, x)| c * x).sum();
+        out[n + 1] = lin.col_xi.iter().zip(v).map(|(c, x)| c * x).sum();
+        Ok(())
+    }
+
+    fn precondition(&mut self, v: &mut [f64]) -> Result<(), crate::newton::EvalError> {
+        let n = self.b.len;
+        let lin = self.linear.as_mut().ok_or_else(not_linearized)?;
+        let (r_a, r_p) = (v[n], v[n + 1]);
+        lin.precondition_a(&mut v[..n])?;
+        let (mut t_a, mut t_p) = (r_a, r_p);
+        for &(i, da, dp) in &lin.rows {
+            t_a -= da * v[i];
+            t_p -= dp * v[i];
+        }
+        let s = lin.s_inv;
+        let (z_w, z_xi) = (s[0][0] * t_a + s[0][1] * t_p, s[1][0] * t_a + s[1][1] * t_p);
+        for ((x, yw), yx) in v[..n].iter_mut().zip(&lin.y_w).zip(&lin.y_xi) {
+            *x -= yw * z_w + yx * z_xi;
+        }
+        v[n] = z_w;
+        v[n + 1] = z_xi;
+        Ok(())
+    }
+}
+
+fn not_linearized() -> crate::newton::EvalError {
+    crate::newton::EvalError("the bordered system has not been linearised".into())
 }
 
 /// Whether a solution of the bordered equations at frequency `w` with damping ratio `zeta` is
@@ -687,7 +960,13 @@ fn solve_amplitude(
     let amplitude = b.amplitude;
     let set = b.settings.set.clone();
     let mut opts = b.settings.newton.clone();
-    opts.linear = crate::newton::LinearSolve::Dense;
+    if b.unilateral.is_some() {
+        // The run's linear solver: matrix-free from AUTO_MATRIX_FREE_MIN_UNKNOWNS unknowns
+        // by default, with the forced solves' stagnation window for 3-D contacts.
+        opts = crate::unilateral::with_stagnation_window(&opts);
+    } else {
+        opts.linear = crate::newton::LinearSolve::Dense;
+    }
     let tol = opts.tol_residual;
     let floor = |s: f64| (ROUNDING_FLOOR * f64::EPSILON * s).min(FLOOR_CAP);
     opts.tol_residual = tol.max(floor(expected));
@@ -698,21 +977,46 @@ fn solve_amplitude(
         expected,
         largest: 0.0,
         last: 0.0,
+        linear: None,
     };
     let mut y = x;
     y.push(1.0);
     y.push(xi / w);
-    let report = crate::newton::solve(&mut res, &y, &opts);
-    // The fundamental at the solution (the last evaluation may have been a trial point).
-    let mut g = vec![0.0; n + 2];
-    crate::newton::Residual::evaluate(&mut res, &report.x, &mut g, None)
-        .map_err(|e| SolveError::Start(e.0))?;
-    // A stall at the rounding floor of the last Jacobian is a converged point.
-    let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let at_floor = matches!(
-        report.status,
-        crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
-    ) && g_norm <= tol.max(floor(res.last));
+    // The residual at `x` (which also leaves the fundamental there: the last evaluation may
+    // have been a trial point), and whether a stall there is at the rounding floor of the
+    // last Jacobian, so a converged point.
+    let finish = |res: &mut BorderedResidual<'_>,
+                  report: &crate::newton::NewtonReport|
+     -> Result<(Vec<f64>, bool), SolveError> {
+        let mut g = vec![0.0; n + 2];
+        crate::newton::Residual::evaluate(res, &report.x, &mut g, None)
+            .map_err(|e| SolveError::Start(e.0))?;
+        let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let at_floor = matches!(
+            report.status,
+            crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
+        ) && g_norm <= tol.max(floor(res.last));
+        Ok((g, at_floor))
+    };
+    let mut report = crate::newton::solve(&mut res, &y, &opts);
+    let (mut g, mut at_floor) = finish(&mut res, &report)?;
+    if report.matrix_free
+        && !(report.status.converged() || at_floor)
+        && crate::point::dense_fits(n + 2)
+    {
+        // A stalled matrix-free solve finished with dense steps from where it stopped, as a
+        // forced solve is (crate::point::DENSE_FALLBACK_MAX_UNKNOWNS).
+        let mut dense = opts.clone();
+        dense.linear = crate::newton::LinearSolve::Dense;
+        dense.max_iterations = dense
+            .max_iterations
+            .min(crate::point::DENSE_FALLBACK_ITERATIONS);
+        let mut again = crate::newton::solve(&mut res, &report.x, &dense);
+        again.iterations += report.iterations;
+        again.krylov_iterations += report.krylov_iterations;
+        report = again;
+        (g, at_floor) = finish(&mut res, &report)?;
+    }
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
     let post = crate::profile::span(crate::profile::Phase::Post);
     let displacement = res
@@ -730,6 +1034,7 @@ fn solve_amplitude(
         converged: newton && oscillates,
         no_oscillation: newton && !oscillates,
         iterations: report.iterations,
+        krylov_iterations: report.krylov_iterations,
         residual: max_abs(&g),
         sensitivity: res.last,
         set,
