@@ -9,10 +9,10 @@ use clap::Args;
 use ewr_solve::nonlinear_mode::{ModePoint, backbone_noting};
 use std::path::PathBuf;
 
-/// Arguments of `ewr modes`. The backbone uses the exact law, a dense receptance (above 500
-/// DOFs, or with modal damping ratios, the modes that cover its harmonics, extracted once) and
-/// dense Newton steps whatever the
-/// solver options say; `--receptance` applies to `--frc`.
+/// Arguments of `ewr modes`. The backbone uses the exact law and a dense receptance (above 500
+/// DOFs, or with modal damping ratios, the modes that cover its harmonics, extracted once)
+/// whatever the solver options say, and dense Newton steps but with 3-D contacts, where
+/// `--linear` chooses as for a forced solve; `--receptance` applies to `--frc`.
 #[derive(Args, Debug)]
 pub struct ModesArgs {
     #[command(flatten)]

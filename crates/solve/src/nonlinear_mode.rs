@@ -119,8 +119,10 @@ pub struct ModePoint {
     pub no_oscillation: bool,
     /// Newton iterations.
     pub iterations: usize,
-    /// GMRES products of its matrix-free Newton steps (3-D contacts from 500 unknowns, or
-    /// `--linear matrix-free`); 0 where every step was dense.
+    /// GMRES products of its Newton steps: the matrix-free ones (3-D contacts, from 500
+    /// unknowns and more than one contact under `--linear auto`, or `matrix-free`) and the
+    /// dense ones from 1000 unknowns, which GMRES solves with an older LU
+    /// ([`crate::newton::DENSE_REUSE_MIN_UNKNOWNS`]); 0 where every step was an LU solve.
     pub krylov_iterations: usize,
     /// Final scaled residual (E-WR equations and normalisations, largest entry); the friction
     /// rows carry the amplitude's slip factor (docs/nonlinear-modes.md, pitfall 8), so it
@@ -696,8 +698,8 @@ impl BorderedLinearization {
     }
 }
 
-/// `S^{-1}` for the `2 x 2` `s`; the identity where `s` is singular (GMRES then works on the
-/// border itself, as with no preconditioner there).
+/// `S^{-1}` for the `2 x 2` `s`; the identity where `s` is singular (the elimination still
+/// runs, with the border's own residual in place of its exact correction).
 fn inverse_2x2(s: [[f64; 2]; 2]) -> [[f64; 2]; 2] {
     let det = s[0][0] * s[1][1] - s[0][1] * s[1][0];
     let size = s.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -1001,20 +1003,30 @@ fn solve_amplitude(
     let mut report = crate::newton::solve(&mut res, &y, &opts);
     let (mut g, mut at_floor) = finish(&mut res, &report)?;
     if report.matrix_free
+        && opts.linear == crate::newton::LinearSolve::Auto
         && !(report.status.converged() || at_floor)
         && crate::point::dense_fits(n + 2)
     {
-        // A stalled matrix-free solve finished with dense steps from where it stopped, as a
-        // forced solve is (crate::point::DENSE_FALLBACK_MAX_UNKNOWNS).
+        // Under `auto`, a stalled matrix-free solve is finished with dense steps from where
+        // it stopped, as a forced solve is (crate::point::DENSE_FALLBACK_MAX_UNKNOWNS), and
+        // their result kept where it converged or came closer.
+        crate::profile::count("matrix-free solves finished with dense Newton steps");
         let mut dense = opts.clone();
         dense.linear = crate::newton::LinearSolve::Dense;
         dense.max_iterations = dense
             .max_iterations
             .min(crate::point::DENSE_FALLBACK_ITERATIONS);
-        let mut again = crate::newton::solve(&mut res, &report.x, &dense);
-        again.iterations += report.iterations;
-        again.krylov_iterations += report.krylov_iterations;
-        report = again;
+        let again = crate::newton::solve(&mut res, &report.x, &dense);
+        let (iterations, krylov) = (
+            report.iterations + again.iterations,
+            report.krylov_iterations + again.krylov_iterations,
+        );
+        if again.status.converged() || again.residual < report.residual {
+            report = again;
+        }
+        report.iterations = iterations;
+        report.krylov_iterations = krylov;
+        // (Again: the dense steps' evaluations moved the fundamental kept.)
         (g, at_floor) = finish(&mut res, &report)?;
     }
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
