@@ -174,7 +174,7 @@ use faer::{Mat, MatMut, MatRef, c64};
 use rayon::prelude::*;
 
 pub use dynamics::{ContactDynamics, DYNAMICS_MAX_STATES, HarmonicDynamics};
-pub use modal::{DampingCoupling, Modes, damping_coupling_errors};
+pub use modal::{DampingCoupling, Modes, ResponseNorm, damping_coupling_errors};
 
 /// Largest model [`ReceptanceKind::Auto`] sends to the dense backend (`O(n^3)` per harmonic;
 /// a dense complex LU of 500 DOFs takes about 10 ms here).
@@ -1201,6 +1201,42 @@ impl<'a> ReceptanceAt<'a> {
             HarmonicData::Modal(d) => d.recover(self.modal(), s, b),
         };
         Ok(col(&u))
+    }
+
+    /// The kinetic-energy norm `Q^H M Q` of harmonic `h`'s response `Q = Z_h^{-1} W^T r` to the
+    /// contact forces `r` alone, `Q` at `dof`, and their derivatives in `r`, without
+    /// recovering every DOF: what a nonlinear mode's normalisation reads at every Newton
+    /// evaluation. From the modal backend's coordinates and the Gram matrix of its modes and
+    /// static residual in `M` (formed on first use: one static solve per contact row);
+    /// `Ok(None)` where there is no such shortcut (the dense and direct backends, cyclic
+    /// sectors, a forced harmonic, an interface too large to keep `S W^T`): recover then.
+    pub fn response_norm(
+        &self,
+        h: usize,
+        r: &[c64],
+        dof: usize,
+    ) -> Result<Option<ResponseNorm>, ReceptanceError> {
+        let s = &self.rec.s;
+        if r.len() != s.m {
+            return Err(ReceptanceError::BadSize {
+                what: "length of the contact forces in response_norm",
+                expected: s.m,
+                got: r.len(),
+            });
+        }
+        if dof >= s.n {
+            return Err(ReceptanceError::BadInput(format!(
+                "response_norm: DOF {dof} out of range 0..{}",
+                s.n
+            )));
+        }
+        if s.cyclic.is_some() || s.forcing.contains_key(&h) {
+            return Ok(None);
+        }
+        Ok(match self.get(h)? {
+            HarmonicData::Modal(d) => d.response_norm(self.modal(), s, r, dof),
+            HarmonicData::Direct(_) => None,
+        })
     }
 
     /// `U_h = Z_h^{-1} (F_h + W^T R_h)` at the DOFs `dofs` (all DOFs when `None`), for the

@@ -957,3 +957,73 @@ fn the_damping_coupling_counts_the_modes_the_basis_leaves_out() {
     );
     assert!(retained_only[c.mode] < 0.5 * worst);
 }
+
+/// `ReceptanceAt::response_norm` reads a nonlinear mode's normalisation (`Q^H M Q` of the
+/// response to contact forces and `Q` at one DOF) from the modal coordinates and the Gram
+/// matrix of the modes and the static residual, without recovering every DOF. Against the
+/// response recovered at every DOF and the mass matrix, on the lattice with a truncated basis
+/// (clamped, so the static operator is unshifted) and free (rigid modes: the shifted,
+/// truncated static series); the derivatives against central differences of the recovered
+/// norm (exact for a quadratic, to rounding) and the recovered DOF (linear). The dense
+/// backend has no such shortcut.
+#[test]
+fn the_response_norm_from_modes_is_the_recovered_response_s() {
+    for clamped in [true, false] {
+        let mut model = lattice(6, 4, 4, clamped);
+        model.forcing.clear();
+        let n = model.n_dofs();
+        let mass = model.mass.to_dense();
+        let (w, h, dof) = (0.9, 1, 17);
+        let rec = Receptance::new(&model, ReceptanceKind::Modal { modes: n / 3 }).unwrap();
+        let at = rec.prepare_damped(w, &[h], 0.02).unwrap();
+        let m = w_dense(&model).nrows();
+        let r: Vec<c64> = (0..m)
+            .map(|i| c((i as f64 * 0.7).cos(), (i as f64 * 1.3).sin()))
+            .collect();
+        let recovered = |r: &[c64]| {
+            let q = at.recover(h, r, None).unwrap();
+            let norm2: f64 = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| (q[i].conj() * mass[(i, j)] * q[j]).re)
+                        .sum::<f64>()
+                })
+                .sum();
+            (norm2, q[dof])
+        };
+        let (norm2, at_dof) = recovered(&r);
+        let rn = at
+            .response_norm(h, &r, dof)
+            .unwrap()
+            .expect("modal backend");
+        println!(
+            "clamped {clamped}: |Q|_M^2 {norm2:.12e} against {:.12e}, Q[{dof}] {at_dof} against {}",
+            rn.norm2, rn.at_dof
+        );
+        assert!((rn.norm2 - norm2).abs() < 1e-10 * norm2);
+        assert!((rn.at_dof - at_dof).norm() < 1e-10 * at_dof.norm());
+        let eps = 1e-3;
+        for s in 0..m {
+            for dir in [c(1.0, 0.0), c(0.0, 1.0)] {
+                let shifted = |sign: f64| {
+                    let mut rs = r.clone();
+                    rs[s] += dir * (sign * eps);
+                    recovered(&rs)
+                };
+                let ((np, qp), (nm, qm)) = (shifted(1.0), shifted(-1.0));
+                let d_norm2 = (np - nm) / (2.0 * eps);
+                let d_at = (qp - qm) / (2.0 * eps);
+                let (want_n, want_q) = (2.0 * (rn.d_norm2[s] * dir).re, rn.d_at_dof[s] * dir);
+                assert!(
+                    (d_norm2 - want_n).abs() < 1e-7 * norm2,
+                    "row {s}: {d_norm2} against {want_n}"
+                );
+                assert!((d_at - want_q).norm() < 1e-7 * at_dof.norm().max(1e-30));
+            }
+        }
+        let dense = Receptance::new(&model, ReceptanceKind::Dense).unwrap();
+        let at = dense.prepare(w, &[h]).unwrap();
+        assert!(at.response_norm(h, &r, dof).unwrap().is_none());
+        assert!(at.response_norm(h, &r[1..], dof).is_err());
+    }
+}

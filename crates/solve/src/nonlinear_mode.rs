@@ -11,7 +11,9 @@
 //! derivatives (the fundamental is linear in the forces), finite differences in `w` and `xi`.
 //! With 3-D contacts the steps are matrix-free as the forced solves' are (from 500 unknowns
 //! by default): GMRES on the bordered Jacobian's products, preconditioned by block
-//! elimination of the border on the forced solves' preconditioner.
+//! elimination of the border on the forced solves' preconditioner. The modal receptance gives
+//! the normalisations from modal coordinates ([`ReceptanceAt::response_norm`]) without
+//! recovering every DOF.
 //! The structure is condensed by a dense receptance rebuilt for each `xi` up to 500 DOFs;
 //! above, or with modal damping ratios, by the modes that cover the harmonics (the rest in
 //! the residual flexibility), extracted once, with `-xi` on each modal damping.
@@ -474,7 +476,8 @@ impl Bordered<'_> {
 
     /// Residual at `(x, w, xi)`: the scaled E-WR residual (the friction rows times
     /// `row_scale`), then `(sqrt(Q_1^H M Q_1) - a) / a` and `Im Q_1[ref] / a`; with `jac`,
-    /// `dF/dx`.
+    /// `dF/dx`; with `shape`, `Q_1` of every DOF (else empty where the receptance gives the
+    /// normalisations without it).
     #[allow(clippy::type_complexity)]
     fn eval(
         &self,
@@ -482,6 +485,7 @@ impl Bordered<'_> {
         w: f64,
         xi: f64,
         jac: bool,
+        shape: bool,
     ) -> Result<(Vec<f64>, Option<Mat<f64>>, Vec<c64>), SolveError> {
         let set = &self.settings.set;
         let n = x.len();
@@ -515,7 +519,7 @@ impl Bordered<'_> {
                     }
                 }
             }
-            let nz = self.normalisations(at, x, j.is_some())?;
+            let nz = self.normalisations(at, x, j.is_some(), shape)?;
             f[n] = nz.amplitude;
             f[n + 1] = nz.phase;
             if let Some(j) = &mut j {
@@ -552,6 +556,7 @@ impl Bordered<'_> {
         at: &ReceptanceAt<'_>,
         x: &[f64],
         rows: bool,
+        shape: bool,
     ) -> Result<Normalised, SolveError> {
         let set = &self.settings.set;
         let n = x.len();
@@ -564,11 +569,40 @@ impl Bordered<'_> {
         let r1: Vec<c64> = (0..m)
             .map(|s| c64::new(x[s * nco + p1], -x[s * nco + p1 + 1]))
             .collect();
+        let a = self.amplitude;
+        // `wy` with `d(Q^H M Q) = 2 Re(wy^T dr)` and `wz` with `dQ[ref] = wz^T dr`.
+        let derivatives = |out: &mut Normalised, norm: f64, wy: &[c64], wz: &[c64]| {
+            out.rows.reserve(2 * m);
+            for s in 0..m {
+                // Columns of Re and Im of the force's fundamental: `du` and `-i du`.
+                let (dn_re, dn_im) = if norm > 0.0 {
+                    (wy[s].re / norm, wy[s].im / norm)
+                } else {
+                    (0.0, 0.0)
+                };
+                out.rows.push((s * nco + p1, dn_re / a, wz[s].im / a));
+                out.rows.push((s * nco + p1 + 1, dn_im / a, -wz[s].re / a));
+            }
+        };
+        if !shape && let Some(rn) = at.response_norm(1, &r1, self.reference)? {
+            // The modal receptance's shortcut: no DOF recovered (docs/nonlinear-modes.md,
+            // section 6).
+            let norm = rn.norm2.max(0.0).sqrt();
+            let mut out = Normalised {
+                amplitude: (norm - a) / a,
+                phase: rn.at_dof.im / a,
+                fundamental: Vec::new(),
+                rows: Vec::new(),
+            };
+            if rows {
+                derivatives(&mut out, norm, &rn.d_norm2, &rn.d_at_dof);
+            }
+            return Ok(out);
+        }
         let q = at.recover(1, &r1, None)?;
         let mq1 = sparse_times(self.mass, &q);
         let norm2: f64 = q.iter().zip(&mq1).map(|(a, b)| (a.conj() * b).re).sum();
         let norm = norm2.max(0.0).sqrt();
-        let a = self.amplitude;
         let mut out = Normalised {
             amplitude: (norm - a) / a,
             phase: q[self.reference].im / a,
@@ -584,17 +618,7 @@ impl Bordered<'_> {
             e_ref[self.reference] = c64::new(1.0, 0.0);
             let wy = sparse_times(self.contact_rows, &at.solve_load(1, &conj_mq)?);
             let wz = sparse_times(self.contact_rows, &at.solve_load(1, &e_ref)?);
-            out.rows.reserve(2 * m);
-            for s in 0..m {
-                // Columns of Re and Im of the force's fundamental: `du` and `-i du`.
-                let (dn_re, dn_im) = if norm > 0.0 {
-                    (wy[s].re / norm, wy[s].im / norm)
-                } else {
-                    (0.0, 0.0)
-                };
-                out.rows.push((s * nco + p1, dn_re / a, wz[s].im / a));
-                out.rows.push((s * nco + p1 + 1, dn_im / a, -wz[s].re / a));
-            }
+            derivatives(&mut out, norm, &wy, &wz);
         }
         out.fundamental = q;
         Ok(out)
@@ -653,8 +677,10 @@ fn max_abs(v: &[f64]) -> f64 {
 struct BorderedResidual<'a> {
     b: Bordered<'a>,
     scale: f64,
-    /// The fundamental at the last evaluation.
+    /// The fundamental of every DOF at the last evaluation that recovered it (`want_shape`:
+    /// the Newton iterations read the normalisations alone, where the receptance can).
     shape: Vec<c64>,
+    want_shape: bool,
     /// The sensitivity `S` expected at this amplitude (the last point's, grown with the
     /// amplitude), the largest measured by this solve's Jacobians (the finite differences'
     /// step follows the larger of the two) and the last measured (the rounding floor's).
@@ -731,8 +757,8 @@ impl BorderedResidual<'_> {
         f0: &[f64],
     ) -> Result<(Vec<f64>, Vec<f64>), SolveError> {
         let (dw, dxi) = self.fd_steps(w, xi);
-        let (fw, _, _) = self.b.eval(x, w + dw, xi, false)?;
-        let (fx, _, _) = self.b.eval(x, w, xi + dxi, false)?;
+        let (fw, _, _) = self.b.eval(x, w + dw, xi, false, false)?;
+        let (fx, _, _) = self.b.eval(x, w, xi + dxi, false, false)?;
         let col_w: Vec<f64> = (0..f0.len())
             .map(|r| (fw[r] - f0[r]) / dw * self.scale)
             .collect();
@@ -774,7 +800,10 @@ impl crate::newton::Residual for BorderedResidual<'_> {
         if w.is_nan() || w <= 0.0 {
             return Err(crate::newton::EvalError(format!("frequency {w}")));
         }
-        let (f0, j, q) = self.b.eval(x, w, xi, jacobian.is_some()).map_err(err)?;
+        let (f0, j, q) = self
+            .b
+            .eval(x, w, xi, jacobian.is_some(), self.want_shape)
+            .map_err(err)?;
         g.copy_from_slice(&f0);
         self.shape = q;
         if let (Some(mut out), Some(j)) = (jacobian, j) {
@@ -824,7 +853,7 @@ impl crate::newton::Residual for BorderedResidual<'_> {
                 crate::newton::Residual::linearize(&mut sys, x, &mut g[..n])
                     .map_err(|e| SolveError::Start(e.0))?;
                 let _t = crate::profile::span(crate::profile::Phase::Jacobian);
-                Ok((sys, b.normalisations(at, x, true)?))
+                Ok((sys, b.normalisations(at, x, true, false)?))
             })
             .map_err(err)?;
         let friction_rows = b.params.dim * b.params.len() * set.n_coeffs();
@@ -980,55 +1009,32 @@ fn solve_amplitude(
         largest: 0.0,
         last: 0.0,
         linear: None,
+        want_shape: false,
     };
     let mut y = x;
     y.push(1.0);
     y.push(xi / w);
-    // The residual at `x` (which also leaves the fundamental there: the last evaluation may
-    // have been a trial point), and whether a stall there is at the rounding floor of the
-    // last Jacobian, so a converged point.
-    let finish = |res: &mut BorderedResidual<'_>,
-                  report: &crate::newton::NewtonReport|
-     -> Result<(Vec<f64>, bool), SolveError> {
-        let mut g = vec![0.0; n + 2];
-        crate::newton::Residual::evaluate(res, &report.x, &mut g, None)
-            .map_err(|e| SolveError::Start(e.0))?;
-        let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let at_floor = matches!(
-            report.status,
-            crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
-        ) && g_norm <= tol.max(floor(res.last));
-        Ok((g, at_floor))
-    };
-    let mut report = crate::newton::solve(&mut res, &y, &opts);
-    let (mut g, mut at_floor) = finish(&mut res, &report)?;
-    if report.matrix_free
-        && opts.linear == crate::newton::LinearSolve::Auto
-        && !(report.status.converged() || at_floor)
-        && crate::point::dense_fits(n + 2)
-    {
-        // Under `auto`, a stalled matrix-free solve is finished with dense steps from where
-        // it stopped, as a forced solve is (crate::point::DENSE_FALLBACK_MAX_UNKNOWNS), and
-        // their result kept where it converged or came closer.
-        crate::profile::count("matrix-free solves finished with dense Newton steps");
-        let mut dense = opts.clone();
-        dense.linear = crate::newton::LinearSolve::Dense;
-        dense.max_iterations = dense
-            .max_iterations
-            .min(crate::point::DENSE_FALLBACK_ITERATIONS);
-        let again = crate::newton::solve(&mut res, &report.x, &dense);
-        let (iterations, krylov) = (
-            report.iterations + again.iterations,
-            report.krylov_iterations + again.krylov_iterations,
-        );
-        if again.status.converged() || again.residual < report.residual {
-            report = again;
-        }
-        report.iterations = iterations;
-        report.krylov_iterations = krylov;
-        // (Again: the dense steps' evaluations moved the fundamental kept.)
-        (g, at_floor) = finish(&mut res, &report)?;
+    // A matrix-free solve that stops gaining is given up after STALL_WINDOW_3D iterations,
+    // as a forced solve's first `rho` is: the backbone retries the amplitude from nearer
+    // (intermediate amplitudes). Dense steps from the same start, as a stalled forced solve
+    // takes, found nothing on the area contact and cost 50 LUs of 2420 rows
+    // (docs/nonlinear-modes.md, section 6).
+    if crate::newton::uses_matrix_free(&res, opts.linear) && opts.stall_window == 0 {
+        opts.stall_window = crate::unilateral::STALL_WINDOW_3D;
     }
+    let report = crate::newton::solve(&mut res, &y, &opts);
+    // The residual at the solution, with the fundamental of every DOF (the last evaluation
+    // may have been a trial point, and the iterations read the normalisations alone).
+    let mut g = vec![0.0; n + 2];
+    res.want_shape = true;
+    crate::newton::Residual::evaluate(&mut res, &report.x, &mut g, None)
+        .map_err(|e| SolveError::Start(e.0))?;
+    // A stall at the rounding floor of the last Jacobian is a converged point.
+    let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let at_floor = matches!(
+        report.status,
+        crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
+    ) && g_norm <= tol.max(floor(res.last));
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
     let post = crate::profile::span(crate::profile::Phase::Post);
     let displacement = res

@@ -324,6 +324,41 @@ pub(crate) struct ModalBackend {
     static_columns: Mutex<HashMap<usize, Arc<Vec<f64>>>>,
     /// The real factors of every `G_h`, shared with the products handed out.
     pub factors: Arc<ContactFactors>,
+    /// [`ContactGram`], formed on first use (`None` where it would not fit).
+    contact_gram: OnceLock<Option<Arc<ContactGram>>>,
+}
+
+/// Largest `n m` (DOFs times contact rows) for which the modal backend keeps `S W^T` for
+/// [`ModalHarmonic::response_norm`] (160 MB); beyond, the response is recovered at every DOF.
+const CONTACT_GRAM_MAX_ENTRIES: usize = 20_000_000;
+
+/// The response to contact forces alone in the modal receptance's terms: `Q = Phi eta + f_h S
+/// W^T r` with `eta = diag(1 / d) (W Phi)^T r` and `S` the static residual operator, so that
+/// `Q^H M Q` is a quadratic form in `v = (eta, f_h r)` with the Gram matrix `H` of `[Phi, S
+/// W^T]` in `M`. Kept per backend (it does not depend on the frequency).
+struct ContactGram {
+    /// `S W^T` (`n x m`).
+    sw: Mat<f64>,
+    /// The blocks of `H`: `Phi^T M Phi` (`p x p`), `Phi^T M S W^T` (`p x m`, zero for exact
+    /// modes: kept, as the shifted static operator is a truncated series), `(S W^T)^T M S W^T`
+    /// (`m x m`).
+    phi_m_phi: Mat<f64>,
+    phi_m_sw: Mat<f64>,
+    sw_m_sw: Mat<f64>,
+}
+
+/// The kinetic-energy norm of a harmonic's response to contact forces `r` and its value at one
+/// DOF, with their derivatives in `r` ([`crate::receptance::ReceptanceAt::response_norm`]).
+#[derive(Clone, Debug)]
+pub struct ResponseNorm {
+    /// `Q^H M Q`.
+    pub norm2: f64,
+    /// `Q` at the DOF asked.
+    pub at_dof: c64,
+    /// `d_norm2` with `d(Q^H M Q) = 2 Re(d_norm2^T dr)`.
+    pub d_norm2: Vec<c64>,
+    /// `d_at_dof` with `dQ[dof] = d_at_dof^T dr`.
+    pub d_at_dof: Vec<c64>,
 }
 
 /// The modal receptance's real factors at the contacts: `G_h = W Phi diag(1 / d_r) Phi^T W^T
@@ -592,7 +627,34 @@ impl ModalBackend {
             scale,
             static_columns: Mutex::new(HashMap::new()),
             factors,
+            contact_gram: OnceLock::new(),
         })
+    }
+
+    /// [`ContactGram`], formed on first use: one static solve per contact row and the Gram
+    /// blocks; `None` beyond [`CONTACT_GRAM_MAX_ENTRIES`].
+    fn contact_gram(&self, s: &Structure) -> Option<Arc<ContactGram>> {
+        self.contact_gram
+            .get_or_init(|| {
+                if s.n.saturating_mul(s.m) > CONTACT_GRAM_MAX_ENTRIES {
+                    return None;
+                }
+                let mut wt = Mat::<f64>::zeros(s.n, s.m);
+                for t in s.w.triplet_iter() {
+                    wt[(t.col, t.row)] += *t.val;
+                }
+                let phi = self.modes.phi.as_ref();
+                let sw = self.stat.apply(&s.mass, phi, wt.as_ref());
+                let m_sw = super::symmetric_times(s.mass.as_ref(), sw.as_ref());
+                let m_phi = super::symmetric_times(s.mass.as_ref(), phi);
+                Some(Arc::new(ContactGram {
+                    phi_m_phi: phi.transpose() * &m_phi,
+                    phi_m_sw: phi.transpose() * &m_sw,
+                    sw_m_sw: sw.transpose() * &m_sw,
+                    sw,
+                }))
+            })
+            .clone()
     }
 
     /// Columns `dofs` of the static residual operator, computed (in one multi-column solve)
@@ -770,6 +832,68 @@ impl ModalHarmonic {
                 modal + self.res_factor * wres[i]
             })
             .collect()
+    }
+
+    /// [`ResponseNorm`] of the response `Q = Z_h^{-1} W^T r` to the contact forces `r` alone,
+    /// from modal coordinates and the backend's [`ContactGram`] (`O(m p + m^2)`, where
+    /// recovering every DOF costs a static solve); `None` where the backend keeps no Gram.
+    pub fn response_norm(
+        &self,
+        mb: &ModalBackend,
+        s: &Structure,
+        r: &[c64],
+        dof: usize,
+    ) -> Option<ResponseNorm> {
+        let gram = mb.contact_gram(s)?;
+        let (wphi, phi) = (&mb.modes.w_phi, &mb.modes.phi);
+        let (p, m, f) = (self.inv_d.len(), r.len(), self.res_factor);
+        let eta: Vec<c64> = (0..p)
+            .map(|k| self.inv_d[k] * (0..m).map(|i| r[i] * wphi[(i, k)]).sum::<c64>())
+            .collect();
+        let fr: Vec<c64> = r.iter().map(|&x| f * x).collect();
+        // `H conj(v)`, `v = (eta, f r)`.
+        let (ce, cf): (Vec<c64>, Vec<c64>) = (
+            eta.iter().map(|x| x.conj()).collect(),
+            fr.iter().map(|x| x.conj()).collect(),
+        );
+        let top: Vec<c64> = (0..p)
+            .map(|k| {
+                (0..p).map(|l| ce[l] * gram.phi_m_phi[(k, l)]).sum::<c64>()
+                    + (0..m).map(|i| cf[i] * gram.phi_m_sw[(k, i)]).sum::<c64>()
+            })
+            .collect();
+        let bottom: Vec<c64> = (0..m)
+            .map(|i| {
+                (0..p).map(|k| ce[k] * gram.phi_m_sw[(k, i)]).sum::<c64>()
+                    + (0..m).map(|j| cf[j] * gram.sw_m_sw[(i, j)]).sum::<c64>()
+            })
+            .collect();
+        let norm2 = (eta.iter().zip(&top).map(|(a, b)| a * b).sum::<c64>()
+            + fr.iter().zip(&bottom).map(|(a, b)| a * b).sum::<c64>())
+        .re;
+        // The derivatives: `L^T (H conj v)` and `L^T e`, `L = [diag(1 / d) (W Phi)^T; f I]`.
+        let through = |t: &dyn Fn(usize) -> c64, tail: &dyn Fn(usize) -> c64| -> Vec<c64> {
+            (0..m)
+                .map(|i| {
+                    (0..p)
+                        .map(|k| wphi[(i, k)] * self.inv_d[k] * t(k))
+                        .sum::<c64>()
+                        + f * tail(i)
+                })
+                .collect()
+        };
+        let d_norm2 = through(&|k| top[k], &|i| bottom[i]);
+        let d_at_dof = through(&|k| c64::new(phi[(dof, k)], 0.0), &|i| {
+            c64::new(gram.sw[(dof, i)], 0.0)
+        });
+        let at_dof = (0..p).map(|k| eta[k] * phi[(dof, k)]).sum::<c64>()
+            + (0..m).map(|i| fr[i] * gram.sw[(dof, i)]).sum::<c64>();
+        Some(ResponseNorm {
+            norm2,
+            at_dof,
+            d_norm2,
+            d_at_dof,
+        })
     }
 
     /// `Z_h^{-1} b` by modal sum plus static residual (`b` is `n x 1`).
