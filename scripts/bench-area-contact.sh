@@ -9,6 +9,8 @@
 #
 #     bash scripts/bench-area-contact.sh                    # needs ccx (apt-get install calculix-ccx)
 #     RECEPTANCE="auto" HARMONICS=all:15 bash scripts/bench-area-contact.sh
+#     MODES="all:7 all:15" bash scripts/bench-area-contact.sh   # also `ewr modes` (mode 1, 9
+#                  # amplitudes 1e-7..1e-3) with each linear solver in LINEAR (default "dense auto")
 #
 # Timings are wall-clock: compare the rows of one run, on one machine, not runs.
 set -euo pipefail
@@ -57,3 +59,34 @@ for b in $backends; do
 done
 echo
 echo "Per-phase wall and CPU time of each run: $out/profile-<backend>.txt"
+
+if [[ -n "${MODES:-}" ]]; then
+    echo
+    echo "ewr modes, mode 1, 9 amplitudes 1e-7..1e-3 (docs/nonlinear-modes.md, section 6)"
+    echo
+    echo "| harmonics | --linear | wall s | converged | GMRES products | peak MB |"
+    echo "|---|---|---:|---:|---:|---:|"
+    for h in $MODES; do
+        for l in ${LINEAR:-dense auto}; do
+            tag="modes-${h/:/}-$l"
+            status=0
+            TIMEFORMAT="%R"
+            { time "${ewr[@]}" modes "$model" --mode 1 --from 1e-7 --to 1e-3 --points 9 \
+                --harmonics "$h" --linear "$l" --json -o "$out/$tag.h5" >"$out/$tag.json" \
+                2>"$out/$tag.txt" || status=$?; } 2>"$out/time-$tag"
+            if [[ $status -ge 2 ]]; then
+                echo "| $h | $l | failed (exit $status): see $out/$tag.txt | | | |"
+                continue
+            fi
+            read -r conv gmres peak < <(python3 - "$out/$tag.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["backbone"]
+print(sum(p["converged"] for p in b), sum(p.get("gmres_iterations", 0) for p in b),
+      round(d.get("peak_memory_mb", float("nan"))))
+PY
+            )
+            echo "| $h | $l | $(cat "$out/time-$tag") | $conv / 9 | $gmres | $peak |"
+        done
+    done
+fi

@@ -52,8 +52,8 @@ pub struct Common {
     /// Linear algebra of each Newton step: dense (assemble and factorise the Jacobian),
     /// matrix-free (GMRES on Jacobian products, see --preconditioner), or auto (matrix-free
     /// above 500 unknowns with more than one contact; a point whose matrix-free solve stalls
-    /// is finished with dense steps up to 6000 unknowns); arclength continuation included
-    /// (its corrector halves the step instead).
+    /// is finished with dense steps up to 6000 unknowns, in `ewr modes` an amplitude's retry
+    /// from nearer); arclength continuation included (its corrector halves the step instead).
     #[arg(long, default_value = "auto", value_name = "KIND")]
     pub linear: String,
     /// Preconditioner of the matrix-free path: contact (each contact's own Jacobian block),

@@ -978,13 +978,17 @@ pub fn is_oscillation(w: f64, zeta: f64) -> bool {
     w > 0.0 && w.is_finite() && zeta.abs() < 1.0
 }
 
-/// Solves the nonlinear mode at one amplitude from `(x, w, xi)`.
+/// Solves the nonlinear mode at one amplitude from `(x, w, xi)`. A `first_try` (a requested
+/// amplitude from the last point, which the backbone retries from nearer where it fails) gives
+/// a matrix-free solve up where it stops gaining; a retry has the whole budget, and under
+/// `--linear auto` dense steps after a stalled matrix-free solve, as a forced solve does.
 fn solve_amplitude(
     mut b: Bordered<'_>,
     x: Vec<f64>,
     w: f64,
     xi: f64,
     expected: f64,
+    first_try: bool,
 ) -> Result<ModePoint, SolveError> {
     let n = x.len();
     b.row_scale = b.slip_scale(&x, w, xi)?;
@@ -1014,27 +1018,64 @@ fn solve_amplitude(
     let mut y = x;
     y.push(1.0);
     y.push(xi / w);
-    // A matrix-free solve that stops gaining is given up after STALL_WINDOW_3D iterations,
-    // as a forced solve's first `rho` is: the backbone retries the amplitude from nearer
-    // (intermediate amplitudes). Dense steps from the same start, as a stalled forced solve
-    // takes, found nothing on the area contact and cost 50 LUs of 2420 rows
-    // (docs/nonlinear-modes.md, section 6).
-    if crate::newton::uses_matrix_free(&res, opts.linear) && opts.stall_window == 0 {
+    // A first try that stops gaining is given up after STALL_WINDOW_3D iterations, as a
+    // forced solve's first `rho` is: the backbone retries the amplitude from nearer
+    // (intermediate amplitudes). On the area contact at all:15 the amplitude 1e-4 from 3.2e-5
+    // ran 200 matrix-free iterations and 50 dense ones (LUs of 2420 rows) without converging,
+    // and converged in 9 from 5.6e-5 (docs/nonlinear-modes.md, section 6).
+    let matrix_free = crate::newton::uses_matrix_free(&res, opts.linear);
+    if first_try && matrix_free && opts.stall_window == 0 {
         opts.stall_window = crate::unilateral::STALL_WINDOW_3D;
     }
-    let report = crate::newton::solve(&mut res, &y, &opts);
+    let mut report = crate::newton::solve(&mut res, &y, &opts);
     // The residual at the solution, with the fundamental of every DOF (the last evaluation
-    // may have been a trial point, and the iterations read the normalisations alone).
-    let mut g = vec![0.0; n + 2];
-    res.want_shape = true;
-    crate::newton::Residual::evaluate(&mut res, &report.x, &mut g, None)
-        .map_err(|e| SolveError::Start(e.0))?;
-    // A stall at the rounding floor of the last Jacobian is a converged point.
-    let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let at_floor = matches!(
-        report.status,
-        crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
-    ) && g_norm <= tol.max(floor(res.last));
+    // may have been a trial point, and the iterations read the normalisations alone); and
+    // whether a stall there is at the rounding floor of the last Jacobian, so a converged
+    // point.
+    let finish = |res: &mut BorderedResidual<'_>,
+                  report: &crate::newton::NewtonReport|
+     -> Result<(Vec<f64>, bool), SolveError> {
+        let mut g = vec![0.0; n + 2];
+        res.want_shape = true;
+        let evaluated = crate::newton::Residual::evaluate(res, &report.x, &mut g, None);
+        res.want_shape = false;
+        evaluated.map_err(|e| SolveError::Start(e.0))?;
+        let g_norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let at_floor = matches!(
+            report.status,
+            crate::newton::NewtonStatus::Stalled | crate::newton::NewtonStatus::MaxIterations
+        ) && g_norm <= tol.max(floor(res.last));
+        Ok((g, at_floor))
+    };
+    let (mut g, mut at_floor) = finish(&mut res, &report)?;
+    if !first_try
+        && report.matrix_free
+        && opts.linear == crate::newton::LinearSolve::Auto
+        && !(report.status.converged() || at_floor)
+        && crate::point::dense_fits(n + 2)
+    {
+        // A retry's stalled matrix-free solve is finished with dense steps from where it
+        // stopped, as a forced solve is under `auto` (crate::point::DENSE_FALLBACK_MAX_UNKNOWNS),
+        // and their result kept where it converged or came closer.
+        crate::profile::count("matrix-free solves finished with dense Newton steps");
+        let mut dense = opts.clone();
+        dense.linear = crate::newton::LinearSolve::Dense;
+        dense.max_iterations = dense
+            .max_iterations
+            .min(crate::point::DENSE_FALLBACK_ITERATIONS);
+        let again = crate::newton::solve(&mut res, &report.x, &dense);
+        let (iterations, krylov) = (
+            report.iterations + again.iterations,
+            report.krylov_iterations + again.krylov_iterations,
+        );
+        if again.status.converged() || again.residual < report.residual {
+            report = again;
+        }
+        report.iterations = iterations;
+        report.krylov_iterations = krylov;
+        // (Again: the dense steps' evaluations moved the fundamental kept.)
+        (g, at_floor) = finish(&mut res, &report)?;
+    }
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
     let post = crate::profile::span(crate::profile::Phase::Post);
     let displacement = res
@@ -1292,10 +1333,12 @@ fn backbone_body(
         sensitivity: 0.0,
     };
     // Solves amplitude `a` on `on` (the target set or a ramp stage) from `state` on `from`.
+    // `first_try`: [`solve_amplitude`]'s.
     let solve_on = |state: &Continued,
                     from: &HarmonicSet,
                     on: &PointSettings,
-                    a: f64|
+                    a: f64,
+                    first_try: bool|
      -> Result<ModePoint, SolveError> {
         let b = Bordered {
             len: m_rows * on.set.n_coeffs(),
@@ -1328,9 +1371,9 @@ fn backbone_body(
         let x0 = on_set(&x0, from, &on.set, m_rows);
         // In gross slip the distance to the resonance shrinks as `1 / a`.
         let expected = state.sensitivity * (a / state.amplitude).max(1.0);
-        solve_amplitude(b, x0, state.omega, state.xi, expected)
+        solve_amplitude(b, x0, state.omega, state.xi, expected, first_try)
     };
-    let solve_at = |state: &Continued, a: f64| solve_on(state, &settings.set, settings, a);
+    let solve_at = |state: &Continued, a: f64| solve_on(state, &settings.set, settings, a, false);
     // Where neither the start nor intermediate amplitudes converge (the onset of slip of a
     // lightly damped structure: blade-damper-blade-3d at beta = 3e-6, all:15), the harmonic
     // ramp from the last converged state: each stage at amplitude `a` starts the next.
@@ -1345,7 +1388,7 @@ fn backbone_body(
                 set: stage.clone(),
                 ..settings.clone()
             };
-            let p = solve_on(&s, &from, &on, a)?;
+            let p = solve_on(&s, &from, &on, a, false)?;
             if !p.converged {
                 return Ok(p);
             }
@@ -1356,7 +1399,7 @@ fn backbone_body(
         last.ok_or_else(|| SolveError::Start("an empty harmonic ramp".into()))
     };
     for &a in amplitudes {
-        let mut pt = solve_at(&state, a)?;
+        let mut pt = solve_on(&state, &settings.set, settings, a, true)?;
         // Where the start is too far (stick turning into slip), intermediate amplitudes on a
         // geometric grid carry the solution there.
         let mut sub = 2;

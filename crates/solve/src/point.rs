@@ -503,12 +503,12 @@ pub const DENSE_FALLBACK_MAX_UNKNOWNS: usize = 6000;
 /// Most dense Newton steps after a stalled matrix-free solve: from a start that close they
 /// converge in a few where a root is near; past the end of a branch (a sweep's fold) none is,
 /// and the steps would only add their LUs to the failed point.
-const DENSE_FALLBACK_ITERATIONS: usize = 50;
+pub(crate) const DENSE_FALLBACK_ITERATIONS: usize = 50;
 
 /// Whether dense Newton steps on `n` unknowns fit: at most
 /// [`DENSE_FALLBACK_MAX_UNKNOWNS`], and their Jacobian, LU and products (three `n x n`) within
 /// half the memory this process can still get.
-fn dense_fits(n: usize) -> bool {
+pub(crate) fn dense_fits(n: usize) -> bool {
     let need = 3.0 * 8.0 * (n as f64) * (n as f64);
     n <= DENSE_FALLBACK_MAX_UNKNOWNS
         && crate::setup::available_memory().is_none_or(|have| need <= 0.5 * have)

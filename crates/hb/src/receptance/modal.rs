@@ -329,8 +329,14 @@ pub(crate) struct ModalBackend {
 }
 
 /// Largest `n m` (DOFs times contact rows) for which the modal backend keeps `S W^T` for
-/// [`ModalHarmonic::response_norm`] (160 MB); beyond, the response is recovered at every DOF.
+/// [`ModalHarmonic::response_norm`] (160 MB, formed [`CONTACT_GRAM_COLUMNS`] columns at a
+/// time); beyond, the response is recovered at every DOF.
 const CONTACT_GRAM_MAX_ENTRIES: usize = 20_000_000;
+
+/// Columns of `S W^T` (and of the modes) solved and multiplied by `M` at a time while
+/// [`ContactGram`] is formed: the static solves and the mass products hold a few `n x` this
+/// many blocks besides `S W^T`.
+const CONTACT_GRAM_COLUMNS: usize = 64;
 
 /// The response to contact forces alone in the modal receptance's terms: `Q = Phi eta + f_h S
 /// W^T r` with `eta = diag(1 / d) (W Phi)^T r` and `S` the static residual operator, so that
@@ -639,18 +645,44 @@ impl ModalBackend {
                 if s.n.saturating_mul(s.m) > CONTACT_GRAM_MAX_ENTRIES {
                     return None;
                 }
-                let mut wt = Mat::<f64>::zeros(s.n, s.m);
-                for t in s.w.triplet_iter() {
-                    wt[(t.col, t.row)] += *t.val;
-                }
+                let (n, m) = (s.n, s.m);
                 let phi = self.modes.phi.as_ref();
-                let sw = self.stat.apply(&s.mass, phi, wt.as_ref());
-                let m_sw = super::symmetric_times(s.mass.as_ref(), sw.as_ref());
-                let m_phi = super::symmetric_times(s.mass.as_ref(), phi);
+                let mut sw = Mat::<f64>::zeros(n, m);
+                for j0 in (0..m).step_by(CONTACT_GRAM_COLUMNS) {
+                    let c = CONTACT_GRAM_COLUMNS.min(m - j0);
+                    let mut wt = Mat::<f64>::zeros(n, c);
+                    for t in s.w.triplet_iter() {
+                        if (j0..j0 + c).contains(&t.row) {
+                            wt[(t.col, t.row - j0)] += *t.val;
+                        }
+                    }
+                    let x = self.stat.apply(&s.mass, phi, wt.as_ref());
+                    sw.submatrix_mut(0, j0, n, c).copy_from(&x);
+                }
+                let (mut phi_m_sw, mut sw_m_sw) = (Mat::zeros(phi.ncols(), m), Mat::zeros(m, m));
+                for j0 in (0..m).step_by(CONTACT_GRAM_COLUMNS) {
+                    let c = CONTACT_GRAM_COLUMNS.min(m - j0);
+                    let m_sw = super::symmetric_times(s.mass.as_ref(), sw.submatrix(0, j0, n, c));
+                    phi_m_sw
+                        .submatrix_mut(0, j0, phi.ncols(), c)
+                        .copy_from(phi.transpose() * &m_sw);
+                    sw_m_sw
+                        .submatrix_mut(0, j0, m, c)
+                        .copy_from(sw.transpose() * &m_sw);
+                }
+                let p = phi.ncols();
+                let mut phi_m_phi = Mat::zeros(p, p);
+                for j0 in (0..p).step_by(CONTACT_GRAM_COLUMNS) {
+                    let c = CONTACT_GRAM_COLUMNS.min(p - j0);
+                    let m_phi = super::symmetric_times(s.mass.as_ref(), phi.submatrix(0, j0, n, c));
+                    phi_m_phi
+                        .submatrix_mut(0, j0, p, c)
+                        .copy_from(phi.transpose() * &m_phi);
+                }
                 Some(Arc::new(ContactGram {
-                    phi_m_phi: phi.transpose() * &m_phi,
-                    phi_m_sw: phi.transpose() * &m_sw,
-                    sw_m_sw: sw.transpose() * &m_sw,
+                    phi_m_phi,
+                    phi_m_sw,
+                    sw_m_sw,
                     sw,
                 }))
             })
