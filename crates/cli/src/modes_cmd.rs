@@ -186,6 +186,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
             "points": points.len(),
             "failed_points": failed,
             "elapsed_s": elapsed,
+            "peak_memory_mb": crate::progress::peak_memory_mb(),
             "status": status,
             "profile": a.common.profile.then(ewr_solve::profile::report),
             "frc_peak": frc_peak.map(|(w, amp)| serde_json::json!({
