@@ -11,8 +11,9 @@ use std::path::PathBuf;
 
 /// Arguments of `ewr modes`. The backbone uses the exact law and a dense receptance (above 500
 /// DOFs, or with modal damping ratios, the modes that cover its harmonics, extracted once)
-/// whatever the solver options say, and dense Newton steps but with 3-D contacts, where
-/// `--linear` chooses as for a forced solve; `--receptance` applies to `--frc`.
+/// whatever the solver options say, and dense Newton steps but on the modal receptance or with
+/// 3-D contacts, where `--linear` chooses as for a forced solve; `--receptance` applies to
+/// `--frc`.
 #[derive(Args, Debug)]
 pub struct ModesArgs {
     #[command(flatten)]

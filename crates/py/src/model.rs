@@ -908,9 +908,9 @@ impl PyModel {
     /// ``output``, ``csv`` and ``plot`` write the files of ``ewr modes -o``, ``--csv`` and
     /// ``--plot``. The backbone uses the exact law and a dense receptance (above 500 DOFs or
     /// with modal damping ratios the modes that cover its harmonics, extracted once)
-    /// whatever the solver keywords say, and dense Newton steps but with 3-D contacts,
-    /// where ``linear`` chooses as for a forced solve; the keywords apply to the forced
-    /// sweep. Warns where an amplitude did not converge. Ctrl-C
+    /// whatever the solver keywords say, and dense Newton steps but on the modal receptance
+    /// or with 3-D contacts, where ``linear`` chooses as for a forced solve; the keywords
+    /// apply to the forced sweep. Warns where an amplitude did not converge. Ctrl-C
     /// keeps the amplitudes computed (their files written, ``"interrupted"`` True, a warning).
     #[pyo3(signature = (start, end, *, mode=1, points=30, harmonics="default",
         mu_n=None, rho=None, law="exact", samples=None, tol=None, max_iter=200, ramp=true,

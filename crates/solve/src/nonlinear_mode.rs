@@ -9,11 +9,11 @@
 //! Each amplitude is solved by Newton on the bordered system (the E-WR residual and the two
 //! normalisations): the law's analytical Jacobian for the forces, the normalisations' exact
 //! derivatives (the fundamental is linear in the forces), finite differences in `w` and `xi`.
-//! With 3-D contacts the steps are matrix-free as the forced solves' are (from 500 unknowns
-//! by default): GMRES on the bordered Jacobian's products, preconditioned by block
-//! elimination of the border on the forced solves' preconditioner. The modal receptance gives
-//! the normalisations from modal coordinates ([`ReceptanceAt::response_norm`]) without
-//! recovering every DOF.
+//! On the modal receptance, and with 3-D contacts on any, the steps are matrix-free as the
+//! forced solves' are (from 500 unknowns by default): GMRES on the bordered Jacobian's
+//! products, preconditioned by block elimination of the border on the forced solves'
+//! preconditioner. The modal receptance gives the normalisations from modal coordinates
+//! ([`ReceptanceAt::response_norm`]) without recovering every DOF.
 //! The structure is condensed by a dense receptance rebuilt for each `xi` up to 500 DOFs;
 //! above, or with modal damping ratios, by the modes that cover the harmonics (the rest in
 //! the residual flexibility), extracted once, with `-xi` on each modal damping.
@@ -121,10 +121,10 @@ pub struct ModePoint {
     pub no_oscillation: bool,
     /// Newton iterations.
     pub iterations: usize,
-    /// GMRES products of its Newton steps: the matrix-free ones (3-D contacts, from 500
-    /// unknowns and more than one contact under `--linear auto`, or `matrix-free`) and the
-    /// dense ones from 1000 unknowns, which GMRES solves with an older LU
-    /// ([`crate::newton::DENSE_REUSE_MIN_UNKNOWNS`]); 0 where every step was an LU solve.
+    /// GMRES products of its Newton steps: the matrix-free ones (the modal receptance or 3-D
+    /// contacts, from 500 unknowns and more than one contact under `--linear auto`, or
+    /// `matrix-free`) and the dense ones from 1000 unknowns, which GMRES solves with an older
+    /// LU ([`crate::newton::DENSE_REUSE_MIN_UNKNOWNS`]); 0 where every step was an LU solve.
     pub krylov_iterations: usize,
     /// Final scaled residual (E-WR equations and normalisations, largest entry); the friction
     /// rows carry the amplitude's slip factor (docs/nonlinear-modes.md, pitfall 8), so it
@@ -688,7 +688,7 @@ struct BorderedResidual<'a> {
     largest: f64,
     last: f64,
     /// The last matrix-free linearisation ([`crate::newton::Residual::linearize`]).
-    linear: Option<BorderedLinearization>,
+    linear: Option<BorderedLinearization<'a>>,
 }
 
 /// The bordered Jacobian `[[A, B], [C, D]]` kept for the matrix-free path: `A` the contacts'
@@ -697,8 +697,8 @@ struct BorderedResidual<'a> {
 /// elimination on `A`'s own preconditioner `P`: `Y = P^{-1} B` and the `2 x 2` complement `S =
 /// D - C Y` are formed once, so GMRES sees the border exactly (docs/nonlinear-modes.md,
 /// section 6).
-struct BorderedLinearization {
-    sys: ScaledContacts<'static>,
+struct BorderedLinearization<'a> {
+    sys: ScaledContacts<'a>,
     /// Friction rows (the first ones) and their factor.
     friction_rows: usize,
     row_scale: f64,
@@ -714,7 +714,7 @@ struct BorderedLinearization {
     s_inv: [[f64; 2]; 2],
 }
 
-impl BorderedLinearization {
+impl BorderedLinearization<'_> {
     /// `P^{-1} v` for `A`: the friction rows' factor undone, then the system's preconditioner.
     fn precondition_a(&mut self, v: &mut [f64]) -> Result<(), crate::newton::EvalError> {
         v[..self.friction_rows]
@@ -819,9 +819,10 @@ impl crate::newton::Residual for BorderedResidual<'_> {
     }
 
     fn supports_matrix_free(&self) -> bool {
-        // 3-D contacts' systems own their condensation (`ScaledContacts<'static>`), so one
-        // can be kept from `linearize` to the products.
-        self.b.unilateral.is_some()
+        // A system kept from `linearize` to the products must own what it condenses: 3-D
+        // contacts' systems own their condensation, constant-bound ones the receptance
+        // prepared from the backbone's modes (the dense receptance is built per evaluation).
+        self.b.unilateral.is_some() || self.b.modal.is_some()
     }
 
     fn prefers_matrix_free(&self) -> bool {
@@ -838,24 +839,48 @@ impl crate::newton::Residual for BorderedResidual<'_> {
         self.linear = None;
         let b = &self.b;
         let set = &b.settings.set;
-        let params = b.unilateral.ok_or_else(|| {
-            crate::newton::EvalError("the matrix-free bordered system needs 3-D contacts".into())
-        })?;
-        let (sys, nz) = b
-            .on_receptance(w, xi, |at| {
-                let cond = CondensedContacts::from_receptance(at, set)?;
-                let mut sys = crate::point::unilateral_system(
-                    cond,
-                    set,
-                    b.settings.n_samples,
-                    params.clone(),
-                )?;
-                crate::newton::Residual::linearize(&mut sys, x, &mut g[..n])
-                    .map_err(|e| SolveError::Start(e.0))?;
-                let _t = crate::profile::span(crate::profile::Phase::Jacobian);
-                Ok((sys, b.normalisations(at, x, true, false)?))
-            })
-            .map_err(err)?;
+        let (sys, nz) = match (b.unilateral, b.modal) {
+            (Some(params), _) => b
+                .on_receptance(w, xi, |at| {
+                    let cond = CondensedContacts::from_receptance(at, set)?;
+                    let mut sys = crate::point::unilateral_system(
+                        cond,
+                        set,
+                        b.settings.n_samples,
+                        params.clone(),
+                    )?;
+                    crate::newton::Residual::linearize(&mut sys, x, &mut g[..n])
+                        .map_err(|e| SolveError::Start(e.0))?;
+                    let _t = crate::profile::span(crate::profile::Phase::Jacobian);
+                    let sys: ScaledContacts<'_> = sys;
+                    Ok((sys, b.normalisations(at, x, true, false)?))
+                })
+                .map_err(err)?,
+            (None, Some(rec)) => {
+                let at = rec
+                    .prepare_damped(w, set.harmonics(), xi)
+                    .map_err(|e| err(e.into()))?;
+                let nz = {
+                    let _t = crate::profile::span(crate::profile::Phase::Jacobian);
+                    b.normalisations(&at, x, true, false).map_err(err)?
+                };
+                let kind = Kind::at(&at, b.params, b.settings).map_err(err)?;
+                let mut sys = kind
+                    .system_owning(at, set, b.settings.n_samples)
+                    .map_err(err)?
+                    .ok_or_else(|| {
+                        crate::newton::EvalError("no system owns the receptance".into())
+                    })?;
+                crate::newton::Residual::linearize(&mut sys, x, &mut g[..n])?;
+                (sys, nz)
+            }
+            (None, None) => {
+                return Err(crate::newton::EvalError(
+                    "the matrix-free bordered system needs 3-D contacts or the modal receptance"
+                        .into(),
+                ));
+            }
+        };
         let friction_rows = b.params.dim * b.params.len() * set.n_coeffs();
         let row_scale = b.row_scale;
         g[..friction_rows].iter_mut().for_each(|v| *v *= row_scale);
@@ -999,7 +1024,8 @@ fn solve_amplitude(
         // The run's linear solver: matrix-free from AUTO_MATRIX_FREE_MIN_UNKNOWNS unknowns
         // by default, with the forced solves' stagnation window for 3-D contacts.
         opts = crate::unilateral::with_stagnation_window(&opts);
-    } else {
+    } else if b.modal.is_none() {
+        // A dense receptance is built per evaluation: no system outlives one.
         opts.linear = crate::newton::LinearSolve::Dense;
     }
     let tol = opts.tol_residual;

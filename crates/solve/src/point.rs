@@ -299,6 +299,33 @@ impl Kind {
         }
     }
 
+    /// [`Kind::system`] owning the prepared receptance, for a system kept beyond the call that
+    /// prepared it (a nonlinear mode's matrix-free linearisation); `None` for 3-D contacts,
+    /// whose systems own their condensation anyway ([`unilateral_system`]).
+    pub(crate) fn system_owning<'a>(
+        &self,
+        at: ReceptanceAt<'a>,
+        set: &HarmonicSet,
+        n_samples: usize,
+    ) -> Result<Option<ScaledContacts<'a>>, SolveError> {
+        match self {
+            Kind::ConstantBounds {
+                params,
+                scale,
+                law,
+                preconditioner,
+            } => {
+                let sys = EwrResidual::owning(at, set.clone(), n_samples, *law, params.clone())?;
+                Ok(Some(ScaledContacts::new(
+                    Box::new(sys),
+                    *scale,
+                    Policy::constant_bounds(*preconditioner),
+                )))
+            }
+            Kind::Unilateral { .. } => Ok(None),
+        }
+    }
+
     /// The contacts' parameters the summaries read, with the tangential `rho` the law was
     /// solved with.
     fn summary_params(&self, sys: &ScaledContacts<'_>) -> ContactParams {

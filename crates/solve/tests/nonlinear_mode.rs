@@ -1045,27 +1045,35 @@ fn an_fe_sector_s_truncated_backbone_starts_at_its_stuck_linear_mode() {
     }
 }
 
-/// With 3-D contacts the bordered Newton steps may be matrix-free: GMRES on the contacts'
-/// Jacobian products, the finite differences in `w` and `xi` and the normalisations' rows,
-/// preconditioned by block elimination on the forced solves' preconditioner
-/// (docs/nonlinear-modes.md, section 6). It solves the same equations as the dense steps,
-/// which the other tests validate: on the generated FE sector (20 3-D contacts, 420 force
-/// unknowns at all:3) through the onset of slip, both to a residual of 1e-13, the two
-/// backbones agree to rounding, and the matrix-free one did take GMRES steps.
+/// The bordered Newton steps may be matrix-free: GMRES on the contacts' Jacobian products,
+/// the finite differences in `w` and `xi` and the normalisations' rows, preconditioned by
+/// block elimination on the forced solves' preconditioner (docs/nonlinear-modes.md, section
+/// 6). They solve the same equations as the dense steps, which the other tests validate: on
+/// the generated FE sector (2187 DOFs, condensed by modes) with 20 3-D contacts (420 force
+/// unknowns at all:3) and with 20 constant-bound ones, through the onset of slip, both to a
+/// residual of 1e-13, the two backbones agree to rounding, and the matrix-free one did take
+/// GMRES steps.
 #[test]
 fn matrix_free_bordered_steps_reach_the_dense_steps_backbone() {
+    for contact_3d in [true, false] {
+        matrix_free_against_dense(contact_3d);
+    }
+}
+
+fn matrix_free_against_dense(contact_3d: bool) {
     use ewr_model::examples::{Sector, sector};
     use ewr_solve::newton::LinearSolve;
     let model = sector(&Sector {
         contacts: 20,
-        contact_3d: true,
+        contact_3d,
         ..Sector::default()
     });
     let params = ContactParams::of(&model.contacts);
-    // Stuck at 1e-4, slipping from about 2e-4 (4113.8 rad/s and 0.51 % at 3.2e-4).
+    // 3-D: stuck at 1e-4, slipping from about 2e-4 (4113.8 rad/s and 0.51 % at 3.2e-4);
+    // constant bounds: slipping from below 1e-4.
     let amps = [1e-4, 3.16e-4, 1e-3];
     let run = |linear: LinearSolve| {
-        let mut s = settings("all:3");
+        let mut s = settings(if contact_3d { "all:3" } else { "odd:7" });
         s.newton.linear = linear;
         s.newton.tol_residual = 1e-13;
         backbone(&model, &params, &s, 1, &amps, &mut |_| true).unwrap()
@@ -1073,7 +1081,7 @@ fn matrix_free_bordered_steps_reach_the_dense_steps_backbone() {
     let (dense, free) = (run(LinearSolve::Dense), run(LinearSolve::MatrixFree));
     for (d, f) in dense.iter().zip(&free) {
         println!(
-            "a = {:.2e}: w {:.12} / {:.12}, zeta {:.12e} / {:.12e}, GMRES {} / {}",
+            "3-D {contact_3d}, a = {:.2e}: w {:.12} / {:.12}, zeta {:.12e} / {:.12e}, GMRES {} / {}",
             d.amplitude,
             d.omega,
             f.omega,
