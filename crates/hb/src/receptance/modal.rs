@@ -328,25 +328,24 @@ pub(crate) struct ModalBackend {
     contact_gram: OnceLock<Option<Arc<ContactGram>>>,
 }
 
-/// Largest `n m` (DOFs times contact rows) for which the modal backend keeps `S W^T` for
-/// [`ModalHarmonic::response_norm`] (160 MB, formed [`CONTACT_GRAM_COLUMNS`] columns at a
-/// time); beyond, the response is recovered at every DOF.
-const CONTACT_GRAM_MAX_ENTRIES: usize = 20_000_000;
+/// Most contact rows for which the modal backend forms [`ContactGram`] for
+/// [`ModalHarmonic::response_norm`] (its `m x m` block: 128 MB); beyond, the response is
+/// recovered at every DOF.
+const CONTACT_GRAM_MAX_ROWS: usize = 4000;
 
 /// Columns of `S W^T` (and of the modes) solved and multiplied by `M` at a time while
 /// [`ContactGram`] is formed: the static solves and the mass products hold a few `n x` this
-/// many blocks besides `S W^T`.
+/// many blocks.
 const CONTACT_GRAM_COLUMNS: usize = 64;
 
 /// The response to contact forces alone in the modal receptance's terms: `Q = Phi eta + f_h S
 /// W^T r` with `eta = diag(1 / d) (W Phi)^T r` and `S` the static residual operator, so that
 /// `Q^H M Q` is a quadratic form in `v = (eta, f_h r)` with the Gram matrix `H` of `[Phi, S
-/// W^T]` in `M`. Kept per backend (it does not depend on the frequency).
+/// W^T]` in `M`. Kept per backend (it does not depend on the frequency); `S W^T` itself is not
+/// kept (`n x m`): the value at one DOF reads `W S e_dof` from the cached static columns.
 struct ContactGram {
-    /// `S W^T` (`n x m`).
-    sw: Mat<f64>,
     /// The blocks of `H`: `Phi^T M Phi` (`p x p`), `Phi^T M S W^T` (`p x m`, zero for exact
-    /// modes: kept, as the shifted static operator is a truncated series), `(S W^T)^T M S W^T`
+    /// modes: kept, as the shifted static operator is a truncated series), `W S M S W^T`
     /// (`m x m`).
     phi_m_phi: Mat<f64>,
     phi_m_sw: Mat<f64>,
@@ -637,17 +636,19 @@ impl ModalBackend {
         })
     }
 
-    /// [`ContactGram`], formed on first use: one static solve per contact row and the Gram
-    /// blocks; `None` beyond [`CONTACT_GRAM_MAX_ENTRIES`].
+    /// [`ContactGram`], formed on first use: two static solves per contact row (`S W^T` and
+    /// `S M S W^T`, a block of columns at a time) and the mass products; `None` beyond
+    /// [`CONTACT_GRAM_MAX_ROWS`].
     fn contact_gram(&self, s: &Structure) -> Option<Arc<ContactGram>> {
         self.contact_gram
             .get_or_init(|| {
-                if s.n.saturating_mul(s.m) > CONTACT_GRAM_MAX_ENTRIES {
+                let (n, m) = (s.n, s.m);
+                if m > CONTACT_GRAM_MAX_ROWS {
                     return None;
                 }
-                let (n, m) = (s.n, s.m);
                 let phi = self.modes.phi.as_ref();
-                let mut sw = Mat::<f64>::zeros(n, m);
+                let p = phi.ncols();
+                let (mut phi_m_sw, mut sw_m_sw) = (Mat::zeros(p, m), Mat::zeros(m, m));
                 for j0 in (0..m).step_by(CONTACT_GRAM_COLUMNS) {
                     let c = CONTACT_GRAM_COLUMNS.min(m - j0);
                     let mut wt = Mat::<f64>::zeros(n, c);
@@ -656,21 +657,16 @@ impl ModalBackend {
                             wt[(t.col, t.row - j0)] += *t.val;
                         }
                     }
-                    let x = self.stat.apply(&s.mass, phi, wt.as_ref());
-                    sw.submatrix_mut(0, j0, n, c).copy_from(&x);
-                }
-                let (mut phi_m_sw, mut sw_m_sw) = (Mat::zeros(phi.ncols(), m), Mat::zeros(m, m));
-                for j0 in (0..m).step_by(CONTACT_GRAM_COLUMNS) {
-                    let c = CONTACT_GRAM_COLUMNS.min(m - j0);
-                    let m_sw = super::symmetric_times(s.mass.as_ref(), sw.submatrix(0, j0, n, c));
+                    let sw = self.stat.apply(&s.mass, phi, wt.as_ref());
+                    let m_sw = super::symmetric_times(s.mass.as_ref(), sw.as_ref());
                     phi_m_sw
-                        .submatrix_mut(0, j0, phi.ncols(), c)
+                        .submatrix_mut(0, j0, p, c)
                         .copy_from(phi.transpose() * &m_sw);
+                    let s_m_sw = self.stat.apply(&s.mass, phi, m_sw.as_ref());
                     sw_m_sw
                         .submatrix_mut(0, j0, m, c)
-                        .copy_from(sw.transpose() * &m_sw);
+                        .copy_from(super::sparse_times(s.w.as_ref(), s_m_sw.as_ref()));
                 }
-                let p = phi.ncols();
                 let mut phi_m_phi = Mat::zeros(p, p);
                 for j0 in (0..p).step_by(CONTACT_GRAM_COLUMNS) {
                     let c = CONTACT_GRAM_COLUMNS.min(p - j0);
@@ -683,7 +679,6 @@ impl ModalBackend {
                     phi_m_phi,
                     phi_m_sw,
                     sw_m_sw,
-                    sw,
                 }))
             })
             .clone()
@@ -878,6 +873,12 @@ impl ModalHarmonic {
     ) -> Option<ResponseNorm> {
         let gram = mb.contact_gram(s)?;
         let (wphi, phi) = (&mb.modes.w_phi, &mb.modes.phi);
+        // `(S W^T)[dof, :] = (W S e_dof)^T`, `S` symmetric: one cached static column.
+        let column = &mb.static_columns(s, &[dof])[0];
+        let mut sw_row = vec![0.0; r.len()];
+        for t in s.w.triplet_iter() {
+            sw_row[t.row] += *t.val * column[t.col];
+        }
         let (p, m, f) = (self.inv_d.len(), r.len(), self.res_factor);
         let eta: Vec<c64> = (0..p)
             .map(|k| self.inv_d[k] * (0..m).map(|i| r[i] * wphi[(i, k)]).sum::<c64>())
@@ -916,10 +917,10 @@ impl ModalHarmonic {
         };
         let d_norm2 = through(&|k| top[k], &|i| bottom[i]);
         let d_at_dof = through(&|k| c64::new(phi[(dof, k)], 0.0), &|i| {
-            c64::new(gram.sw[(dof, i)], 0.0)
+            c64::new(sw_row[i], 0.0)
         });
         let at_dof = (0..p).map(|k| eta[k] * phi[(dof, k)]).sum::<c64>()
-            + (0..m).map(|i| fr[i] * gram.sw[(dof, i)]).sum::<c64>();
+            + (0..m).map(|i| fr[i] * sw_row[i]).sum::<c64>();
         Some(ResponseNorm {
             norm2,
             at_dof,
