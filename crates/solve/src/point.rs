@@ -280,11 +280,7 @@ impl Kind {
                     p.rho.iter_mut().for_each(|r| *r *= rho_factor);
                 }
                 let sys = EwrResidual::new(at, set.clone(), n_samples, *law, p)?;
-                Ok(ScaledContacts::new(
-                    Box::new(sys),
-                    *scale,
-                    Policy::constant_bounds(*preconditioner),
-                ))
+                Ok(constant_bounds_system(sys, *scale, *preconditioner))
             }
             Kind::Unilateral { params } => {
                 let cond = {
@@ -316,11 +312,7 @@ impl Kind {
                 preconditioner,
             } => {
                 let sys = EwrResidual::owning(at, set.clone(), n_samples, *law, params.clone())?;
-                Ok(Some(ScaledContacts::new(
-                    Box::new(sys),
-                    *scale,
-                    Policy::constant_bounds(*preconditioner),
-                )))
+                Ok(Some(constant_bounds_system(sys, *scale, *preconditioner)))
             }
             Kind::Unilateral { .. } => Ok(None),
         }
@@ -335,6 +327,19 @@ impl Kind {
         p.rho = sys.inner.tangential_rho();
         p
     }
+}
+
+/// A constant-bound E-WR system scaled by `scale` with its preconditioner's policy.
+fn constant_bounds_system<'a>(
+    sys: EwrResidual<'a>,
+    scale: f64,
+    preconditioner: crate::periodic::Preconditioner,
+) -> ScaledContacts<'a> {
+    ScaledContacts::new(
+        Box::new(sys),
+        scale,
+        Policy::constant_bounds(preconditioner),
+    )
 }
 
 /// Which contacts a system holds, and where (docs/stuck-contacts.md, section 3).
