@@ -130,6 +130,16 @@ fn check_ticks(path: &Path, axes: usize, min_per_axis: usize) {
             col.len(),
             col.iter().map(|l| &l.text).collect::<Vec<_>>()
         );
+        let mut texts: Vec<&str> = col.iter().map(|l| l.text.as_str()).collect();
+        texts.sort_unstable();
+        texts.dedup();
+        assert_eq!(
+            texts.len(),
+            col.len(),
+            "{}: the y axis at x = {x} repeats a label: {:?}",
+            path.display(),
+            col.iter().map(|l| &l.text).collect::<Vec<_>>()
+        );
         for w in col.windows(2) {
             assert!(
                 w[1].y - w[0].y >= 0.9 * w[0].size,
@@ -375,13 +385,24 @@ fn period_figure() {
 
 #[test]
 fn backbone_figure() {
+    // A frequency falling by 40 % (two-mass-damper) and one falling by 0.1 % (the 3-D FE
+    // sector's mode 1, 3512.1 -> 3509.1 rad/s, whose labels four significant digits repeated).
+    for (w_free, w_stuck, name) in [
+        (0.618, std::f64::consts::SQRT_2, "backbone.svg"),
+        (3509.07, 3512.11, "backbone-narrow.svg"),
+    ] {
+        backbone_figure_of(w_free, w_stuck, name);
+    }
+}
+
+fn backbone_figure_of(w_free: f64, w_stuck: f64, name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let set = ewr_hb::HarmonicSet::odd(3).unwrap();
     let points: Vec<ewr_solve::nonlinear_mode::ModePoint> = (0..40)
         .map(|k| {
             let a = 1e-8 * 10f64.powf(k as f64 / 10.0);
             let s = 1.0 / (1.0 + (a / 1e-6).powi(2));
-            let omega = 0.618 + (std::f64::consts::SQRT_2 - 0.618) * s;
+            let omega = w_free + (w_stuck - w_free) * s;
             let z = 0.05 * s * (1.0 - s) + 0.002;
             ewr_solve::nonlinear_mode::ModePoint {
                 amplitude: a,
@@ -410,7 +431,7 @@ fn backbone_figure() {
             .collect(),
         frc: Vec::new(),
     };
-    let p = out(&dir, "backbone.svg");
+    let p = out(&dir, name);
     figures::backbone(&p, "two-mass-damper: mode 1", &points, &response).unwrap();
     check_ticks(&p, 5, 3);
 }

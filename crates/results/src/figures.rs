@@ -112,6 +112,26 @@ fn linear_tick(span: f64) -> impl Fn(&f64) -> String {
     }
 }
 
+/// [`tick`] for a linear axis over `lo..hi` whose span is narrow beside its values: as many
+/// decimals as steps of a tenth of the span need (a backbone's frequency moves over
+/// 3509.1..3512.1 rad/s, where four significant digits write 3509.5 and 3510 alike).
+fn narrow_tick(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
+    let (span, size) = ((hi - lo).abs(), lo.abs().max(hi.abs()));
+    let decimals = (span > 0.0 && span < 1e-2 * size && (1e-3..1e5).contains(&size))
+        .then(|| (-(0.1 * span).log10().floor()).max(0.0) as usize);
+    move |v: &f64| match decimals {
+        Some(d) => {
+            let s = format!("{v:.d$}");
+            if s.contains('.') {
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                s
+            }
+        }
+        None => tick(v),
+    }
+}
+
 /// A polyline on a chart with linear x over `x0..x1` and logarithmic y over `a0..a1`, as
 /// points in the plot's fractions for [`legend_corner`]: 21 per segment, since the lines
 /// between a few points are hidden by a legend too. Segments through `y <= 0` are skipped.
@@ -2002,7 +2022,7 @@ where
             .x_desc("modal amplitude sqrt(Q1^H M Q1)")
             .y_desc(label)
             .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
+            .y_label_formatter(&narrow_tick(y0, y1))
             .label_style(("sans-serif", 15))
             .draw()
             .map_err(e("mesh"))?;
@@ -2029,6 +2049,20 @@ mod tests {
     use super::*;
     use plotters::drawing::DrawingAreaErrorKind;
     use plotters_backend::DrawingErrorKind;
+
+    #[test]
+    fn a_narrow_axis_gets_the_decimals_its_steps_need() {
+        let f = narrow_tick(3509.07, 3512.11);
+        let labels: Vec<String> = [3509.0, 3509.5, 3510.0, 3510.5, 3511.0]
+            .iter()
+            .map(&f)
+            .collect();
+        assert_eq!(labels, ["3509", "3509.5", "3510", "3510.5", "3511"]);
+        // A span wide beside its values keeps `tick`'s four significant digits.
+        let g = narrow_tick(0.6, 1.5);
+        assert_eq!(g(&0.75), tick(&0.75));
+        assert_eq!(g(&1.0), "1");
+    }
 
     #[test]
     fn model_titles_shorten_to_a_title_line() {
