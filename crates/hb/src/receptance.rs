@@ -971,6 +971,11 @@ impl<'a> ReceptanceAt<'a> {
         self.w
     }
 
+    /// Number of DOFs `n` of the structure condensed.
+    pub fn n_dofs(&self) -> usize {
+        self.rec.s.n
+    }
+
     /// True when every `G_h` is complex symmetric (`G_h^T = G_h`), i.e. except on a cyclic
     /// sector.
     pub fn is_symmetric(&self) -> bool {
@@ -1237,6 +1242,42 @@ impl<'a> ReceptanceAt<'a> {
             HarmonicData::Modal(d) => d.response_norm(self.modal(), s, r, dof),
             HarmonicData::Direct(_) => None,
         })
+    }
+
+    /// [`recover`](Self::recover) of every DOF for several harmonics at once (`(h, r)` pairs):
+    /// where every one is condensed by modes, one static residual solve serves them all (the
+    /// factor read once, not once per harmonic); each on its own otherwise.
+    pub fn recover_every(
+        &self,
+        loads: &[(usize, &[c64])],
+    ) -> Result<Vec<Vec<c64>>, ReceptanceError> {
+        let s = &self.rec.s;
+        let mut parts = Vec::with_capacity(loads.len());
+        for &(h, r) in loads {
+            if r.len() != s.m {
+                return Err(ReceptanceError::BadSize {
+                    what: "length of the contact forces in recover_every",
+                    expected: s.m,
+                    got: r.len(),
+                });
+            }
+            match self.get(h)? {
+                HarmonicData::Modal(d) => parts.push((d, s.load(h, r))),
+                HarmonicData::Direct(_) => {
+                    return loads
+                        .iter()
+                        .map(|&(h, r)| self.recover(h, r, None))
+                        .collect();
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(modal::ModalHarmonic::recover_many(self.modal(), s, &parts)
+            .iter()
+            .map(col)
+            .collect())
     }
 
     /// `U_h = Z_h^{-1} (F_h + W^T R_h)` at the DOFs `dofs` (all DOFs when `None`), for the

@@ -1027,3 +1027,44 @@ fn the_response_norm_from_modes_is_the_recovered_response_s() {
         assert!(at.response_norm(h, &r[1..], dof).is_err());
     }
 }
+
+/// `ReceptanceAt::recover_every` (every DOF of several harmonics, one static solve for all on
+/// the modal backend) against `recover` harmonic by harmonic, forcing included (the lattice is
+/// forced on harmonics 1 and 3), on the modal backend with a truncated basis, clamped and free,
+/// and on the dense one.
+#[test]
+fn recovering_every_harmonic_at_once_is_recovering_each() {
+    for clamped in [true, false] {
+        let model = lattice(6, 4, 4, clamped);
+        let n = model.n_dofs();
+        let m = w_dense(&model).nrows();
+        let harmonics = [1, 2, 3];
+        let forces: Vec<Vec<c64>> = harmonics
+            .iter()
+            .map(|&h| {
+                (0..m)
+                    .map(|i| c((i as f64 * 0.7 + h as f64).cos(), (i as f64 * 1.3).sin()))
+                    .collect()
+            })
+            .collect();
+        for kind in [
+            ReceptanceKind::Modal { modes: n / 3 },
+            ReceptanceKind::Dense,
+        ] {
+            let rec = Receptance::new(&model, kind).unwrap();
+            let at = rec.prepare(0.9, &harmonics).unwrap();
+            let loads: Vec<(usize, &[c64])> = harmonics
+                .iter()
+                .zip(&forces)
+                .map(|(&h, r)| (h, r.as_slice()))
+                .collect();
+            let all = at.recover_every(&loads).unwrap();
+            for ((&h, r), u) in harmonics.iter().zip(&forces).zip(&all) {
+                let one = at.recover(h, r, None).unwrap();
+                assert_eq!(u.len(), n);
+                assert!(relv(u, &one) < 1e-12, "{kind:?} h = {h}: {}", relv(u, &one));
+            }
+            assert!(at.recover_every(&[(1, &forces[0][1..])]).is_err());
+        }
+    }
+}

@@ -929,6 +929,38 @@ impl ModalHarmonic {
         })
     }
 
+    /// [`recover`](Self::recover) for several harmonics at once, `(harmonic, b)` pairs: one
+    /// static residual solve for all their right-hand sides, which reads the factor once
+    /// instead of once per harmonic.
+    pub fn recover_many(
+        mb: &ModalBackend,
+        s: &Structure,
+        parts: &[(&ModalHarmonic, Mat<c64>)],
+    ) -> Vec<Mat<c64>> {
+        let n = s.n;
+        let k = parts.len();
+        let br = Mat::from_fn(n, 2 * k, |i, j| {
+            let b = parts[j / 2].1[(i, 0)];
+            if j % 2 == 0 { b.re } else { b.im }
+        });
+        let phi = mb.modes.phi.as_ref();
+        let pb = phi.transpose() * &br;
+        let x = mb.stat.apply(&s.mass, phi, br.as_ref());
+        parts
+            .iter()
+            .enumerate()
+            .map(|(j, (hd, _))| {
+                let q: Vec<c64> = (0..phi.ncols())
+                    .map(|r| hd.inv_d[r] * c64::new(pb[(r, 2 * j)], pb[(r, 2 * j + 1)]))
+                    .collect();
+                Mat::from_fn(n, 1, |i, _| {
+                    let modal: c64 = (0..q.len()).map(|r| phi[(i, r)] * q[r]).sum();
+                    modal + hd.res_factor * c64::new(x[(i, 2 * j)], x[(i, 2 * j + 1)])
+                })
+            })
+            .collect()
+    }
+
     /// `Z_h^{-1} b` by modal sum plus static residual (`b` is `n x 1`).
     pub fn recover(&self, mb: &ModalBackend, s: &Structure, b: Mat<c64>) -> Mat<c64> {
         let n = b.nrows();
