@@ -1025,6 +1025,13 @@ fn the_response_norm_from_modes_is_the_recovered_response_s() {
         let at = dense.prepare(w, &[h]).unwrap();
         assert!(at.response_norm(h, &r, dof).unwrap().is_none());
         assert!(at.response_norm(h, &r[1..], dof).is_err());
+        assert!(at.response_norm(h, &r, n).is_err());
+        // A forced harmonic's response is not the contact forces' alone: no shortcut.
+        let forced = lattice(6, 4, 4, clamped);
+        let rec = Receptance::new(&forced, ReceptanceKind::Modal { modes: n / 3 }).unwrap();
+        let at = rec.prepare(w, &[1, 2]).unwrap();
+        assert!(at.response_norm(1, &r, dof).unwrap().is_none());
+        assert!(at.response_norm(2, &r, dof).unwrap().is_some());
     }
 }
 
