@@ -7,7 +7,12 @@ use std::process::{Command, Output};
 
 /// Runs the `ewr` binary built for this test with `args`.
 pub fn ewr(args: &[&str]) -> Output {
+    // Without file locks: a test writing a model in this process holds HDF5's lock on it
+    // through a descriptor that a child spawned meanwhile by a parallel test inherits (the
+    // library opens files without close-on-exec), and the run on that model then failed with
+    // "unable to lock file" (once in many CI runs, `cli_modes`).
     Command::new(env!("CARGO_BIN_EXE_ewr"))
+        .env("HDF5_USE_FILE_LOCKING", "FALSE")
         .args(args)
         .output()
         .expect("the ewr binary runs")
