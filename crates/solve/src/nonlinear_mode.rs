@@ -852,7 +852,6 @@ impl crate::newton::Residual for BorderedResidual<'_> {
                     crate::newton::Residual::linearize(&mut sys, x, &mut g[..n])
                         .map_err(|e| SolveError::Start(e.0))?;
                     let _t = crate::profile::span(crate::profile::Phase::Jacobian);
-                    let sys: ScaledContacts<'_> = sys;
                     Ok((sys, b.normalisations(at, x, true, false)?))
                 })
                 .map_err(err)?,
@@ -892,19 +891,18 @@ impl crate::newton::Residual for BorderedResidual<'_> {
             self.fd_columns(x, w, xi, g).map_err(err)?
         };
         // The block elimination's `Y = P^{-1} B` and `S = D - C Y`.
+        let (mut y_w, mut y_xi) = (col_w[..n].to_vec(), col_xi[..n].to_vec());
         let mut lin = BorderedLinearization {
             sys,
             friction_rows,
             row_scale,
-            y_w: col_w[..n].to_vec(),
-            y_xi: col_xi[..n].to_vec(),
+            y_w: Vec::new(),
+            y_xi: Vec::new(),
             col_w,
             col_xi,
             rows: nz.rows,
             s_inv: [[1.0, 0.0], [0.0, 1.0]],
         };
-        let mut y_w = std::mem::take(&mut lin.y_w);
-        let mut y_xi = std::mem::take(&mut lin.y_xi);
         lin.precondition_a(&mut y_w)?;
         lin.precondition_a(&mut y_xi)?;
         let (mut cy_w, mut cy_xi) = ([0.0; 2], [0.0; 2]);
@@ -918,8 +916,7 @@ impl crate::newton::Residual for BorderedResidual<'_> {
             [lin.col_w[n] - cy_w[0], lin.col_xi[n] - cy_xi[0]],
             [lin.col_w[n + 1] - cy_w[1], lin.col_xi[n + 1] - cy_xi[1]],
         ]);
-        lin.y_w = y_w;
-        lin.y_xi = y_xi;
+        (lin.y_w, lin.y_xi) = (y_w, y_xi);
         self.linear = Some(lin);
         Ok(())
     }
