@@ -40,6 +40,11 @@ pub struct ContactSummary {
     /// Smallest and largest normal force over the period (3-D contacts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub normal_force_range: Option<[f64; 2]>,
+    /// Least stick margin over the period's samples, `1 - |r - rho v| / b` (`b` the bound),
+    /// `-1` where the bound vanishes (separated, or no friction): the solver holds a 3-D
+    /// contact stuck all period down to `-ewr_contact::HOLD_MARGIN`.
+    #[serde(skip)]
+    pub least_stick_margin: f64,
 }
 
 /// Summarises every contact of `h` (sampled over one period of `2 pi / omega`), for a
@@ -95,6 +100,7 @@ pub fn summarise(
                 |buf: &[f64], j: usize| (0..d).map(|k| comp(buf, k, j).powi(2)).sum::<f64>().sqrt();
             let mut stuck = vec![false; nt];
             let mut violation = 0.0f64;
+            let mut least_margin = f64::INFINITY;
             let mut dissipated = 0.0;
             let (mut wa, mut va, mut ra) = (0.0f64, 0.0f64, 0.0f64);
             let scale = if bound_max > 0.0 { bound_max } else { 1.0 };
@@ -109,6 +115,8 @@ pub fn summarise(
                     .sum::<f64>()
                     .sqrt();
                 *stuck_j = !separated(j) && zn <= bound(j);
+                let b = if separated(j) { 0.0 } else { bound(j) };
+                least_margin = least_margin.min(if b > 0.0 { 1.0 - zn / b } else { -1.0 });
                 // The excess over the bound, on the smoothed series (Gibbs overshoot is not).
                 let excess = (norm(&force_s, j) - bound_s(j)).max(0.0);
                 violation = violation.max(excess / scale);
@@ -166,6 +174,11 @@ pub fn summarise(
                 displacement_amplitude: wa,
                 velocity_amplitude: va,
                 force_amplitude: ra,
+                least_stick_margin: if least_margin.is_finite() {
+                    least_margin
+                } else {
+                    -1.0
+                },
             }
         })
         .collect()

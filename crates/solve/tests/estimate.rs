@@ -528,3 +528,62 @@ fn sequential(
         keep_histories: false,
     }
 }
+
+/// Off its resonance every contact of the 100-contact 3-D sector is held stuck all period,
+/// and the samples where `|r - rho v|` exceeds the bound by less than the hold's margin (the
+/// truncated law's rounding of a stuck contact) come and go from point to point: stick
+/// fractions of 0.72-0.98 and back to 1. Read as stick-slip, they called for a check of the
+/// set at every point (docs/accuracy.md, "Held contacts at the edges"). The rechecks now read
+/// a contact the solver holds as stuck all period: the sweep keeps its tolerance against a
+/// richer set (all:7 is within 1e-4 of all:15 here) and checks where the response changes.
+#[test]
+fn contacts_held_stuck_all_period_do_not_call_for_checks() {
+    use ewr_model::examples::{Sector, sector};
+    use ewr_solve::frc;
+    use ewr_solve::setup::{SolveOptions, resolve};
+    let setup = |harmonics: &str| {
+        let model = sector(&Sector {
+            contacts: 100,
+            contact_3d: true,
+            ..Sector::default()
+        });
+        let options = SolveOptions {
+            harmonics: harmonics.into(),
+            receptance: "modal:100".into(),
+            ..SolveOptions::default()
+        };
+        resolve(model, &options).unwrap()
+    };
+    let (auto, fixed) = (setup("auto"), setup("all:7"));
+    let rec = auto.receptance().unwrap();
+    let params = auto.params();
+    let sweep = |point| sequential((3900.0, 3937.5, 7.5), 7.5, point);
+    let a = frc(&rec, &params, &sweep(auto.point.clone()), &mut |_| true).unwrap();
+    let r = frc(&rec, &params, &sweep(fixed.point.clone()), &mut |_| true).unwrap();
+    assert_eq!(a.len(), 6);
+    let mut rounding = 0;
+    for (a, r) in a.iter().zip(&r) {
+        let (a, r) = (&a.solution, &r.solution);
+        assert!(a.status.converged() && r.status.converged());
+        let e = (a.dofs.norm_peak - r.dofs.norm_peak).abs() / r.dofs.norm_peak;
+        println!(
+            "w = {}: {} ({}), error {e:.2e} against all:7",
+            a.omega,
+            a.set,
+            a.estimate
+                .as_ref()
+                .map_or("kept".into(), |e| format!("estimate {:.2e}", e.relative))
+        );
+        assert!(e < 0.01, "w = {}: {e}", a.omega);
+        // The premise: contacts held stuck whose samples read partly as slip.
+        rounding += a
+            .stick_fractions()
+            .iter()
+            .zip(&a.contacts)
+            .filter(|(s, c)| **s < 1.0 && c.least_stick_margin >= -ewr_contact::HOLD_MARGIN)
+            .count();
+    }
+    assert!(rounding > 0, "no held contact read as partly slipping");
+    let checked = a.iter().filter(|p| p.solution.estimate.is_some()).count();
+    assert!(checked <= 2, "{checked} of 6 points checked");
+}
