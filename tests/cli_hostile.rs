@@ -439,7 +439,7 @@ fn a_second_study_on_the_same_output_is_refused_naming_the_holder() {
     )
     .unwrap();
     let out = d.join("out.h5");
-    let mut first = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let mut first = common::ewr_command()
         .args([
             "study",
             s(&study),
@@ -501,7 +501,7 @@ fn stale_temporary_files_of_killed_runs_are_cleaned_up() {
 #[test]
 fn a_closed_stdout_ends_quietly_without_a_panic() {
     let (_dir, m) = scratch();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let mut child = common::ewr_command()
         .args(["model", "info", s(&m)])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -569,7 +569,7 @@ fn modal_results_do_not_depend_on_the_thread_count() {
     );
     let run = |threads: &str| -> Vec<f64> {
         let out = dir.path().join(format!("r{threads}.h5"));
-        let o = Command::new(env!("CARGO_BIN_EXE_ewr"))
+        let o = common::ewr_command()
             .env("RAYON_NUM_THREADS", threads)
             .args([
                 "solve",
@@ -603,7 +603,7 @@ fn files_on_which_libhdf5_crashes_or_loops_are_refused() {
         ("heap-loop.h5", "did not finish reading it"),
     ] {
         let p = fixtures.join(file);
-        let o = Command::new(env!("CARGO_BIN_EXE_ewr"))
+        let o = common::ewr_command()
             .env("EWR_PROBE_SECONDS", "3")
             .args(["model", "check", s(&p)])
             .output()

@@ -508,7 +508,7 @@ fn friction_frc_on_the_imported_blade() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("frc.csv");
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/blade-ccx.h5");
-    let o = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let o = common::ewr_command()
         .args(["frc", model.to_str().unwrap()])
         .args([
             "--omega-start",

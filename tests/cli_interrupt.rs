@@ -111,7 +111,7 @@ fn interrupt_and_resume(signal: &str) {
         "--plot",
         &fig,
     ];
-    let child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let child = common::ewr_command()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -17,7 +17,7 @@ fn ewr_limited(limits: &str, args: &[&str]) -> Output {
     Command::new("bash")
         .arg("-c")
         .arg(format!(
-            "trap '' XFSZ; {limits}; exec '{}' {}",
+            "trap '' XFSZ; {limits}; HDF5_USE_FILE_LOCKING=FALSE exec '{}' {}",
             env!("CARGO_BIN_EXE_ewr"),
             quoted.join(" ")
         ))
@@ -171,7 +171,7 @@ fn a_second_writer_of_the_same_output_is_refused() {
         "--csv",
         s(&csv),
     ];
-    let mut first = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let mut first = common::ewr_command()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -202,7 +202,7 @@ fn interrupted_peak_tracking_writes_the_locus_with_its_status() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("peaks.h5");
     let model = shipped_model("two-mass-damper");
-    let child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let child = common::ewr_command()
         .args([
             "peaks",
             s(&model),
@@ -456,7 +456,7 @@ fn interrupted_studies_and_simulations_keep_their_work() {
         "--no-plot",
     ];
     let cases = dir.path().join("out.h5.cases");
-    let child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let child = common::ewr_command()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -488,7 +488,7 @@ fn interrupted_studies_and_simulations_keep_their_work() {
     );
     // A simulation reports its last period, marked interrupted.
     let sim = dir.path().join("sim.h5");
-    let child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let child = common::ewr_command()
         .args([
             "simulate",
             s(&shipped_model("two-mass-damper")),
@@ -528,7 +528,7 @@ fn damaged_resume_and_case_files_are_named_not_crashed_on() {
     let model = shipped_model("two-mass-damper");
     let mut args = frc_args(s(&model), "0.5", s(&out));
     args.push("--resume");
-    let o = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let o = common::ewr_command()
         .env("EWR_PROBE_SECONDS", "3")
         .args(&args)
         .output()
@@ -548,7 +548,7 @@ fn damaged_resume_and_case_files_are_named_not_crashed_on() {
     .unwrap();
     let res = dir.path().join("st.h5");
     let run = || {
-        Command::new(env!("CARGO_BIN_EXE_ewr"))
+        common::ewr_command()
             .env("EWR_PROBE_SECONDS", "3")
             .args(["study", s(&study), "-o", s(&res), "--no-plot"])
             .output()

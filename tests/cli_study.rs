@@ -129,7 +129,7 @@ fn failed_cases_are_recorded_and_the_study_goes_on() {
 /// returns how many there were when it died.
 fn run_and_kill(study: &Path, out: &Path, after: usize) -> usize {
     let cases = PathBuf::from(format!("{}.cases", out.display()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ewr"))
+    let mut child = common::ewr_command()
         .args(["study", s(study), "-o", s(out), "--jobs", "1", "--no-plot"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -230,7 +230,7 @@ fn shards_in_separate_processes_merge_to_the_single_run() {
     // Three shards at once, as separate processes (one of them through the Slurm variables).
     let children: Vec<_> = (1..=3)
         .map(|i| {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_ewr"));
+            let mut c = common::ewr_command();
             c.args(["study", s(&study), "-o", s(&out), "--jobs", "1"]);
             if i == 3 {
                 c.env("SLURM_ARRAY_TASK_ID", "2")

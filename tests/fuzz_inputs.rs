@@ -49,7 +49,7 @@ static HDF5_OR_SPAWN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn run_clean(args: &[&str], input: &Path, label: &str) {
     let child = {
         let _guard = HDF5_OR_SPAWN.lock().unwrap_or_else(|e| e.into_inner());
-        Command::new(env!("CARGO_BIN_EXE_ewr"))
+        common::ewr_command()
             .args(args)
             // A file on which HDF5 loops is refused after this long, not 30 s.
             .env("EWR_PROBE_SECONDS", "5")

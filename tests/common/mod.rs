@@ -7,15 +7,21 @@ use std::process::{Command, Output};
 
 /// Runs the `ewr` binary built for this test with `args`.
 pub fn ewr(args: &[&str]) -> Output {
-    // Without file locks: a test writing a model in this process holds HDF5's lock on it
-    // through a descriptor that a child spawned meanwhile by a parallel test inherits (the
-    // library opens files without close-on-exec), and the run on that model then failed with
-    // "unable to lock file" (once in many CI runs, `cli_modes`).
-    Command::new(env!("CARGO_BIN_EXE_ewr"))
-        .env("HDF5_USE_FILE_LOCKING", "FALSE")
+    ewr_command()
         .args(args)
         .output()
         .expect("the ewr binary runs")
+}
+
+/// The `ewr` binary built for this test as a command, without HDF5's file locks: a test
+/// writing a model in this process holds HDF5's lock on it through a descriptor that a child
+/// spawned meanwhile by a parallel test inherits (the library opens files without
+/// close-on-exec), and the run on that model then failed with "unable to lock file" (once in
+/// many CI runs, `cli_modes`). ewr's own output locks are not HDF5's and stay.
+pub fn ewr_command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ewr"));
+    c.env("HDF5_USE_FILE_LOCKING", "FALSE");
+    c
 }
 
 /// Standard output and standard error as text.
