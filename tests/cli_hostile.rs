@@ -9,7 +9,7 @@ mod common;
 
 use common::{ewr, s, shipped_model, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// A scratch folder with a copy of the oscillator model as `m.h5`.
 fn scratch() -> (tempfile::TempDir, PathBuf) {

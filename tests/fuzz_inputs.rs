@@ -11,7 +11,6 @@ mod common;
 
 use common::{shipped_model, text, workspace};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// xorshift64*: small, seedable, good enough to pick mutations.
