@@ -3,7 +3,7 @@
 //! single run (byte for byte), and merge refusing missing or duplicated cases.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[path = "common/mod.rs"]
