@@ -210,6 +210,7 @@ pub fn modes(a: &ModesArgs) -> Result<(), Failure> {
                 "no_oscillation": p.no_oscillation,
                 "iterations": p.iterations,
                 "gmres_iterations": p.krylov_iterations,
+                "residual": p.residual,
             })).collect::<Vec<_>>(),
         });
         say!("{v:#}");

@@ -895,8 +895,10 @@ impl PyModel {
     /// by the extended periodic motion concept with the exact friction law, at ``points``
     /// modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
     /// ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
-    /// "damping_ratio", "xi", "converged", "no_oscillation"}`` (arrays per amplitude;
-    /// ``no_oscillation`` where Newton converged to no free oscillation), ``"shape"`` (the
+    /// "damping_ratio", "xi", "converged", "no_oscillation", "iterations",
+    /// "gmres_iterations", "residual"}`` (arrays per amplitude; ``no_oscillation`` where
+    /// Newton converged to no free oscillation; Newton and GMRES iterations and the final
+    /// scaled residual, as in ``ewr modes --json``), ``"shape"`` (the
     /// fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
     /// harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
     /// docs/results-format.md), ``"synthesis_peak"``
@@ -1115,6 +1117,21 @@ impl PyModel {
         d.set_item(
             "no_oscillation",
             numpy::PyArray1::from_vec(py, pts.iter().map(|p| p.no_oscillation).collect::<Vec<_>>()),
+        )?;
+        let count = |f: fn(&ewr_solve::nonlinear_mode::ModePoint) -> usize| -> Vec<u64> {
+            pts.iter().map(|p| f(p) as u64).collect()
+        };
+        d.set_item(
+            "iterations",
+            numpy::PyArray1::from_vec(py, count(|p| p.iterations)),
+        )?;
+        d.set_item(
+            "gmres_iterations",
+            numpy::PyArray1::from_vec(py, count(|p| p.krylov_iterations)),
+        )?;
+        d.set_item(
+            "residual",
+            numpy::PyArray1::from_vec(py, col(|p| p.residual)),
         )?;
         let n = setup.model.n_dofs();
         let shape: Vec<numpy::Complex64> = pts

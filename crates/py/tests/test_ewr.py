@@ -543,6 +543,12 @@ def test_nonlinear_mode_from_stuck_to_free():
     assert math.isclose(m["omega"][-1], (1 + math.sqrt(5)) / 2, rel_tol=1e-4)
     assert m["damping_ratio"].max() > 4 * m["damping_ratio"][0]
     assert m["shape"].shape == (13, 4)
+    # Newton's record per amplitude, as `ewr modes --json` gives it: dense steps on this
+    # small model (no GMRES), each converged to the default tolerance (the stuck amplitudes
+    # in none: the predictor is the linear mode).
+    assert m["iterations"].shape == (13,) and m["iterations"].sum() > 0
+    assert (m["gmres_iterations"] == 0).all()
+    assert (m["residual"] <= 1e-9).all()
     # Every harmonic of every DOF (odd:31: 16 harmonics, cos and sin); the fundamental is
     # the shape, x = Re(Q1 e^{iwt}) = a1 cos + b1 sin.
     u = m["displacement"]

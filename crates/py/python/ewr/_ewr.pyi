@@ -306,8 +306,10 @@ class Model:
         by the extended periodic motion concept with the exact friction law, at ``points``
         modal amplitudes ``sqrt(Q1^H M Q1)`` from ``start`` to ``end`` (logarithmic), as
         ``ewr modes`` (docs/nonlinear-modes.md). Returns ``{"amplitude", "omega",
-        "damping_ratio", "xi", "converged", "no_oscillation"}`` (arrays per amplitude;
-        ``no_oscillation`` where Newton converged to no free oscillation), ``"shape"`` (the
+        "damping_ratio", "xi", "converged", "no_oscillation", "iterations",
+        "gmres_iterations", "residual"}`` (arrays per amplitude; ``no_oscillation`` where
+        Newton converged to no free oscillation; Newton and GMRES iterations and the final
+        scaled residual, as in ``ewr modes --json``), ``"shape"`` (the
         fundamental of every DOF, complex, ``(points, n_dofs)``), ``"displacement"`` (every
         harmonic of every DOF, ``(points, n_dofs, n_coeffs)``, coefficients as in
         docs/results-format.md), ``"synthesis_peak"``
