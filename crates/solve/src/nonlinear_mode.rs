@@ -633,16 +633,7 @@ impl Bordered<'_> {
         let every: Vec<usize> = (0..self.model.n_dofs()).collect();
         let m = x.len() / set.n_coeffs();
         self.on_receptance(w, xi, |at| {
-            let r = crate::point::dof_response(
-                at,
-                set,
-                self.settings.n_samples,
-                m,
-                x,
-                &every,
-                crate::periodic::Amplitude::Max,
-            )?;
-            Ok(r.coeffs)
+            crate::point::dof_coefficients(at, set, m, x, &every)
         })
     }
 }

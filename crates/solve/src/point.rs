@@ -121,6 +121,26 @@ pub(crate) fn dof_response(
     dofs: &[usize],
     measure: Amplitude,
 ) -> Result<DofResponse, SolveError> {
+    let coeffs = dof_coefficients(at, set, m, x, dofs)?;
+    let (peak, norm_peak) = amplitudes(set, n_samples, dofs.len(), &coeffs, measure)?;
+    Ok(DofResponse {
+        dofs: dofs.to_vec(),
+        coeffs,
+        peak,
+        norm_peak,
+    })
+}
+
+/// The displacement coefficients of `dofs` (hb layout, DOF-major) for the contact forces `x`
+/// (`m` rows on `set`): [`dof_response`] without the amplitudes, which synthesise every DOF
+/// on a fine grid (a nonlinear mode's shapes need the coefficients of every DOF only).
+pub(crate) fn dof_coefficients(
+    at: &ewr_hb::receptance::ReceptanceAt<'_>,
+    set: &HarmonicSet,
+    m: usize,
+    x: &[f64],
+    dofs: &[usize],
+) -> Result<Vec<f64>, SolveError> {
     let nco = set.n_coeffs();
     let mut coeffs = vec![0.0; dofs.len() * nco];
     let forces: Vec<(usize, Vec<faer::c64>)> = set
@@ -160,13 +180,7 @@ pub(crate) fn dof_response(
             }
         }
     }
-    let (peak, norm_peak) = amplitudes(set, n_samples, dofs.len(), &coeffs, measure)?;
-    Ok(DofResponse {
-        dofs: dofs.to_vec(),
-        coeffs,
-        peak,
-        norm_peak,
-    })
+    Ok(coeffs)
 }
 
 /// `params` with `rho_auto` resolved at the prepared frequency: each contact's `rho` times
