@@ -38,6 +38,7 @@ use ewr_hb::{FourierSampler, HarmonicSet, ModalProduct};
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, c64};
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 /// `beta` of the friction equality's factor `k = F clamp(s / max(b, beta F), 1, FACTOR_CAP)`
 /// (docs/contact-3d.md, section 3): where the bound is above `beta F`, the paper's factor
@@ -135,8 +136,10 @@ impl UnilateralParams {
 pub struct CondensedContacts {
     /// Fundamental circular frequency.
     pub omega: f64,
-    /// Per harmonic of the set, in its order: `(h, G_h (m x m), Q_h (m))`.
-    pub harmonics: Vec<(usize, Mat<c64>, Vec<c64>)>,
+    /// Per harmonic of the set, in its order: `h`, `G_h` (`m x m`; on a modal receptance
+    /// formed from [`CondensedContacts::product`] on first use where the condensation was
+    /// made for products only, [`CondensedContacts::for_products`]) and `Q_h` (`m`).
+    harmonics: Vec<(usize, OnceLock<Mat<c64>>, Vec<c64>)>,
     /// The products by every `G_h` at once from the modal receptance's factors (column `j`
     /// for `harmonics[j]`), which read far less memory than the `G_h` one by one; `None`
     /// where the receptance is not modal: the products then use the `G_h` above.
@@ -147,6 +150,101 @@ pub struct CondensedContacts {
 }
 
 impl CondensedContacts {
+    /// A condensation built by hand: per harmonic `(h, G_h, Q_h)` (a contact under prescribed
+    /// motion: `G_h` the contact compliance, `Q_h` the prescribed relative motion), the modal
+    /// products where there are any.
+    pub fn new(
+        omega: f64,
+        harmonics: Vec<(usize, Mat<c64>, Vec<c64>)>,
+        product: Option<ModalProduct>,
+        symmetric: bool,
+    ) -> Self {
+        CondensedContacts {
+            omega,
+            harmonics: harmonics
+                .into_iter()
+                .map(|(h, g, q)| (h, OnceLock::from(g), q))
+                .collect(),
+            product,
+            symmetric,
+        }
+    }
+
+    /// [`from_receptance`](Self::from_receptance) without forming the `G_h` where the
+    /// receptance is modal: the residual multiplies by them through the modal products, and
+    /// each `G_h` is formed on the first use that needs the matrix (a Jacobian, a
+    /// preconditioner). For evaluations that need the residual alone (a nonlinear mode's
+    /// finite differences in `w` and `xi`, each at a new receptance), forming every `G_h`
+    /// was most of their cost. `G_0` is formed (the held contacts read it).
+    pub fn for_products(at: &ReceptanceAt<'_>, set: &HarmonicSet) -> Result<Self, ResidualError> {
+        let Some(product) = at.modal_product(set.harmonics()) else {
+            return Self::from_receptance(at, set);
+        };
+        let harmonics = set
+            .harmonics()
+            .iter()
+            .map(|&h| {
+                let g = OnceLock::new();
+                if h == 0 {
+                    let _ = g.set(at.contact_receptance(h)?.to_owned());
+                }
+                let q = at.forced_contact_response(h)?;
+                Ok((h, g, q))
+            })
+            .collect::<Result<Vec<_>, ResidualError>>()?;
+        Ok(CondensedContacts {
+            omega: at.frequency(),
+            harmonics,
+            product: Some(product),
+            symmetric: at.is_symmetric(),
+        })
+    }
+
+    /// The condensed harmonics, in the set's order.
+    pub fn harmonic_list(&self) -> Vec<usize> {
+        self.harmonics.iter().map(|x| x.0).collect()
+    }
+
+    /// The position of harmonic `h` among the condensed ones.
+    pub fn index_of(&self, h: usize) -> Option<usize> {
+        self.harmonics.iter().position(|x| x.0 == h)
+    }
+
+    /// `G_h` of the `j`-th condensed harmonic (formed from the modal products on first use
+    /// where [`for_products`](Self::for_products) left it).
+    ///
+    /// # Panics
+    /// If `j` is out of range.
+    pub fn g(&self, j: usize) -> &Mat<c64> {
+        let (_, g, _) = &self.harmonics[j];
+        g.get_or_init(|| {
+            self.product
+                .as_ref()
+                .expect("a G_h left unformed has the modal products")
+                .dense(j)
+        })
+    }
+
+    /// Entry `(i, i)` of the `j`-th `G_h`, without forming it where it is not.
+    ///
+    /// # Panics
+    /// If `j` or `i` is out of range.
+    pub fn g_diagonal(&self, j: usize, i: usize) -> c64 {
+        match (self.harmonics[j].1.get(), &self.product) {
+            (Some(g), _) => g[(i, i)],
+            (None, Some(p)) => p.diagonal(j, i),
+            (None, None) => self.g(j)[(i, i)],
+        }
+    }
+
+    /// `Q_h` of the `j`-th condensed harmonic.
+    ///
+    /// # Panics
+    /// If `j` is out of range.
+    pub fn q(&self, j: usize) -> &[c64] {
+        &self.harmonics[j].2
+    }
+
     /// `G_h` and the forced contact response `Q_h` of every harmonic of `set`.
     pub fn from_receptance(
         at: &ReceptanceAt<'_>,
@@ -156,7 +254,7 @@ impl CondensedContacts {
             .harmonics()
             .iter()
             .map(|&h| {
-                let g = at.contact_receptance(h)?.to_owned();
+                let g = OnceLock::from(at.contact_receptance(h)?.to_owned());
                 let q = at.forced_contact_response(h)?;
                 Ok((h, g, q))
             })
@@ -170,7 +268,13 @@ impl CondensedContacts {
     }
 
     fn rows(&self) -> usize {
-        self.harmonics.first().map_or(0, |(_, g, _)| g.nrows())
+        match &self.product {
+            Some(p) => p.rows(),
+            None => self
+                .harmonics
+                .first()
+                .map_or(0, |(_, g, _)| g.get().map_or(0, |g| g.nrows())),
+        }
     }
 }
 
@@ -243,7 +347,7 @@ impl UnilateralResidual {
                  mean contact forces live: 3-D contacts need all:H"
             )));
         }
-        let hs: Vec<usize> = cond.harmonics.iter().map(|x| x.0).collect();
+        let hs = cond.harmonic_list();
         if let Some(&h) = set.harmonics().iter().find(|h| !hs.contains(h)) {
             return Err(ResidualError::Input(format!(
                 "harmonic {h} is missing from the condensed structure"
@@ -255,12 +359,8 @@ impl UnilateralResidual {
         let l = params.dim + 1;
         let nc = params.len();
         let p0 = set.coeff_index(0).expect("h = 0 is in the set");
-        let (_, g0, q0) = cond
-            .harmonics
-            .iter()
-            .find(|x| x.0 == 0)
-            .expect("h = 0 is condensed");
-        let (g0, q0) = (g0.clone(), q0.clone());
+        let j0 = cond.index_of(0).expect("h = 0 is condensed");
+        let (g0, q0) = (cond.g(j0).clone(), cond.q(j0).to_vec());
         let mut this = UnilateralResidual {
             y_forced: vec![0.0; m * nco],
             x_samples: vec![0.0; m * nt],
@@ -369,7 +469,8 @@ impl UnilateralResidual {
         match &self.cond.product {
             Some(product) => product.apply(x.as_ref(), y.as_mut()),
             None => {
-                for (j, (_, g, _)) in self.cond.harmonics.iter().enumerate() {
+                for j in 0..self.cond.harmonics.len() {
+                    let g = self.cond.g(j);
                     let g = if transpose { g.transpose() } else { g.as_ref() };
                     y.col_mut(j).copy_from(g * x.col(j));
                 }
@@ -952,13 +1053,10 @@ impl UnilateralResidual {
             .harmonics()
             .par_iter()
             .map(|&h| {
-                let gh = &self
+                let gh = self.cond.g(self
                     .cond
-                    .harmonics
-                    .iter()
-                    .find(|x| x.0 == h)
-                    .expect("every harmonic of the set is condensed")
-                    .1;
+                    .index_of(h)
+                    .expect("every harmonic of the set is condensed"));
                 let f: Vec<c64> = ay
                     .iter()
                     .enumerate()
@@ -1198,10 +1296,11 @@ impl UnilateralResidual {
         let m = self.params.rows();
         let mt = self.friction_rows();
         out.fill(0.0);
-        for (h, g, q) in &self.cond.harmonics {
+        for (j, (h, _, q)) in self.cond.harmonics.iter().enumerate() {
             let Some(p) = self.set.coeff_index(*h) else {
                 continue;
             };
+            let g = self.cond.g(j);
             let xc = Mat::from_fn(m, 1, |t, _| {
                 let b = if *h > 0 { x[t * nco + p + 1] } else { 0.0 };
                 c64::new(x[t * nco + p], -b)
@@ -1332,7 +1431,7 @@ fn add_structure_columns(
     row0: usize,
 ) {
     let nco = set.n_coeffs();
-    for (h, gm, _) in &cond.harmonics {
+    for (j, (h, _, _)) in cond.harmonics.iter().enumerate() {
         let h = *h;
         let Some(p) = set.coeff_index(h) else {
             continue;
@@ -1340,6 +1439,7 @@ fn add_structure_columns(
         if velocity && h == 0 {
             continue;
         }
+        let gm = cond.g(j);
         let factor = if velocity {
             c64::new(0.0, h as f64 * cond.omega)
         } else {

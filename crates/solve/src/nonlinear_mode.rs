@@ -420,7 +420,11 @@ impl Bordered<'_> {
         // forces are left to the trust region, which keeps them where they start.
         let mut sys = match self.unilateral {
             Some(p) => {
-                let cond = CondensedContacts::from_receptance(at, set)?;
+                // The `G_h` formed only where a Jacobian asks for them: an evaluation of the
+                // residual alone (the finite differences in `w` and `xi`, a rejected step)
+                // multiplies through the modal products (28 % of a backbone on the README's
+                // 3-D sector went to forming them for those).
+                let cond = CondensedContacts::for_products(at, set)?;
                 crate::point::unilateral_system(cond, set, self.settings.n_samples, p.clone())?
             }
             None => Kind::at(at, self.params, self.settings)?.system(

@@ -29,8 +29,8 @@ pub(crate) fn scaled_params(
     let normal = params.normal.as_ref().expect("3-D contacts");
     let (d, nc) = (params.dim, params.len());
     let mt = d * nc;
-    let get = |h: usize| cond.harmonics.iter().find(|x| x.0 == h);
-    let diag = |h: usize, i: usize| get(h).map_or(0.0, |x| x.1[(i, i)].norm());
+    let get = |h: usize| cond.index_of(h);
+    let diag = |h: usize, i: usize| get(h).map_or(0.0, |j| cond.g_diagonal(j, i).norm());
     let w = cond.omega;
     let mut rho_t = Vec::with_capacity(nc);
     let mut rho_n = Vec::with_capacity(nc);
@@ -47,19 +47,19 @@ pub(crate) fn scaled_params(
         };
         rho_t.push(params.rho[c] * inv(w * gt));
         rho_n.push(params.rho[c] * inv(gn));
-        let stat = get(0).map_or(0.0, |x| {
-            let g0n = x.1[(mt + c, mt + c)].norm();
-            let closing = -(normal.g0[c] + x.2[mt + c].re);
+        let stat = get(0).map_or(0.0, |j| {
+            let g0n = cond.g_diagonal(j, mt + c).norm();
+            let closing = -(normal.g0[c] + cond.q(j)[mt + c].re);
             if g0n > 0.0 {
                 closing.max(0.0) / g0n
             } else {
                 0.0
             }
         });
-        let dynamic = get(1).map_or(0.0, |x| {
-            let g1 = x.1[(mt + c, mt + c)].norm();
+        let dynamic = get(1).map_or(0.0, |j| {
+            let g1 = cond.g_diagonal(j, mt + c).norm();
             if g1 > 0.0 {
-                x.2[mt + c].norm() / g1
+                cond.q(j)[mt + c].norm() / g1
             } else {
                 0.0
             }

@@ -311,8 +311,6 @@ pub(crate) struct ModalBackend {
     /// retained mode ([`damping_coupling_errors`]; `None` without an explicit `C`).
     pub coupling: Option<Vec<f64>>,
     lambda: Vec<f64>,
-    w_phi_c: Mat<c64>,
-    residual_c: Mat<c64>,
     stat: StaticResidual,
     /// Per forced harmonic: `Phi^T F_h` and `W Res F_h`.
     forced: BTreeMap<usize, (Vec<c64>, Vec<c64>)>,
@@ -375,6 +373,40 @@ pub(crate) struct ContactFactors {
     pub residual: Mat<f64>,
     /// Series compliance per contact row.
     pub compliance: Vec<f64>,
+    /// `W Phi` and `R` as complex matrices, for the complex products and for forming `G_h`.
+    pub w_phi_c: Mat<c64>,
+    pub residual_c: Mat<c64>,
+}
+
+impl ContactFactors {
+    /// `G_h = W Phi diag(inv_d) Phi^T W^T + res_factor R + diag(compliance)`, symmetrised (the
+    /// modal part's rounding), columns on every thread (one thread took a tenth of a
+    /// preconditioner build on the 500-contact sector).
+    pub fn form_g(&self, inv_d: &[c64], res_factor: c64) -> Mat<c64> {
+        let m = self.w_phi_c.nrows();
+        let mut a = self.w_phi_c.clone();
+        for (r, &d) in inv_d.iter().enumerate() {
+            a.col_mut(r).iter_mut().for_each(|v| *v *= d);
+        }
+        let g = &a * self.w_phi_c.transpose();
+        let mut out = Mat::<c64>::zeros(m, m);
+        out.par_col_chunks_mut(SYMMETRISE_COLUMNS)
+            .enumerate()
+            .for_each(|(c, mut chunk)| {
+                for jj in 0..chunk.ncols() {
+                    let j = c * SYMMETRISE_COLUMNS + jj;
+                    for i in 0..m {
+                        chunk[(i, jj)] =
+                            0.5 * (g[(i, j)] + g[(j, i)]) + res_factor * self.residual_c[(i, j)];
+                    }
+                }
+            });
+        let mut g = out;
+        for (i, c) in self.compliance.iter().enumerate() {
+            g[(i, i)] += c64::new(*c, 0.0);
+        }
+        g
+    }
 }
 
 fn real_mul(a: &faer::sparse::SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
@@ -613,10 +645,10 @@ impl ModalBackend {
             w_phi: w_phi.clone(),
             residual: residual.clone(),
             compliance: s.compliance.clone(),
-        });
-        Ok(ModalBackend {
             w_phi_c: to_c(&w_phi),
             residual_c: to_c(&residual),
+        });
+        Ok(ModalBackend {
             modes: Modes {
                 omega,
                 phi,
@@ -779,59 +811,34 @@ impl ModalHarmonic {
 
     /// `G_h`, formed on first use.
     pub fn g(&self, b: &ModalBackend) -> &Mat<c64> {
-        self.g.get_or_init(|| {
-            let m = b.w_phi_c.nrows();
-            let mut a = b.w_phi_c.clone();
-            for (r, &d) in self.inv_d.iter().enumerate() {
-                a.col_mut(r).iter_mut().for_each(|v| *v *= d);
-            }
-            let g = &a * b.w_phi_c.transpose();
-            // Symmetrised with the residual flexibility added, columns on every thread (one
-            // thread took a tenth of a preconditioner build on the 500-contact sector).
-            let mut out = Mat::<c64>::zeros(m, m);
-            out.par_col_chunks_mut(SYMMETRISE_COLUMNS)
-                .enumerate()
-                .for_each(|(c, mut chunk)| {
-                    for jj in 0..chunk.ncols() {
-                        let j = c * SYMMETRISE_COLUMNS + jj;
-                        for i in 0..m {
-                            chunk[(i, jj)] = 0.5 * (g[(i, j)] + g[(j, i)])
-                                + self.res_factor * b.residual_c[(i, j)];
-                        }
-                    }
-                });
-            let mut g = out;
-            for (i, c) in b.factors.compliance.iter().enumerate() {
-                g[(i, i)] += c64::new(*c, 0.0);
-            }
-            g
-        })
+        self.g
+            .get_or_init(|| b.factors.form_g(&self.inv_d, self.res_factor))
     }
 
     /// The `size x size` diagonal block of `G_h` starting at row and column `first`,
     /// without forming `G_h` (`O(size^2 modes)`).
     pub fn block(&self, b: &ModalBackend, first: usize, size: usize) -> Mat<c64> {
-        let wp = b.w_phi_c.as_ref();
+        let wp = b.factors.w_phi_c.as_ref();
         Mat::from_fn(size, size, |i, j| {
             let (ri, rj) = (first + i, first + j);
             let modal: c64 = (0..self.inv_d.len())
                 .map(|r| wp[(ri, r)] * wp[(rj, r)] * self.inv_d[r])
                 .sum();
-            modal + self.res_factor * b.residual_c[(ri, rj)]
+            modal + self.res_factor * b.factors.residual_c[(ri, rj)]
         })
     }
 
     /// `out = G_h x` without forming `G_h`.
     pub fn apply(&self, b: &ModalBackend, x: MatRef<'_, c64>, mut out: MatMut<'_, c64>) {
         let par = super::par();
-        let mut t = b.w_phi_c.transpose() * x;
+        let mut t = b.factors.w_phi_c.transpose() * x;
         for (r, &d) in self.inv_d.iter().enumerate() {
             t.row_mut(r).iter_mut().for_each(|v| *v *= d);
         }
         faer::linalg::matmul::matmul(
             out.rb_mut(),
             Accum::Replace,
-            b.w_phi_c.as_ref(),
+            b.factors.w_phi_c.as_ref(),
             t.as_ref(),
             c64::new(1.0, 0.0),
             par,
@@ -839,7 +846,7 @@ impl ModalHarmonic {
         faer::linalg::matmul::matmul(
             out,
             Accum::Add,
-            b.residual_c.as_ref(),
+            b.factors.residual_c.as_ref(),
             x,
             self.res_factor,
             par,
@@ -854,7 +861,7 @@ impl ModalHarmonic {
         (0..s.m)
             .map(|i| {
                 let modal: c64 = (0..pf.len())
-                    .map(|r| b.w_phi_c[(i, r)] * self.inv_d[r] * pf[r])
+                    .map(|r| b.factors.w_phi_c[(i, r)] * self.inv_d[r] * pf[r])
                     .sum();
                 modal + self.res_factor * wres[i]
             })
