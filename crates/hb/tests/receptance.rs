@@ -1075,3 +1075,30 @@ fn recovering_every_harmonic_at_once_is_recovering_each() {
         }
     }
 }
+
+/// The static harmonic of the modal receptance depends on neither the frequency nor a
+/// damping shift (`d_r = lambda_r (1 + i eta)` at `h = 0`): it is formed once and shared by
+/// every prepared frequency, and it stays the exact static flexibility (against the sparse
+/// backend's `W K^-1 W^T`), while the first harmonic moves with both.
+#[test]
+fn the_static_harmonic_is_the_same_exact_flexibility_at_every_frequency_and_shift() {
+    let model = lattice(8, 8, 4, true);
+    let modal = Receptance::new(&model, ReceptanceKind::Modal { modes: 6 }).unwrap();
+    let om = modal.modes().unwrap().omega.clone();
+    let (w1, w2) = (0.5 * om[0], 0.5 * (om[1] + om[2]));
+    let a = modal.prepare(w1, &[0, 1]).unwrap();
+    let b = modal.prepare_damped(w2, &[0, 1], 0.3 * om[0]).unwrap();
+    let (a0, b0) = (
+        a.contact_receptance(0).unwrap(),
+        b.contact_receptance(0).unwrap(),
+    );
+    assert!(a0 == b0, "G_0 moved with w or xi");
+    let exact = g_of(&model, ReceptanceKind::Sparse, w1, 0);
+    let e0 = rel(a0, exact.as_ref());
+    assert!(e0 < 1e-9, "static error {e0}");
+    let e1 = rel(
+        a.contact_receptance(1).unwrap(),
+        b.contact_receptance(1).unwrap(),
+    );
+    assert!(e1 > 1e-3, "G_1 did not move: {e1}");
+}

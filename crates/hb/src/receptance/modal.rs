@@ -324,6 +324,8 @@ pub(crate) struct ModalBackend {
     pub factors: Arc<ContactFactors>,
     /// [`ContactGram`], formed on first use (`None` where it would not fit).
     contact_gram: OnceLock<Option<Arc<ContactGram>>>,
+    /// `G_0`, formed on first use: it depends on neither the frequency nor a damping shift.
+    static_g: OnceLock<Arc<Mat<c64>>>,
 }
 
 /// Most contact rows for which the modal backend forms [`ContactGram`] for
@@ -665,6 +667,7 @@ impl ModalBackend {
             static_columns: Mutex::new(HashMap::new()),
             factors,
             contact_gram: OnceLock::new(),
+            static_g: OnceLock::new(),
         })
     }
 
@@ -771,10 +774,20 @@ impl ModalBackend {
             }
             inv_d.push(d.inv());
         }
+        let res_factor = c64::new(1.0, eta + om * s.rayleigh_beta).inv();
+        let g = OnceLock::new();
+        if h == 0 {
+            // `G_0` depends on neither `w` nor `xi`: formed once, shared by every frequency
+            // (a nonlinear mode's evaluations each formed it anew).
+            let g0 = self
+                .static_g
+                .get_or_init(|| Arc::new(self.factors.form_g(&inv_d, res_factor)));
+            let _ = g.set(Arc::clone(g0));
+        }
         Ok(ModalHarmonic {
             inv_d,
-            res_factor: c64::new(1.0, eta + om * s.rayleigh_beta).inv(),
-            g: OnceLock::new(),
+            res_factor,
+            g,
         })
     }
 }
@@ -795,7 +808,7 @@ const SYMMETRISE_COLUMNS: usize = 32;
 pub(crate) struct ModalHarmonic {
     inv_d: Vec<c64>,
     res_factor: c64,
-    g: OnceLock<Mat<c64>>,
+    g: OnceLock<Arc<Mat<c64>>>,
 }
 
 impl ModalHarmonic {
@@ -812,7 +825,7 @@ impl ModalHarmonic {
     /// `G_h`, formed on first use.
     pub fn g(&self, b: &ModalBackend) -> &Mat<c64> {
         self.g
-            .get_or_init(|| b.factors.form_g(&self.inv_d, self.res_factor))
+            .get_or_init(|| Arc::new(b.factors.form_g(&self.inv_d, self.res_factor)))
     }
 
     /// The `size x size` diagonal block of `G_h` starting at row and column `first`,
