@@ -128,7 +128,8 @@ impl UnilateralParams {
     }
 }
 
-/// The condensed structure at one frequency, dense: `G_h` and `Q_h` per harmonic of a set.
+/// The condensed structure at one frequency: `G_h` and `Q_h` per harmonic of a set (the
+/// `G_h` dense, formed at once or, for products only, on first use).
 ///
 /// Taken from a prepared receptance, or built by hand (a contact under prescribed motion:
 /// `G_h` the contact compliance, `Q_h` the prescribed relative motion).
@@ -141,8 +142,9 @@ pub struct CondensedContacts {
     /// made for products only, [`CondensedContacts::for_products`]) and `Q_h` (`m`).
     harmonics: Vec<(usize, OnceLock<Mat<c64>>, Vec<c64>)>,
     /// The products by every `G_h` at once from the modal receptance's factors (column `j`
-    /// for `harmonics[j]`), which read far less memory than the `G_h` one by one; `None`
-    /// where the receptance is not modal: the products then use the `G_h` above.
+    /// for `harmonics[j]`: a condensation built by hand must keep that order), which read far
+    /// less memory than the `G_h` one by one; `None` where the receptance is not modal: the
+    /// products then use the `G_h` above. The `G_h` left unformed are formed from it.
     pub product: Option<ModalProduct>,
     /// Whether every `G_h` is symmetric (all but a cyclic sector's): the preconditioner then
     /// forms its averaged Jacobians transposed, from columns of `G_h` alone.
@@ -217,12 +219,28 @@ impl CondensedContacts {
     /// If `j` is out of range.
     pub fn g(&self, j: usize) -> &Mat<c64> {
         let (_, g, _) = &self.harmonics[j];
-        g.get_or_init(|| {
-            self.product
-                .as_ref()
-                .expect("a G_h left unformed has the modal products")
-                .dense(j)
-        })
+        if let Some(g) = g.get() {
+            return g;
+        }
+        // Formed outside the cell's lock: forming runs on the thread pool, and a worker
+        // waiting inside `get_or_init` could take a task that asks for the same cell (a
+        // reentrant initialisation: a deadlock). Two that race form the same bits.
+        let formed = self
+            .product
+            .as_ref()
+            .expect("a G_h left unformed has the modal products")
+            .dense(j);
+        let _ = g.set(formed);
+        g.get().expect("set above")
+    }
+
+    /// Forms every `G_h` a condensation for products left unformed, one after the other:
+    /// called before the parallel regions that read them (each contact's task would otherwise
+    /// form the same matrix).
+    pub fn form_all(&self) {
+        for j in 0..self.harmonics.len() {
+            self.g(j);
+        }
     }
 
     /// Entry `(i, i)` of the `j`-th `G_h`, without forming it where it is not.
@@ -625,6 +643,7 @@ impl UnilateralResidual {
         g: &mut [f64],
         mut jac: MatMut<'_, f64>,
     ) -> Result<(), ResidualError> {
+        self.cond.form_all();
         let n = self.len();
         check_len("residual g", n, g.len())?;
         check_len("Jacobian rows", n, jac.nrows())?;
@@ -958,6 +977,7 @@ impl UnilateralResidual {
     /// square, signals in the order friction directions then normal), at the last point
     /// evaluated with derivatives: the block-Jacobi preconditioner of the matrix-free path.
     pub fn contact_jacobian_blocks(&mut self) -> Result<Vec<Mat<f64>>, ResidualError> {
+        self.cond.form_all();
         let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let l = d + 1;
         let nco = self.set.n_coeffs();
@@ -1031,6 +1051,7 @@ impl UnilateralResidual {
     /// on the 200-contact 3-D sector forming `K_h` row by row from `G_h`'s columns cost a
     /// sixth of its LU (docs/performance.md).
     pub fn averaged_harmonic_jacobians_as(&self, transposed: bool) -> Vec<Mat<c64>> {
+        self.cond.form_all();
         let (d, nc, nt) = (self.params.dim, self.params.len(), self.sampler.n_samples());
         let l = d + 1;
         let m = self.params.rows();

@@ -1077,7 +1077,7 @@ fn recovering_every_harmonic_at_once_is_recovering_each() {
 }
 
 /// The static harmonic of the modal receptance depends on neither the frequency nor a
-/// damping shift (`d_r = lambda_r (1 + i eta)` at `h = 0`): it is formed once and shared by
+/// damping shift (`d_r = lambda_r` at `h = 0`): it is formed once and shared by
 /// every prepared frequency, and it stays the exact static flexibility (against the sparse
 /// backend's `W K^-1 W^T`), while the first harmonic moves with both.
 #[test]

@@ -266,8 +266,10 @@ fn spectrum_tail(sol: &PointSolution) -> f64 {
 
 /// Each contact's stick fraction as the recheck rules read it: a 3-D contact whose least
 /// stick margin is within the hold's ([`ewr_contact::HOLD_MARGIN`]) counts as stuck all
-/// period, as the solver holds it. Its samples above the bound by less than that are the
-/// truncated law's rounding of a stuck contact, and they come and go from point to point:
+/// period: the solver keeps a held contact down to that margin, and a free one there slips
+/// by less than 3 % of its bound at its worst sample (a contact that separates anywhere has
+/// margin -1). Such samples above the bound are the truncated law's rounding of a stuck
+/// contact, and they come and go from point to point:
 /// on the 100-contact 3-D sector off its resonance, every contact held, the fractions read
 /// 0.72-0.98 and back to 1 from one point to the next, which called for a check at every
 /// point (docs/accuracy.md, "Held contacts at the edges").

@@ -324,7 +324,8 @@ pub(crate) struct ModalBackend {
     pub factors: Arc<ContactFactors>,
     /// [`ContactGram`], formed on first use (`None` where it would not fit).
     contact_gram: OnceLock<Option<Arc<ContactGram>>>,
-    /// `G_0`, formed on first use: it depends on neither the frequency nor a damping shift.
+    /// `G_0`, formed on the first use of any frequency's: it depends on neither the frequency
+    /// nor a damping shift.
     static_g: OnceLock<Arc<Mat<c64>>>,
 }
 
@@ -774,20 +775,11 @@ impl ModalBackend {
             }
             inv_d.push(d.inv());
         }
-        let res_factor = c64::new(1.0, eta + om * s.rayleigh_beta).inv();
-        let g = OnceLock::new();
-        if h == 0 {
-            // `G_0` depends on neither `w` nor `xi`: formed once, shared by every frequency
-            // (a nonlinear mode's evaluations each formed it anew).
-            let g0 = self
-                .static_g
-                .get_or_init(|| Arc::new(self.factors.form_g(&inv_d, res_factor)));
-            let _ = g.set(Arc::clone(g0));
-        }
         Ok(ModalHarmonic {
             inv_d,
-            res_factor,
-            g,
+            res_factor: c64::new(1.0, eta + om * s.rayleigh_beta).inv(),
+            g: OnceLock::new(),
+            is_static: h == 0,
         })
     }
 }
@@ -809,6 +801,9 @@ pub(crate) struct ModalHarmonic {
     inv_d: Vec<c64>,
     res_factor: c64,
     g: OnceLock<Arc<Mat<c64>>>,
+    /// `h = 0`: `G_0` depends on neither `w` nor a damping shift (`d_r = lambda_r`, hysteretic
+    /// damping acting on `h > 0` only), and is shared through [`ModalBackend`]'s cache.
+    is_static: bool,
 }
 
 impl ModalHarmonic {
@@ -822,10 +817,30 @@ impl ModalHarmonic {
         self.res_factor
     }
 
-    /// `G_h`, formed on first use.
+    /// `G_h`, formed on first use (`G_0` once per backend: every evaluation of a nonlinear
+    /// mode, at a new `w` and `xi`, formed it again).
     pub fn g(&self, b: &ModalBackend) -> &Mat<c64> {
-        self.g
-            .get_or_init(|| Arc::new(b.factors.form_g(&self.inv_d, self.res_factor)))
+        if let Some(g) = self.g.get() {
+            return g;
+        }
+        // Formed outside the cells' locks: forming runs on the thread pool, and a worker
+        // waiting inside `get_or_init` could take a task (another curve, a study case) that
+        // asks for the same cell: a reentrant initialisation, a deadlock. Two that race form
+        // the same bits.
+        let cached = if self.is_static {
+            b.static_g.get().cloned()
+        } else {
+            None
+        };
+        let g = cached.unwrap_or_else(|| {
+            let g = Arc::new(b.factors.form_g(&self.inv_d, self.res_factor));
+            if self.is_static {
+                let _ = b.static_g.set(Arc::clone(&g));
+            }
+            g
+        });
+        let _ = self.g.set(g);
+        self.g.get().expect("set above")
     }
 
     /// The `size x size` diagonal block of `G_h` starting at row and column `first`,
