@@ -179,27 +179,8 @@ impl CondensedContacts {
     /// finite differences in `w` and `xi`, each at a new receptance), forming every `G_h`
     /// was most of their cost. `G_0` is formed (the held contacts read it).
     pub fn for_products(at: &ReceptanceAt<'_>, set: &HarmonicSet) -> Result<Self, ResidualError> {
-        let Some(product) = at.modal_product(set.harmonics()) else {
-            return Self::from_receptance(at, set);
-        };
-        let harmonics = set
-            .harmonics()
-            .iter()
-            .map(|&h| {
-                let g = OnceLock::new();
-                if h == 0 {
-                    let _ = g.set(at.contact_receptance(h)?.to_owned());
-                }
-                let q = at.forced_contact_response(h)?;
-                Ok((h, g, q))
-            })
-            .collect::<Result<Vec<_>, ResidualError>>()?;
-        Ok(CondensedContacts {
-            omega: at.frequency(),
-            harmonics,
-            product: Some(product),
-            symmetric: at.is_symmetric(),
-        })
+        let lazy = at.modal_product(set.harmonics()).is_some();
+        Self::condense(at, set, |h| !lazy || h == 0)
     }
 
     /// The condensed harmonics, in the set's order.
@@ -268,11 +249,24 @@ impl CondensedContacts {
         at: &ReceptanceAt<'_>,
         set: &HarmonicSet,
     ) -> Result<Self, ResidualError> {
+        Self::condense(at, set, |_| true)
+    }
+
+    /// Every harmonic of `set` at `at`, its `G_h` formed where `formed(h)` (the others from
+    /// the modal products on first use).
+    fn condense(
+        at: &ReceptanceAt<'_>,
+        set: &HarmonicSet,
+        formed: impl Fn(usize) -> bool,
+    ) -> Result<Self, ResidualError> {
         let harmonics = set
             .harmonics()
             .iter()
             .map(|&h| {
-                let g = OnceLock::from(at.contact_receptance(h)?.to_owned());
+                let g = OnceLock::new();
+                if formed(h) {
+                    let _ = g.set(at.contact_receptance(h)?.to_owned());
+                }
                 let q = at.forced_contact_response(h)?;
                 Ok((h, g, q))
             })
