@@ -224,16 +224,13 @@ impl CondensedContacts {
         }
     }
 
-    /// Entry `(i, i)` of the `j`-th `G_h`, without forming it where it is not.
+    /// Entry `(i, i)` of the `j`-th `G_h` (the scalings read them; their condensations are
+    /// formed at once).
     ///
     /// # Panics
     /// If `j` or `i` is out of range.
     pub fn g_diagonal(&self, j: usize, i: usize) -> c64 {
-        match (self.harmonics[j].1.get(), &self.product) {
-            (Some(g), _) => g[(i, i)],
-            (None, Some(p)) => p.diagonal(j, i),
-            (None, None) => self.g(j)[(i, i)],
-        }
+        self.g(j)[(i, i)]
     }
 
     /// `Q_h` of the `j`-th condensed harmonic.

@@ -904,22 +904,6 @@ impl ModalProduct {
         self.factors.form_g(&self.inv_d[j], self.res_factor[j])
     }
 
-    /// Entry `(i, i)` of column `j`'s `G_h` without forming it (`O(modes)`), as
-    /// [`dense`](Self::dense) gives it to rounding.
-    ///
-    /// # Panics
-    /// If `j` is not below [`columns`](Self::columns) or `i` below [`rows`](Self::rows).
-    pub fn diagonal(&self, j: usize, i: usize) -> c64 {
-        let f = &*self.factors;
-        let a: c64 = self.inv_d[j]
-            .iter()
-            .enumerate()
-            .map(|(r, &d)| f.w_phi_c[(i, r)] * d * f.w_phi_c[(i, r)])
-            .sum();
-        let c = f.compliance.get(i).copied().unwrap_or(0.0);
-        a + self.res_factor[j] * f.residual_c[(i, i)] + c64::new(c, 0.0)
-    }
-
     /// `out[:, j] = G_{h_j} x[:, j]` (`x` and `out` are `m x columns`). `G_h` is symmetric, so
     /// this is also the product by `G_h^T`.
     ///

@@ -1122,8 +1122,8 @@ fn the_averaged_jacobians_are_factorised_transposed_where_the_receptance_is_symm
 /// formed on first use, the residual through the modal products) solves the same equations
 /// as the one with every `G_h` formed: on the generated FE sector (2187 DOFs, 20 3-D
 /// contacts, 40 modes) at an arbitrary force state, the residual and the Jacobian are the
-/// same to the bit, each `G_h` formed late is the one formed at once, and the diagonal read
-/// without forming it is that `G_h`'s to rounding.
+/// same to the bit, each `G_h` formed late is the one formed at once, and the diagonals a
+/// fresh condensation for products reads are that `G_h`'s.
 #[test]
 fn a_condensation_for_products_solves_the_same_equations() {
     use ewr_model::examples::{Sector, sector};
