@@ -676,64 +676,78 @@ impl ModalBackend {
     /// `S M S W^T`, a block of columns at a time) and the mass products; `None` beyond
     /// [`CONTACT_GRAM_MAX_ROWS`].
     fn contact_gram(&self, s: &Structure) -> Option<Arc<ContactGram>> {
-        self.contact_gram
-            .get_or_init(|| {
-                let (n, m) = (s.n, s.m);
-                if m > CONTACT_GRAM_MAX_ROWS {
-                    return None;
+        if let Some(gram) = self.contact_gram.get() {
+            return gram.clone();
+        }
+        // Formed outside the cell's lock, as `G_h` is ([`ModalHarmonic::g`]): the static
+        // solves run on the thread pool, and a worker waiting inside `get_or_init` could take
+        // a task asking for the same cell. Two that race form the same bits.
+        let _ = self.contact_gram.set(self.form_contact_gram(s));
+        self.contact_gram.get().cloned().flatten()
+    }
+
+    /// [`ContactGram`] formed (see [`Self::contact_gram`]).
+    fn form_contact_gram(&self, s: &Structure) -> Option<Arc<ContactGram>> {
+        let (n, m) = (s.n, s.m);
+        if m > CONTACT_GRAM_MAX_ROWS {
+            return None;
+        }
+        let phi = self.modes.phi.as_ref();
+        let p = phi.ncols();
+        let (mut phi_m_sw, mut sw_m_sw) = (Mat::zeros(p, m), Mat::zeros(m, m));
+        for j0 in (0..m).step_by(CONTACT_GRAM_COLUMNS) {
+            let c = CONTACT_GRAM_COLUMNS.min(m - j0);
+            let mut wt = Mat::<f64>::zeros(n, c);
+            for t in s.w.triplet_iter() {
+                if (j0..j0 + c).contains(&t.row) {
+                    wt[(t.col, t.row - j0)] += *t.val;
                 }
-                let phi = self.modes.phi.as_ref();
-                let p = phi.ncols();
-                let (mut phi_m_sw, mut sw_m_sw) = (Mat::zeros(p, m), Mat::zeros(m, m));
-                for j0 in (0..m).step_by(CONTACT_GRAM_COLUMNS) {
-                    let c = CONTACT_GRAM_COLUMNS.min(m - j0);
-                    let mut wt = Mat::<f64>::zeros(n, c);
-                    for t in s.w.triplet_iter() {
-                        if (j0..j0 + c).contains(&t.row) {
-                            wt[(t.col, t.row - j0)] += *t.val;
-                        }
-                    }
-                    let sw = self.stat.apply(&s.mass, phi, wt.as_ref());
-                    let m_sw = super::symmetric_times(s.mass.as_ref(), sw.as_ref());
-                    phi_m_sw
-                        .submatrix_mut(0, j0, p, c)
-                        .copy_from(phi.transpose() * &m_sw);
-                    let s_m_sw = self.stat.apply(&s.mass, phi, m_sw.as_ref());
-                    sw_m_sw
-                        .submatrix_mut(0, j0, m, c)
-                        .copy_from(super::sparse_times(s.w.as_ref(), s_m_sw.as_ref()));
-                }
-                let mut phi_m_phi = Mat::zeros(p, p);
-                for j0 in (0..p).step_by(CONTACT_GRAM_COLUMNS) {
-                    let c = CONTACT_GRAM_COLUMNS.min(p - j0);
-                    let m_phi = super::symmetric_times(s.mass.as_ref(), phi.submatrix(0, j0, n, c));
-                    phi_m_phi
-                        .submatrix_mut(0, j0, p, c)
-                        .copy_from(phi.transpose() * &m_phi);
-                }
-                Some(Arc::new(ContactGram {
-                    phi_m_phi,
-                    phi_m_sw,
-                    sw_m_sw,
-                }))
-            })
-            .clone()
+            }
+            let sw = self.stat.apply(&s.mass, phi, wt.as_ref());
+            let m_sw = super::symmetric_times(s.mass.as_ref(), sw.as_ref());
+            phi_m_sw
+                .submatrix_mut(0, j0, p, c)
+                .copy_from(phi.transpose() * &m_sw);
+            let s_m_sw = self.stat.apply(&s.mass, phi, m_sw.as_ref());
+            sw_m_sw
+                .submatrix_mut(0, j0, m, c)
+                .copy_from(super::sparse_times(s.w.as_ref(), s_m_sw.as_ref()));
+        }
+        let mut phi_m_phi = Mat::zeros(p, p);
+        for j0 in (0..p).step_by(CONTACT_GRAM_COLUMNS) {
+            let c = CONTACT_GRAM_COLUMNS.min(p - j0);
+            let m_phi = super::symmetric_times(s.mass.as_ref(), phi.submatrix(0, j0, n, c));
+            phi_m_phi
+                .submatrix_mut(0, j0, p, c)
+                .copy_from(phi.transpose() * &m_phi);
+        }
+        Some(Arc::new(ContactGram {
+            phi_m_phi,
+            phi_m_sw,
+            sw_m_sw,
+        }))
     }
 
     /// Columns `dofs` of the static residual operator, computed (in one multi-column solve)
     /// for the DOFs not seen before.
     fn static_columns(&self, s: &Structure, dofs: &[usize]) -> Vec<Arc<Vec<f64>>> {
-        let mut cache = self
-            .static_columns
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let mut missing: Vec<usize> = dofs
-            .iter()
-            .copied()
-            .filter(|d| !cache.contains_key(d))
-            .collect();
+        let lock = || {
+            self.static_columns
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        let mut missing: Vec<usize> = {
+            let cache = lock();
+            dofs.iter()
+                .copied()
+                .filter(|d| !cache.contains_key(d))
+                .collect()
+        };
         missing.sort_unstable();
         missing.dedup();
+        // Solved without the lock: the solve runs on the thread pool, and a worker holding
+        // the lock while it waits could take a task that asks for it (a deadlock). Of two
+        // that race, the first to finish keeps its columns.
         if !missing.is_empty() {
             let e = Mat::from_fn(
                 s.n,
@@ -745,10 +759,14 @@ impl ModalBackend {
             let x = self
                 .stat
                 .apply(&s.mass, self.modes.phi.as_ref(), e.as_ref());
+            let mut cache = lock();
             for (j, &d) in missing.iter().enumerate() {
-                cache.insert(d, Arc::new((0..s.n).map(|i| x[(i, j)]).collect()));
+                cache
+                    .entry(d)
+                    .or_insert_with(|| Arc::new((0..s.n).map(|i| x[(i, j)]).collect()));
             }
         }
+        let cache = lock();
         dofs.iter().map(|d| Arc::clone(&cache[d])).collect()
     }
 
