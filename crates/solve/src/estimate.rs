@@ -171,8 +171,8 @@ pub fn enriched_settings(
 /// the forcing harmonics (`h = 1`, a list) is compared with `4H + 3` as well, and the larger
 /// change counts: the first sets can agree by chance (docs/accuracy.md, "The estimate").
 /// Where the set below or `4H + 3` cannot be had (memory, a failed solve), the plain change.
-/// These solves stop at [`crate::auto::CHECK_TOLERANCE`] (or the run's tolerance where it is
-/// looser): they only judge `sol`.
+/// These solves stop at [`crate::auto::CHECK_TOLERANCE`] or [`crate::auto::CHECK_TOLERANCE_3D`]
+/// (or the run's tolerance where it is looser): they only judge `sol`.
 pub fn truncation_error(
     rec: &Receptance,
     params: &ContactParams,
@@ -180,7 +180,7 @@ pub fn truncation_error(
     sol: &PointSolution,
 ) -> Result<Estimate, SolveError> {
     // Every solve here only judges `sol`, at the warning's 1 %: to `auto`'s checks' tolerance.
-    let settings = &crate::auto::judging(settings, WARN_ABOVE);
+    let settings = &crate::auto::judging(settings, params, WARN_ABOVE);
     let finer = solve_point(
         rec,
         params,
