@@ -173,7 +173,7 @@ fn auto_reaches_the_rich_answer_within_its_tolerance() {
         sol.dofs.peak[0],
         truth.dofs.peak[0]
     );
-    // The set it grew to was first solved to the checks' looser tolerance (1e-6), then
+    // The set it grew to was first solved to the checks' looser tolerance (1e-5), then
     // polished: the answer is the fixed set's to the run's own tolerance.
     let tol = auto.newton.tol_residual;
     assert!(sol.residual <= tol, "residual {} above {tol}", sol.residual);
