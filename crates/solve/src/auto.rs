@@ -85,17 +85,19 @@ pub(crate) fn fixed(settings: &PointSettings, set: &HarmonicSet) -> PointSetting
 /// another solution at the default 1 %: `auto`'s sets below a set, its `2H + 1` and `4H + 3`,
 /// and the re-solves of [`crate::truncation_error`], for 1-D and 2-D contacts. Their amplitudes
 /// are compared at that level: at 1e-5 an estimate moves by 1.5e-5 of the amplitude at most
-/// (Fig. 5 at `mu N = 12`: 2e-4) against 1e-6, for 4 % fewer Newton iterations; at 1e-4
-/// blade-damper-blade's moved by up to 1.5e-3 and sets changed. A finer `auto:TOL` scales it
-/// in proportion. A richer set `auto` takes as the point's own is first polished to the run's
-/// tolerance. docs/accuracy.md, "Checks to a looser tolerance" and "Checks at 1e5 times the
-/// default tolerance".
+/// against 1e-6 on 16 of the 17 sweeps of these kinds in `bench-auto-grids.sh` (Fig. 5 at
+/// `mu N = 12`, odd:127 checked from below: 1.9e-4), for up to 8 % fewer Newton iterations a
+/// sweep; at 1e-4 blade-damper-blade's moved by up to 1.5e-3 and sets changed. A finer
+/// `auto:TOL` scales it in proportion. A richer set `auto` takes as the point's own is first
+/// polished to the run's tolerance. docs/accuracy.md, "Checks to a looser tolerance" and
+/// "Checks at 1e5 times the default tolerance".
 pub const CHECK_TOLERANCE: f64 = 1e-5;
 
 /// [`CHECK_TOLERANCE`] for 3-D contacts: 1e5 times their default tolerance, as for the other
 /// kinds ([`crate::DEFAULT_TOL_3D`] against [`crate::DEFAULT_TOL`]). At 1e-4 their estimates
-/// move by 6e-5 of the amplitude at most against 1e-6 (27 sweeps and the 100-contact sector),
-/// for 6-10 % fewer Newton iterations.
+/// move by 6.3e-5 of the amplitude at most against 1e-6 (the 10 sweeps of 3-D contacts in
+/// `bench-auto-grids.sh` and the 100-contact sector), for 3-7 % fewer Newton iterations a
+/// sweep.
 pub const CHECK_TOLERANCE_3D: f64 = 1e-4;
 
 /// `settings` for a solve that only judges another solution's amplitudes to the relative
@@ -161,9 +163,11 @@ const FIRST_SET_REUSES: usize = 3;
 const FIRST_SET_CHANGE: f64 = 4.0;
 
 /// Changes `|A(2H + 1) - A(H)| / A` below this share of the tolerance have no sign to speak of
-/// (the judging solves stop at a residual of [`CHECK_TOLERANCE`]): where both the remembered
-/// and the new change are below it, the series had converged far within the tolerance and
-/// still has, and the memory holds without the sign test.
+/// (the judging solves stop at a residual of [`CHECK_TOLERANCE`] or [`CHECK_TOLERANCE_3D`],
+/// which move an estimate by 6e-5 of the amplitude at most on every sweep measured but one, and
+/// far less on the first sets): where both the remembered and the new change are below it, the
+/// series had converged far within the tolerance and still has, and the memory holds without
+/// the sign test. A sign that the solves' noise flips above it only calls for `4H + 3` again.
 const FIRST_SET_NOISE: f64 = 1e-2;
 
 impl FirstSetMemory {
