@@ -378,7 +378,28 @@ struct Bordered<'a> {
     amplitude: f64,
 }
 
-impl Bordered<'_> {
+impl<'a> Bordered<'a> {
+    /// The same backbone's equations on `settings` (a ramp stage or the target set) at the
+    /// modal amplitude `amplitude`, before an amplitude's solve fixes its row scale.
+    fn on<'s>(&self, settings: &'s PointSettings, amplitude: f64) -> Bordered<'s>
+    where
+        'a: 's,
+    {
+        Bordered {
+            len: self.len / self.settings.set.n_coeffs() * settings.set.n_coeffs(),
+            model: self.model,
+            mass: self.mass,
+            contact_rows: self.contact_rows,
+            params: self.params,
+            settings,
+            unilateral: self.unilateral,
+            modal: self.modal,
+            row_scale: 1.0,
+            reference: self.reference,
+            amplitude,
+        }
+    }
+
     /// Runs `f` on the contacts' scaled system at `(w, xi)` and the receptance it condenses.
     fn on_system<T>(
         &self,
@@ -1095,12 +1116,6 @@ fn solve_amplitude(
         (g, at_floor) = finish(&mut res, &report)?;
     }
     let (w, xi) = (report.x[n] * w, report.x[n + 1] * w);
-    let post = crate::profile::span(crate::profile::Phase::Post);
-    let displacement = res
-        .b
-        .displacement(&report.x[..n], w, xi)
-        .unwrap_or_default();
-    drop(post);
     let newton = report.status.converged() || at_floor;
     let oscillates = is_oscillation(w, xi / (2.0 * w));
     Ok(ModePoint {
@@ -1117,8 +1132,22 @@ fn solve_amplitude(
         set,
         friction: report.x[..n].to_vec(),
         shape: res.shape,
-        displacement,
+        // Recovered for the amplitude's final point only ([`with_displacement`]).
+        displacement: Vec::new(),
     })
+}
+
+/// `pt` with every DOF's displacement coefficients ([`ModePoint::displacement`], empty where
+/// they cannot be recovered), at its own `(w, xi)` on `b`'s receptance: the final point of
+/// each amplitude only. The intermediate amplitudes and the failed attempts of the backbone
+/// read none of it, and each recovery is a static solve of every DOF (0.5 s on the README's
+/// 108k-DOF sector, 28 of them for its 9 amplitudes before).
+fn with_displacement(b: &Bordered<'_>, mut pt: ModePoint) -> ModePoint {
+    let _post = crate::profile::span(crate::profile::Phase::Post);
+    pt.displacement = b
+        .displacement(&pt.friction, pt.omega, pt.xi)
+        .unwrap_or_default();
+    pt
 }
 
 /// The backbone of mode `mode` (1-based, of the structure with every contact stuck) at each
@@ -1352,25 +1381,26 @@ fn backbone_body(
     };
     // Solves amplitude `a` on `on` (the target set or a ramp stage) from `state` on `from`.
     // `first_try`: [`solve_amplitude`]'s.
+    let template = Bordered {
+        len: n,
+        model,
+        mass,
+        contact_rows: &contact_rows,
+        params,
+        settings,
+        unilateral: unilateral.as_ref(),
+        modal: modal.as_ref(),
+        row_scale: 1.0,
+        reference,
+        amplitude: first,
+    };
     let solve_on = |state: &Continued,
                     from: &HarmonicSet,
                     on: &PointSettings,
                     a: f64,
                     first_try: bool|
      -> Result<ModePoint, SolveError> {
-        let b = Bordered {
-            len: m_rows * on.set.n_coeffs(),
-            model,
-            mass,
-            contact_rows: &contact_rows,
-            params,
-            settings: on,
-            unilateral: unilateral.as_ref(),
-            modal: modal.as_ref(),
-            row_scale: 1.0,
-            reference,
-            amplitude: a,
-        };
+        let b = template.on(on, a);
         // Dynamic harmonics scaled with the amplitude; the static ones kept.
         let factor = a / state.amplitude;
         let (from_nco, from_p0) = (from.n_coeffs(), from.coeff_index(0));
@@ -1484,6 +1514,7 @@ fn backbone_body(
                 pt = p;
             }
         }
+        let pt = with_displacement(&template.on(settings, a), pt);
         let keep_going = on_point(&pt);
         if pt.converged {
             state = Continued::of(&pt);
