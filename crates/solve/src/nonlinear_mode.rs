@@ -386,7 +386,7 @@ impl<'a> Bordered<'a> {
         'a: 's,
     {
         Bordered {
-            len: self.len / self.settings.set.n_coeffs() * settings.set.n_coeffs(),
+            len: self.params.rows() * settings.set.n_coeffs(),
             model: self.model,
             mass: self.mass,
             contact_rows: self.contact_rows,
@@ -1138,7 +1138,8 @@ fn solve_amplitude(
 }
 
 /// `pt` with every DOF's displacement coefficients ([`ModePoint::displacement`], empty where
-/// they cannot be recovered), at its own `(w, xi)` on `b`'s receptance: the final point of
+/// they cannot be recovered), at its own `(w, xi)` on `b`'s receptance (the amplitude `b` was
+/// made for does not enter): the final point of
 /// each amplitude only. The intermediate amplitudes and the failed attempts of the backbone
 /// read none of it, and each recovery is a static solve of every DOF (0.5 s on the README's
 /// 108k-DOF sector, 28 of them for its 9 amplitudes before).
@@ -1379,8 +1380,7 @@ fn backbone_body(
         amplitude: first,
         sensitivity: 0.0,
     };
-    // Solves amplitude `a` on `on` (the target set or a ramp stage) from `state` on `from`.
-    // `first_try`: [`solve_amplitude`]'s.
+    // The backbone's equations on the target set; [`Bordered::on`] moves them to a stage.
     let template = Bordered {
         len: n,
         model,
@@ -1394,6 +1394,8 @@ fn backbone_body(
         reference,
         amplitude: first,
     };
+    // Solves amplitude `a` on `on` (the target set or a ramp stage) from `state` on `from`.
+    // `first_try`: [`solve_amplitude`]'s.
     let solve_on = |state: &Continued,
                     from: &HarmonicSet,
                     on: &PointSettings,
@@ -1514,7 +1516,7 @@ fn backbone_body(
                 pt = p;
             }
         }
-        let pt = with_displacement(&template.on(settings, a), pt);
+        let pt = with_displacement(&template, pt);
         let keep_going = on_point(&pt);
         if pt.converged {
             state = Continued::of(&pt);
