@@ -167,11 +167,16 @@ static COUNTS: Mutex<Vec<(&'static str, u64)>> = Mutex::new(Vec::new());
 /// precision, or one that fell back to double), printed under the table as `what: count`;
 /// nothing when not enabled.
 pub fn count(what: &'static str) {
+    count_n(what, 1);
+}
+
+/// Adds `n` to the count of `what` (a quantity rather than an event: vectors, passes).
+pub fn count_n(what: &'static str, n: u64) {
     if ON.load(Ordering::Relaxed) {
         let mut counts = COUNTS.lock().unwrap_or_else(|e| e.into_inner());
         match counts.iter_mut().find(|(w, _)| *w == what) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((what, 1)),
+            Some((_, c)) => *c += n,
+            None => counts.push((what, n)),
         }
     }
 }
