@@ -181,7 +181,7 @@ pub fn count_n(what: &'static str, n: u64) {
     }
 }
 
-/// The counts of [`count`], in the order first counted.
+/// The counts of [`count`] and [`count_n`], in the order first counted.
 pub fn counts() -> Vec<(&'static str, u64)> {
     COUNTS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }

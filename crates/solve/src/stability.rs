@@ -2030,7 +2030,7 @@ impl Pencil {
         let placed = |k: usize, y: &[c64]| converged_to(KRYLOV_BOUNDARY_TOL, k, y);
         if !complete {
             // The prefix below must reach the first Ritz value beyond `need`: where that one
-            // has not converged (or there is none), the check fails whatever the values
+            // is not placed (or there is none), the check fails whatever the values
             // nearer the shift do, without their eigenvectors (on the small pencils every
             // point's first check fails: blade-damper-blade-3d at m = 60, after 14 to 29
             // eigenvectors). It is no pair's second member (its conjugate, of the same
@@ -2040,7 +2040,8 @@ impl Pencil {
                 _ => return Ok(None),
             }
         }
-        // The converged prefix, nearest the shift first; it must reach `need`.
+        // The converged prefix, nearest the shift first; it must reach beyond `need`, or
+        // stop at the first value beyond, placed there.
         let mut keep = Vec::new();
         let mut ys: Vec<Vec<c64>> = Vec::new();
         let mut covered = false;
@@ -2318,7 +2319,8 @@ mod tests {
         // H diagonal with the residual block on its last row: only the last diagonal entry's
         // Ritz pair has a residual, `beta / theta`. Shift 0, disc of radius 1: theta = 5, 3
         // and 2 inside (lambda = 0.2, 0.33, 0.5), 0.9 the first beyond (lambda = 1.11), put
-        // last so that it carries the residual, and 0.5 further out (converged exactly).
+        // last so that it carries the residual, and 0.5 further out (its eigenvector ends in
+        // a zero: no residual beyond rounding).
         let thetas = [5.0, 3.0, 0.5, 2.0, 0.9];
         let m = thetas.len();
         let check = |beta: f64| {
