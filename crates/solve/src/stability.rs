@@ -2321,17 +2321,17 @@ mod tests {
         // and 2 inside (lambda = 0.2, 0.33, 0.5), 0.9 the first beyond (lambda = 1.11), put
         // last so that it carries the residual, and 0.5 further out (its eigenvector ends in
         // a zero: no residual beyond rounding).
-        let thetas = [5.0, 3.0, 0.5, 2.0, 0.9];
-        let m = thetas.len();
-        let check = |beta: f64| {
+        let (thetas, m) = ([5.0, 3.0, 0.5, 2.0, 0.9], 5);
+        let check_with = |diagonal: [f64; 5], beta: f64| {
             let h = Mat::from_fn(m + 1, m, |i, j| match (i, j) {
-                (i, j) if i == j && i < m => thetas[i],
+                (i, j) if i == j && i < m => diagonal[i],
                 (i, j) if i == m && j == m - 1 => beta,
                 _ => 0.0,
             });
             let v = Mat::<f64>::identity(m, m + 1);
             Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false).unwrap()
         };
+        let check = |beta: f64| check_with(thetas, beta);
         let kept = |found: Option<(Vec<c64>, Mat<c64>)>| {
             let mut l: Vec<f64> = found
                 .expect("the check passes")
@@ -2355,17 +2355,7 @@ mod tests {
         assert!(check(1e-3).is_none());
         // An unconverged value inside fails it however well the one beyond is placed: the
         // residual on theta = 2 (inside) instead.
-        let h = Mat::from_fn(m + 1, m, |i, j| match (i, j) {
-            (i, j) if i == j && i < m => [5.0, 3.0, 0.5, 0.9, 2.0][i],
-            (i, j) if i == m && j == m - 1 => 1e-7,
-            _ => 0.0,
-        });
-        let v = Mat::<f64>::identity(m, m + 1);
-        assert!(
-            Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false)
-                .unwrap()
-                .is_none()
-        );
+        assert!(check_with([5.0, 3.0, 0.5, 0.9, 2.0], 1e-7).is_none());
     }
 
     /// A reproducible sequence in `[-0.5, 0.5)`.
