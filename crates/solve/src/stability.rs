@@ -1138,6 +1138,21 @@ const KRYLOV_TOL: f64 = 1e-10;
 /// inside that `0.0019` margin (docs/stability.md, section 2).
 const KRYLOV_BOUNDARY_TOL: f64 = 1e-5;
 
+/// At Arnoldi's last check ([`KRYLOV_MAX_BLOCKED`] or [`KRYLOV_MAX`] vectors), where the
+/// point would otherwise go unclassified, the disc counts as covered down to this fraction of
+/// its radius: up to the first value not converged, where that one is located (relative
+/// residual under [`KRYLOV_LAST_BOUNDARY_TOL`]) beyond the smaller disc with room for its
+/// error. A disc of `0.9 s w` still covers the representative strip `|Im lambda| <= s w / 2`
+/// up to `|Re lambda - sigma| = 0.75 s w` (multipliers from 0.009 to 110 at one harmonic's
+/// spacing). The README's 3-D sector at 3460 rad/s had, at 1200 vectors, every value
+/// converged up to a copy of a near-neutral family at `0.9875 s w` (relative residual
+/// `1.6e-10`), and the first value beyond at `3e-4` (docs/stability.md, section 2).
+const KRYLOV_LAST_DISC: f64 = 0.9;
+
+/// The largest relative residual of the value that bounds the disc at the last check
+/// ([`KRYLOV_LAST_DISC`]): one that is located, if not converged.
+const KRYLOV_LAST_BOUNDARY_TOL: f64 = 1e-3;
+
 /// The Euclidean norm of `x`: the plain sum of squares, or faer's scaled sum where that
 /// could have overflowed or underflowed. faer's takes a few microseconds on a column of a
 /// few hundred entries, called three times an Arnoldi step (7 % of blade-damper-blade-3d's
@@ -1930,7 +1945,9 @@ impl Pencil {
             if invariant || m >= checkpoint || m == m_max {
                 crate::profile::count("stability: Arnoldi's Ritz checks");
                 let complete = invariant || (m == full && !deflated);
-                if let Some(found) = Self::ritz(sigma, (&v, &h), m, block, need, complete)? {
+                let last = m == m_max;
+                let found = Self::ritz(sigma, (&v, &h), m, block, need, complete, last)?;
+                if let Some(found) = found {
                     return Ok(Some(found));
                 }
                 if m == m_max {
@@ -1960,6 +1977,7 @@ impl Pencil {
     /// Ritz pairs of the Arnoldi factorisation `(v, h)` of `m` vectors (basis `v`, block upper
     /// Hessenberg `h`, blocks of `block`): `Some` when every Ritz value within `need` of
     /// `sigma` (and at least one) has converged, all of them when the space is `complete`.
+    /// At the `last` check a smaller disc may do, down to [`KRYLOV_LAST_DISC`] of `need`.
     #[allow(clippy::type_complexity)]
     fn ritz(
         sigma: f64,
@@ -1968,6 +1986,7 @@ impl Pencil {
         block: usize,
         need: f64,
         complete: bool,
+        last: bool,
     ) -> Result<Option<(Vec<c64>, Mat<c64>)>, StabilityError> {
         if m == 0 {
             return Ok(None);
@@ -2011,9 +2030,10 @@ impl Pencil {
                 None => hessenberg::eigenvector(hm, block, s[k], work),
             }
         };
-        // Whether the Ritz pair of the unit eigenvector `y` of `H_m` for `s[k]` has converged:
-        // its residual `|next y_last|` (a NaN one, from an eigenvector that overflowed, has not).
-        let converged_to = |tol: f64, k: usize, y: &[c64]| {
+        // The relative residual of the Ritz pair of the unit eigenvector `y` of `H_m` for
+        // `s[k]`: `|next y_last| / |theta|` (infinite for a NaN one, from an eigenvector that
+        // overflowed).
+        let residual = |k: usize, y: &[c64]| {
             let tail = &y[m - block..];
             let r = (0..block)
                 .map(|r| {
@@ -2023,12 +2043,23 @@ impl Pencil {
                         .norm_sqr()
                 })
                 .sum::<f64>()
-                .sqrt();
-            !(r.is_nan() || r > tol * s[k].norm())
+                .sqrt()
+                / s[k].norm();
+            if r.is_nan() { f64::INFINITY } else { r }
         };
-        let converged = |k: usize, y: &[c64]| converged_to(KRYLOV_TOL, k, y);
-        let placed = |k: usize, y: &[c64]| converged_to(KRYLOV_BOUNDARY_TOL, k, y);
-        if !complete {
+        let converged = |k: usize, y: &[c64]| residual(k, y) <= KRYLOV_TOL;
+        let placed = |k: usize, y: &[c64]| residual(k, y) <= KRYLOV_BOUNDARY_TOL;
+        // At the last check, out of vectors: the disc covered is the largest, down to
+        // `KRYLOV_LAST_DISC need`, that the first unconverged value `k` lies beyond with room
+        // for the error of the eigenvalue it approximates (within its residual for a normal
+        // matrix, twice that allowed for the pencil's non-normality): radius
+        // `|lambda_k - sigma| / (1 + 2 r_k)`, `r_k` at most `KRYLOV_LAST_BOUNDARY_TOL`.
+        let covers_at_last = |k: usize, y: &[c64]| {
+            let r = residual(k, y);
+            let radius = 1.0 / (s[k].norm() * (1.0 + 2.0 * r));
+            r <= KRYLOV_LAST_BOUNDARY_TOL && radius >= KRYLOV_LAST_DISC * need
+        };
+        if !complete && !last {
             // The prefix below must reach the first Ritz value beyond `need`: where that one
             // is not placed (or there is none), the check fails whatever the values
             // nearer the shift do, without their eigenvectors (on the small pencils every
@@ -2041,7 +2072,8 @@ impl Pencil {
             }
         }
         // The converged prefix, nearest the shift first; it must reach beyond `need`, or
-        // stop at the first value beyond, placed there.
+        // stop at the first value beyond, placed there (or, at the last check, at a value
+        // that leaves a disc of `KRYLOV_LAST_DISC need` covered).
         let mut keep = Vec::new();
         let mut ys: Vec<Vec<c64>> = Vec::new();
         let mut covered = false;
@@ -2061,6 +2093,7 @@ impl Pencil {
             if !complete && !converged(k, &y) {
                 // The first value beyond the disc covers it once placed there, kept or not.
                 covered |= beyond && placed(k, &y);
+                covered |= last && covers_at_last(k, &y);
                 break;
             }
             if beyond {
@@ -2297,7 +2330,7 @@ mod tests {
         });
         let v = Mat::<f64>::identity(m, m);
         let sigma = 0.1;
-        let (lambdas, vectors) = Pencil::ritz(sigma, (&v, &h), m, block, 0.0, true)
+        let (lambdas, vectors) = Pencil::ritz(sigma, (&v, &h), m, block, 0.0, true, false)
             .unwrap()
             .unwrap();
         assert_eq!(lambdas.len(), 4);
@@ -2329,7 +2362,7 @@ mod tests {
                 _ => 0.0,
             });
             let v = Mat::<f64>::identity(m, m + 1);
-            Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false).unwrap()
+            Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false, false).unwrap()
         };
         let check = |beta: f64| check_with(thetas, beta);
         let kept = |found: Option<(Vec<c64>, Mat<c64>)>| {
@@ -2356,6 +2389,43 @@ mod tests {
         // An unconverged value inside fails it however well the one beyond is placed: the
         // residual on theta = 2 (inside) instead.
         assert!(check_with([5.0, 3.0, 0.5, 0.9, 2.0], 1e-7).is_none());
+    }
+
+    #[test]
+    fn at_the_last_check_a_disc_down_to_nine_tenths_is_covered_by_a_located_value() {
+        // As above: H diagonal, the last entry's pair alone has a residual `beta / theta`;
+        // shift 0, disc of radius 1.
+        let m = 5;
+        let check = |diagonal: [f64; 5], beta: f64, last: bool| {
+            let h = Mat::from_fn(m + 1, m, |i, j| match (i, j) {
+                (i, j) if i == j && i < m => diagonal[i],
+                (i, j) if i == m && j == m - 1 => beta,
+                _ => 0.0,
+            });
+            let v = Mat::<f64>::identity(m, m + 1);
+            Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false, last)
+                .unwrap()
+                .map(|(l, _)| l.len())
+        };
+        // The first value beyond (lambda = 1.11) at a relative residual of 1.1e-4: not placed
+        // before the last check, located at it (its margin 0.11 is far more than 2.2e-4).
+        let beyond = [5.0, 3.0, 0.5, 2.0, 0.9];
+        assert_eq!(check(beyond, 1e-4, false), None);
+        assert_eq!(check(beyond, 1e-4, true), Some(3));
+        // At 2.2e-3 it is not located, even at the last check.
+        assert_eq!(check(beyond, 2e-3, true), None);
+        // A value inside the disc at 0.95 not converged (9.5e-9): the disc of 0.95 / (1 +
+        // 1.9e-8) is covered at the last check, with the two values nearer the shift.
+        let edge = [5.0, 3.0, 0.5, 0.9, 1.0 / 0.95];
+        assert_eq!(check(edge, 1e-8, false), None);
+        assert_eq!(check(edge, 1e-8, true), Some(2));
+        // At 0.5 (theta = 2) it leaves too small a disc.
+        assert_eq!(check([5.0, 3.0, 0.5, 0.9, 2.0], 1e-8, true), None);
+        // At 0.9005: a residual of 5e-4 (located) leaves 0.9005 / 1.001, under 0.9; 1e-4
+        // leaves enough.
+        let near = [5.0, 3.0, 0.5, 0.9, 1.0 / 0.9005];
+        assert_eq!(check(near, 5e-4 / 0.9005, true), None);
+        assert_eq!(check(near, 1e-4 / 0.9005, true), Some(2));
     }
 
     /// A reproducible sequence in `[-0.5, 0.5)`.
