@@ -1120,7 +1120,7 @@ const KRYLOV_BLOCK_FROM: usize = 2000;
 const KRYLOV_MAX_BLOCKED: usize = 1200;
 
 /// Most Arnoldi steps one vector at a time: beyond, the point is not classified (the basis is
-/// `n x 600`).
+/// `n x 600`), unless a smaller disc is covered ([`KRYLOV_LAST_DISC`]).
 const KRYLOV_MAX: usize = 600;
 
 /// Relative residual `|H_next y_last| / (|y| |theta|)` of a converged Ritz pair (one vector a
@@ -1143,8 +1143,8 @@ const KRYLOV_BOUNDARY_TOL: f64 = 1e-5;
 /// its radius: up to the first value not converged, where that one is located (relative
 /// residual under [`KRYLOV_LAST_BOUNDARY_TOL`]) beyond the smaller disc with room for its
 /// error. A disc of `0.9 s w` still covers the representative strip `|Im lambda| <= s w / 2`
-/// up to `|Re lambda - sigma| = 0.75 s w` (multipliers from 0.009 to 110 at one harmonic's
-/// spacing). The README's 3-D sector at 3460 rad/s had, at 1200 vectors, every value
+/// up to `|Re lambda - sigma| = 0.75 s w` (multipliers from 0.013 to 160 at one harmonic's
+/// spacing); a family known only by a copy beyond it is not seen. The README's 3-D sector at 3460 rad/s had, at 1200 vectors, every value
 /// converged up to a copy of a near-neutral family at `0.9875 s w` (relative residual
 /// `1.6e-10`), and the first value beyond at `3e-4` (docs/stability.md, section 2).
 const KRYLOV_LAST_DISC: f64 = 0.9;
@@ -1764,7 +1764,8 @@ impl Pencil {
     /// axis, until every eigenvalue within `spacing w` of the shift has converged: that
     /// covers the representative strip up to `Re lambda = 0.87 spacing w` (multipliers up
     /// to `exp(0.87 spacing 2 pi)`, over 200), which is where stability is decided and
-    /// folds cross; what lies further right is not searched (docs/stability.md).
+    /// folds cross; what lies further right is not searched (docs/stability.md). Where
+    /// Arnoldi runs out of vectors a disc down to [`KRYLOV_LAST_DISC`] of that may do.
     ///
     /// A contact stuck all period holds its DOFs (an index-3 constraint): its infinite
     /// eigenvalues come out as huge finite ones that depend on rounding (1.8e8 on
@@ -1845,7 +1846,8 @@ impl Pencil {
 
     /// [`Pencil::eigen`] by Arnoldi at one shift: the eigenvalues nearest `sigma`, until all
     /// within `spacing w` of it have converged (or the Krylov space is the operator's whole
-    /// range, `rank` at most); `None` where `A - sigma B` is numerically singular.
+    /// range, `rank` at most; at the last check within [`KRYLOV_LAST_DISC`] of that); `None`
+    /// where `A - sigma B` is numerically singular.
     ///
     /// On large pencils the space grows by blocks of [`KRYLOV_BLOCK`] vectors: a step's
     /// solve reads the factors once for the whole block (it is bound by memory bandwidth,
@@ -2410,6 +2412,9 @@ mod tests {
         // The first value beyond (lambda = 1.11) at a relative residual of 1.1e-4: not placed
         // before the last check, located at it (its margin 0.11 is far more than 2.2e-4).
         let beyond = [5.0, 3.0, 0.5, 2.0, 0.9];
+        // Placed by the usual rule (1.1e-7): the last check keeps the same values.
+        assert_eq!(check(beyond, 1e-7, false), Some(3));
+        assert_eq!(check(beyond, 1e-7, true), Some(3));
         assert_eq!(check(beyond, 1e-4, false), None);
         assert_eq!(check(beyond, 1e-4, true), Some(3));
         // At 2.2e-3 it is not located, even at the last check.
