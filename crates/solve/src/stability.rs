@@ -1144,9 +1144,10 @@ const KRYLOV_BOUNDARY_TOL: f64 = 1e-5;
 /// residual under [`KRYLOV_LAST_BOUNDARY_TOL`]) beyond the smaller disc with room for its
 /// error. A disc of `0.9 s w` still covers the representative strip `|Im lambda| <= s w / 2`
 /// up to `|Re lambda - sigma| = 0.75 s w` (multipliers from 0.013 to 160 at one harmonic's
-/// spacing); a family known only by a copy beyond it is not seen. The README's 3-D sector at 3460 rad/s had, at 1200 vectors, every value
-/// converged up to a copy of a near-neutral family at `0.9875 s w` (relative residual
-/// `1.6e-10`), and the first value beyond at `3e-4` (docs/stability.md, section 2).
+/// spacing); a family known only by a copy beyond it is not seen. The README's 3-D sector
+/// at 3460 rad/s had, at 1200 vectors, every value converged up to a copy of a near-neutral
+/// family at `0.9875 s w` (relative residual `1.6e-10`), and the first value beyond at `3e-4`
+/// (docs/stability.md, section 2).
 const KRYLOV_LAST_DISC: f64 = 0.9;
 
 /// The largest relative residual of the value that bounds the disc at the last check
@@ -1952,7 +1953,7 @@ impl Pencil {
                 if let Some(found) = found {
                     return Ok(Some(found));
                 }
-                if m == m_max {
+                if last {
                     return Err(StabilityError::Numerical(format!(
                         "Arnoldi did not converge in {m} steps"
                     )));
@@ -2049,15 +2050,12 @@ impl Pencil {
                 / s[k].norm();
             if r.is_nan() { f64::INFINITY } else { r }
         };
-        let converged = |k: usize, y: &[c64]| residual(k, y) <= KRYLOV_TOL;
-        let placed = |k: usize, y: &[c64]| residual(k, y) <= KRYLOV_BOUNDARY_TOL;
         // At the last check, out of vectors: the disc covered is the largest, down to
-        // `KRYLOV_LAST_DISC need`, that the first unconverged value `k` lies beyond with room
-        // for the error of the eigenvalue it approximates (within its residual for a normal
-        // matrix, twice that allowed for the pencil's non-normality): radius
-        // `|lambda_k - sigma| / (1 + 2 r_k)`, `r_k` at most `KRYLOV_LAST_BOUNDARY_TOL`.
-        let covers_at_last = |k: usize, y: &[c64]| {
-            let r = residual(k, y);
+        // `KRYLOV_LAST_DISC need`, that the first unconverged value `k` (relative residual `r`)
+        // lies beyond with room for the error of the eigenvalue it approximates (within its
+        // residual for a normal matrix, twice that allowed for the pencil's non-normality):
+        // radius `|lambda_k - sigma| / (1 + 2 r)`, `r` at most `KRYLOV_LAST_BOUNDARY_TOL`.
+        let covers_at_last = |k: usize, r: f64| {
             let radius = 1.0 / (s[k].norm() * (1.0 + 2.0 * r));
             r <= KRYLOV_LAST_BOUNDARY_TOL && radius >= KRYLOV_LAST_DISC * need
         };
@@ -2069,7 +2067,7 @@ impl Pencil {
             // eigenvectors). It is no pair's second member (its conjugate, of the same
             // modulus, would come first), so the loop below computes it the same way.
             match order.iter().find(|&&k| 1.0 / s[k].norm() > need) {
-                Some(&k) if placed(k, &eigenvector(k, &mut work)) => {}
+                Some(&k) if residual(k, &eigenvector(k, &mut work)) <= KRYLOV_BOUNDARY_TOL => {}
                 _ => return Ok(None),
             }
         }
@@ -2092,10 +2090,11 @@ impl Pencil {
                 _ => eigenvector(k, &mut work),
             };
             let beyond = 1.0 / s[k].norm() > need;
-            if !complete && !converged(k, &y) {
+            let r = residual(k, &y);
+            if !complete && r > KRYLOV_TOL {
                 // The first value beyond the disc covers it once placed there, kept or not.
-                covered |= beyond && placed(k, &y);
-                covered |= last && covers_at_last(k, &y);
+                covered |= beyond && r <= KRYLOV_BOUNDARY_TOL;
+                covered |= last && covers_at_last(k, r);
                 break;
             }
             if beyond {
@@ -2356,16 +2355,8 @@ mod tests {
         // and 2 inside (lambda = 0.2, 0.33, 0.5), 0.9 the first beyond (lambda = 1.11), put
         // last so that it carries the residual, and 0.5 further out (its eigenvector ends in
         // a zero: no residual beyond rounding).
-        let (thetas, m) = ([5.0, 3.0, 0.5, 2.0, 0.9], 5);
-        let check_with = |diagonal: [f64; 5], beta: f64| {
-            let h = Mat::from_fn(m + 1, m, |i, j| match (i, j) {
-                (i, j) if i == j && i < m => diagonal[i],
-                (i, j) if i == m && j == m - 1 => beta,
-                _ => 0.0,
-            });
-            let v = Mat::<f64>::identity(m, m + 1);
-            Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false, false).unwrap()
-        };
+        let thetas = [5.0, 3.0, 0.5, 2.0, 0.9];
+        let check_with = |diagonal: [f64; 5], beta: f64| diagonal_ritz(diagonal, beta, false);
         let check = |beta: f64| check_with(thetas, beta);
         let kept = |found: Option<(Vec<c64>, Mat<c64>)>| {
             let mut l: Vec<f64> = found
@@ -2397,17 +2388,8 @@ mod tests {
     fn at_the_last_check_a_disc_down_to_nine_tenths_is_covered_by_a_located_value() {
         // As above: H diagonal, the last entry's pair alone has a residual `beta / theta`;
         // shift 0, disc of radius 1.
-        let m = 5;
         let check = |diagonal: [f64; 5], beta: f64, last: bool| {
-            let h = Mat::from_fn(m + 1, m, |i, j| match (i, j) {
-                (i, j) if i == j && i < m => diagonal[i],
-                (i, j) if i == m && j == m - 1 => beta,
-                _ => 0.0,
-            });
-            let v = Mat::<f64>::identity(m, m + 1);
-            Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false, last)
-                .unwrap()
-                .map(|(l, _)| l.len())
+            diagonal_ritz(diagonal, beta, last).map(|(l, _)| l.len())
         };
         // The first value beyond (lambda = 1.11) at a relative residual of 1.1e-4: not placed
         // before the last check, located at it (its margin 0.11 is far more than 2.2e-4).
@@ -2431,6 +2413,21 @@ mod tests {
         let near = [5.0, 3.0, 0.5, 0.9, 1.0 / 0.9005];
         assert_eq!(check(near, 5e-4 / 0.9005, true), None);
         assert_eq!(check(near, 1e-4 / 0.9005, true), Some(2));
+    }
+
+    /// [`Pencil::ritz`] at shift 0 with `need = 1` on a diagonal `H` of five entries whose
+    /// residual block `beta` sits under the last column: only the last entry's Ritz pair has
+    /// a residual, `beta / theta`.
+    #[allow(clippy::type_complexity)]
+    fn diagonal_ritz(diagonal: [f64; 5], beta: f64, last: bool) -> Option<(Vec<c64>, Mat<c64>)> {
+        let m = diagonal.len();
+        let h = Mat::from_fn(m + 1, m, |i, j| match (i, j) {
+            (i, j) if i == j && i < m => diagonal[i],
+            (i, j) if i == m && j == m - 1 => beta,
+            _ => 0.0,
+        });
+        let v = Mat::<f64>::identity(m, m + 1);
+        Pencil::ritz(0.0, (&v, &h), m, 1, 1.0, false, last).unwrap()
     }
 
     /// A reproducible sequence in `[-0.5, 0.5)`.
