@@ -721,6 +721,24 @@ impl Receptance {
         self.prepare_with(w, harmonics, 0.0)
     }
 
+    /// Extracts now what the backend would otherwise extract on first use for `harmonics`
+    /// (a cyclic sector's modes of their nodal diameters), so that curves started together
+    /// share one extraction instead of each racing to make its own. An extraction that fails
+    /// is reported again by the [`prepare`](Self::prepare) that needs it.
+    pub fn warm(&self, harmonics: &[usize]) {
+        if let (Backend::CyclicModal(b), Some(cm)) = (&self.backend, self.s.cyclic.as_ref()) {
+            let mut nds: Vec<usize> = harmonics
+                .iter()
+                .map(|&h| cm.cyclic.nodal_diameter(h))
+                .collect();
+            nds.sort_unstable();
+            nds.dedup();
+            for nd in nds {
+                let _ = b.nd(&self.s, nd);
+            }
+        }
+    }
+
     /// [`prepare`](Self::prepare) for the structure with `-xi M` added to its damping, from
     /// the modal backend's modes without extracting them again: mass-normalised modes turn
     /// it into `-xi` on each modal damping (exact for the retained modes). The residual
@@ -809,9 +827,17 @@ impl Receptance {
                         )))
                     }
                     Some(e) if h as f64 * w.abs() > e.limit => {
+                        // Built outside the cell's lock: the orderings run on the thread
+                        // pool, and a worker waiting inside `get_or_init` could take a task
+                        // (another curve) that asks for the same cell, a deadlock. Two that
+                        // race build the same analysis; the first is kept.
+                        if e.sparse.get().is_none() {
+                            let _ = e.sparse.set(direct::SparseBackend::new(&self.s));
+                        }
                         let sparse = e
                             .sparse
-                            .get_or_init(|| direct::SparseBackend::new(&self.s))
+                            .get()
+                            .expect("set above")
                             .as_ref()
                             .map_err(Clone::clone)?;
                         direct(h, sparse.harmonic(&self.s, w, h))

@@ -360,6 +360,11 @@ pub fn sweep(
     opts: &SweepOptions,
     observer: &dyn SweepObserver,
 ) -> Vec<Curve> {
+    // What the condensation extracts on first use, extracted once before the curves race
+    // for it (each would otherwise make its own copy).
+    if specs.len() > 1 {
+        rec.warm(specs[0].setup.point.set.harmonics());
+    }
     specs
         .par_iter()
         .enumerate()

@@ -106,9 +106,17 @@ impl CyclicModalBackend {
 
     /// The modes of nodal diameter `nd`, extracted on first use.
     pub(crate) fn nd(&self, s: &Structure, nd: usize) -> Result<Arc<NdModes>, ReceptanceError> {
-        self.per_nd[nd]
-            .get_or_init(|| self.extract(s, nd).map(Arc::new))
-            .clone()
+        let cell = &self.per_nd[nd];
+        if let Some(modes) = cell.get() {
+            return modes.clone();
+        }
+        // Extracted outside the cell's lock: the factorisation and the Lanczos run on the
+        // thread pool, and a worker waiting inside `get_or_init` could take a task (another
+        // curve, a study case) that asks for the same cell: a reentrant initialisation, a
+        // deadlock. Two that race extract the same modes and the first kept; a sweep of
+        // several curves extracts before they start (`Receptance::warm`).
+        let _ = cell.set(self.extract(s, nd).map(Arc::new));
+        cell.get().expect("set above").clone()
     }
 
     fn extract(&self, s: &Structure, nd: usize) -> Result<NdModes, ReceptanceError> {
@@ -318,14 +326,13 @@ impl CyclicModalBackend {
             None => vec![c64::new(0.0, 0.0); m],
             Some(f) => {
                 let fr = s.reduce(h, f);
-                let stat = {
-                    let mut cache = nd.forced_static.lock().unwrap_or_else(|e| e.into_inner());
-                    Arc::clone(
-                        cache
-                            .entry(h)
-                            .or_insert_with(|| Arc::new(nd.forced_static_of(None, &fr))),
-                    )
-                };
+                let lock = || nd.forced_static.lock().unwrap_or_else(|e| e.into_inner());
+                let cached = lock().get(&h).cloned();
+                // Solved without the lock (a factorisation on the thread pool, see `nd`).
+                let stat = cached.unwrap_or_else(|| {
+                    let fresh = Arc::new(nd.forced_static_of(None, &fr));
+                    Arc::clone(lock().entry(h).or_insert(fresh))
+                });
                 let pf = nd.phi.adjoint() * &fr;
                 (0..m)
                     .map(|i| {
@@ -449,5 +456,33 @@ mod tests {
             .map(|(i, j)| want[(i, j)].im.abs())
             .fold(0.0, f64::max);
         assert!(im > 1e-2 * want.norm_max(), "the reference is complex");
+    }
+
+    /// `warm` extracts the modes of exactly the nodal diameters its harmonics fall on, so
+    /// that curves started after it find them (and none races to extract its own copy).
+    #[test]
+    fn warm_extracts_the_nodal_diameters_of_its_harmonics_and_no_others() {
+        use crate::receptance::{Backend, Receptance, ReceptanceKind};
+        use ewr_model::examples::{BladedDisk, bladed_disk};
+        let sector = bladed_disk(&BladedDisk {
+            sectors: 12,
+            engine_order: 5,
+        });
+        let rec = Receptance::new(&sector, ReceptanceKind::Modal { modes: 4 }).unwrap();
+        let Backend::CyclicModal(b) = &rec.backend else {
+            panic!("a cyclic sector's modal receptance is the cyclic backend")
+        };
+        assert!(b.per_nd.iter().all(|c| c.get().is_none()), "nothing before");
+        // Engine order 5 of 12: harmonics 0, 1 and 3 on diameters 0, 5 and 3.
+        rec.warm(&[0, 1, 3]);
+        let extracted: Vec<usize> = (0..12).filter(|&k| b.per_nd[k].get().is_some()).collect();
+        assert_eq!(extracted, [0, 3, 5]);
+        let before = Arc::clone(b.per_nd[5].get().unwrap().as_ref().unwrap());
+        rec.prepare(1.2, &[1]).unwrap();
+        let after = b.nd(&rec.s, 5).unwrap();
+        assert!(
+            Arc::ptr_eq(&before, &after),
+            "a curve reuses the warmed modes"
+        );
     }
 }

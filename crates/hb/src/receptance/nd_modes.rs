@@ -153,16 +153,26 @@ impl NdSolve {
 impl NdModes {
     /// `S_k e_i` for each `i` of `rows`, computing the missing ones (one factorisation).
     fn columns_for(&self, rows: &[usize]) -> Vec<Arc<Vec<c64>>> {
-        let mut cache = self.columns.lock().unwrap_or_else(|e| e.into_inner());
-        let mut missing: Vec<usize> = rows
-            .iter()
-            .copied()
-            .filter(|i| !cache.contains_key(i))
-            .collect();
+        let lock = || self.columns.lock().unwrap_or_else(|e| e.into_inner());
+        let mut missing: Vec<usize> = {
+            let cache = lock();
+            rows.iter()
+                .copied()
+                .filter(|i| !cache.contains_key(i))
+                .collect()
+        };
         missing.sort_unstable();
         missing.dedup();
+        // Solved without the lock: the solve runs on the thread pool, and a worker holding
+        // the lock while it waits could take a task that asks for it (a deadlock). Of two
+        // that race, the first to finish keeps its columns.
+        let mut fresh = HashMap::new();
         if !missing.is_empty() {
-            self.fill_columns(None, &missing, &mut cache);
+            self.fill_columns(None, &missing, &mut fresh);
+        }
+        let mut cache = lock();
+        for (i, col) in fresh {
+            cache.entry(i).or_insert(col);
         }
         rows.iter().map(|i| Arc::clone(&cache[i])).collect()
     }
