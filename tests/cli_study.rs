@@ -635,3 +635,65 @@ fn adding_an_optimisation_to_a_study_does_not_overwrite_its_finished_cases() {
         "a finished case file changed"
     );
 }
+
+/// A case condensed by modes from a damping matrix that couples them (a dashpot mid-chain, as
+/// in `cli_modes`) is warned of, as `ewr frc` warns: once for the study, naming the cases, and
+/// kept in each case's file so that a rerun that only reuses the cases says it again. A
+/// Rayleigh-damped chain says nothing.
+#[test]
+fn a_study_warns_once_where_the_modes_drop_the_damping_coupling() {
+    use ewr_model::{Contacts, ModelBuilder};
+    let dir = tempfile::tempdir().unwrap();
+    let chain = |dashpot: bool| {
+        let n = 520;
+        let mut b = ModelBuilder::new(n).rayleigh(0.0, 1e-4);
+        for i in 0..n {
+            b = b.mass(i, 1.0);
+            if i + 1 < n {
+                b = b.spring(i, i + 1, 1e4);
+            }
+        }
+        b = b.spring_to_ground(0, 1e4);
+        if dashpot {
+            b = b.damper_to_ground(n / 2, 20.0);
+        }
+        b.contacts(Contacts::to_ground(1, vec![n - 1], vec![1.0]))
+            .force(n - 1, 1, 1.0, 0.0)
+            .build()
+            .unwrap()
+    };
+    for dashpot in [true, false] {
+        let model = dir.path().join(format!("chain-{dashpot}.h5"));
+        ewr_model::write(&model, &chain(dashpot)).unwrap();
+        let study = dir.path().join(format!("study-{dashpot}.toml"));
+        std::fs::write(
+            &study,
+            format!(
+                "model = {:?}\n[frequency]\nstart = 0.25\nend = 0.35\nstep = 0.05\n\
+                 [solver]\nharmonics = \"odd:3\"\nreceptance = \"modal:10\"\n\
+                 [grid]\nmu_n = [0.5, 2]\n",
+                model.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("res-{dashpot}/s.h5"));
+        for run in ["computed", "reused"] {
+            let o = ewr(&["study", s(&study), "-o", s(&out), "--no-plot"]);
+            let (so, se) = text(&o);
+            assert_eq!(o.status.code(), Some(0), "{run}: {so}\n{se}");
+            assert_eq!(
+                se.matches("couples them").count(),
+                usize::from(dashpot),
+                "{run}: {se}"
+            );
+            if dashpot {
+                assert!(se.contains("(every case)"), "{run}: {se}");
+            }
+        }
+        let f = ewr_study::read_study_file(&out).unwrap();
+        assert_eq!(f.results.len(), 2);
+        for r in &f.results {
+            assert_eq!(r.warnings.len(), usize::from(dashpot), "{:?}", r.warnings);
+        }
+    }
+}

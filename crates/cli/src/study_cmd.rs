@@ -311,6 +311,13 @@ fn study_cmd(a: &StudyArgs) -> Result<(), Failure> {
     finish(&ewr_study::StudyInfo::of(&study), &results)
 }
 
+/// Each distinct warning of the cases once on stderr, with the cases it concerns.
+fn warn_once(results: &[CaseResult]) {
+    for w in ewr_study::result::distinct_warnings(results) {
+        say_err!("{w}");
+    }
+}
+
 /// Reads every finished case file of an earlier run in a child process first: one the HDF5
 /// library crashes or hangs on is named and set aside (`.h5.damaged`), and its case is
 /// computed again, instead of crashing every rerun.
@@ -376,6 +383,7 @@ fn outputs(
 }
 
 fn finish(info: &StudyInfo, results: &[CaseResult]) -> Result<(), Failure> {
+    warn_once(results);
     let count = |s: CaseStatus| results.iter().filter(|r| r.status == s).count();
     let (ok, partial, failed) = (
         count(CaseStatus::Ok),

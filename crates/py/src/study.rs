@@ -252,6 +252,9 @@ impl PyStudy {
                 ),
             )?;
         }
+        for w in ewr_study::result::distinct_warnings(&outcome.results) {
+            warn(py, w.trim_start_matches("warning: "))?;
+        }
         Ok(PyStudyResult {
             study: self.study.clone(),
             results: outcome.results,
@@ -295,7 +298,8 @@ impl PyStudyResult {
     /// `converged`, `iterations`), the refined peaks (`peaks_omega`, `peaks_amplitude`) and
     /// the locus of `[optimize]` studies (`locus_value`, `locus_omega`, `locus_amplitude`) as
     /// numpy arrays; with `solver.stability`, `stable` and `max_multiplier` per point,
-    /// `peak_stable` and `locus_stable` (1 stable, 0 unstable, -1 not classified).
+    /// `peak_stable` and `locus_stable` (1 stable, 0 unstable, -1 not classified); `warnings`,
+    /// what the case's numbers should be read with (a list of strings, mostly empty).
     #[getter]
     fn cases<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.results
@@ -309,6 +313,7 @@ impl PyStudyResult {
                 }
                 d.set_item("status", r.status.as_str())?;
                 d.set_item("reason", &r.reason)?;
+                d.set_item("warnings", r.warnings.clone())?;
                 d.set_item("peak_omega", r.peak_omega)?;
                 d.set_item("peak_amplitude", r.peak_amplitude)?;
                 d.set_item("optimum_value", r.optimum_value)?;

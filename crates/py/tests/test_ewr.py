@@ -639,3 +639,25 @@ def test_the_modal_receptance_warns_where_the_damping_matrix_couples_its_modes()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert m.solve(0.9, harmonics="odd:7", receptance="dense").converged
+
+
+def test_a_study_warns_where_its_modes_drop_the_damping_coupling(tmp_path):
+    """The chain above in a study condensed by its three modes: the study warns once, as
+    `ewr study` does, naming every case, and each case's dict keeps the warning."""
+    k = np.array([[1.3, -0.3, 0.0], [-0.3, 1.6, -1.3], [0.0, -1.3, 1.3]])
+    c = 1e-4 * k
+    c[0, 0] += 0.05
+    ewr.Model(
+        np.diag([1.0, 1.2, 0.9]),
+        k,
+        c,
+        contacts={"dim": 1, "dofs": [[2]], "mu_n": 0.1},
+        forcing=[(2, 1, 1.0)],
+    ).write(tmp_path / "chain.h5")
+    study = ewr.Study({"model": str(tmp_path / "chain.h5"),
+                       "frequency": {"start": 0.85, "end": 0.95, "step": 0.05},
+                       "solver": {"harmonics": "odd:7", "receptance": "modal:3"},
+                       "grid": {"mu_n": [0.1, 0.2]}})
+    with pytest.warns(UserWarning, match=r"couples them: near mode 3 .*\(every case\)"):
+        r = study.run()
+    assert [len(case["warnings"]) for case in r.cases] == [1, 1]

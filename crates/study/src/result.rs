@@ -109,6 +109,45 @@ pub struct CaseResult {
     pub peak_stable: i64,
     /// ... and for `[optimize]` per locus value.
     pub locus_stable: Vec<i64>,
+    /// What the user should hear about the case's numbers though it did not stop the case
+    /// (the modal receptance dropping a damping matrix's coupling of the modes, as `ewr frc`
+    /// warns); empty when none.
+    pub warnings: Vec<String>,
+}
+
+/// Each distinct warning of `results` once, followed by the cases it concerns (`(every
+/// case)`, or their indices): a study's cases mostly share a structure, and so its warning.
+pub fn distinct_warnings(results: &[CaseResult]) -> Vec<String> {
+    let mut seen: Vec<(&str, Vec<usize>)> = Vec::new();
+    for r in results {
+        for w in &r.warnings {
+            match seen.iter_mut().find(|(x, _)| *x == w.as_str()) {
+                Some((_, cases)) => cases.push(r.index),
+                None => seen.push((w, vec![r.index])),
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(w, cases)| {
+            let which = if cases.len() == results.len() {
+                "every case".to_string()
+            } else {
+                let listed: Vec<String> = cases.iter().take(10).map(usize::to_string).collect();
+                let more = cases.len().saturating_sub(10);
+                format!(
+                    "case{} {}{}",
+                    if cases.len() > 1 { "s" } else { "" },
+                    listed.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )
+            };
+            format!("{w} ({which})")
+        })
+        .collect()
 }
 
 /// 1 stable, 0 unstable, -1 not classified: the code of a solution's stability in files.
@@ -151,6 +190,7 @@ impl CaseResult {
             max_multiplier: Vec::new(),
             peak_stable: -1,
             locus_stable: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -249,6 +289,11 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
         };
         let rec = rec.as_ref();
         let f = &setup.settings;
+        let warnings = ewr_solve::setup::receptance_warnings(
+            rec,
+            &f.point,
+            f.omega_start.abs().max(f.omega_end.abs()),
+        );
         let sweep = SweepOptions {
             min_step: Some(f.min_step),
             max_step: Some(f.max_step),
@@ -282,6 +327,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             return Err(format!("frequency sweep: {e}"));
         }
         let mut r = CaseResult::from_points(study, case, &curve.points);
+        r.warnings = warnings;
         // A refinement that fails leaves the grid's value.
         if r.status != CaseStatus::Failed {
             let mut peaks = curve.peaks;
@@ -362,6 +408,7 @@ fn optimize_case(study: &Study, case: &Case, o: &Optimize) -> CaseResult {
         false
     });
     r.solves = locus.solves as i64;
+    r.warnings = locus.warnings.clone();
     for e in &locus.points {
         r.locus_value.push(e.value);
         r.locus_omega.push(e.peak.omega);

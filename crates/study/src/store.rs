@@ -88,6 +88,10 @@ fn write_case(g: &hdf5::Group, info: &StudyInfo, r: &CaseResult) -> Result<(), S
     put_1d(g, "residual", &r.residual)?;
     put_2d(g, "amp_w", r.omega.len(), r.n_contacts, &r.amp_w)?;
     put_2d(g, "dof_peak", r.omega.len(), r.n_monitored, &r.dof_peak)?;
+    // Only cases with something to say carry it: the others' files stay as they were.
+    if !r.warnings.is_empty() {
+        put_strs(g, "warnings", &r.warnings)?;
+    }
     // Only `[optimize]` studies carry a locus: other studies' files stay as they were.
     if info.optimize.is_some() {
         put_f64(g, "optimum_value", r.optimum_value)?;
@@ -187,6 +191,10 @@ fn read_case(
             -1
         },
         locus_stable: locus(g, "locus_stable", stability && optimized)?,
+        warnings: locus::<hdf5::types::VarLenUnicode>(g, "warnings", g.link_exists("warnings"))?
+            .iter()
+            .map(|w| w.as_str().to_string())
+            .collect(),
     })
 }
 
