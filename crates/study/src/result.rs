@@ -269,6 +269,24 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// Condensations made so far by [`condense`] (the crate's tests, which run one study that
+/// condenses).
+#[cfg(test)]
+pub(crate) static CONDENSED: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// The receptance of a case's structure, with what a cyclic sector's modal backend would
+/// otherwise extract on first use (`Receptance::warm`), as the other backends extract theirs
+/// here: cases that start together would each extract their own copy.
+pub(crate) fn condense(setup: &crate::CaseSetup) -> Result<Receptance, String> {
+    #[cfg(test)]
+    CONDENSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let rec = Receptance::new(&setup.model, setup.kind)
+        .map_err(|e| format!("cannot condense the model: {e}"))?;
+    rec.warm(setup.settings.point.set.harmonics());
+    Ok(rec)
+}
+
 /// Computes one case: its frequency response curve, or for an `[optimize]` study its peak
 /// locus and optimum. Never fails: errors (and even panics of the solver) become a
 /// [`CaseStatus::Failed`] result with the reason. With `shared`, the receptance comes from
@@ -279,10 +297,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             return Ok(optimize_case(study, case, o));
         }
         let setup = study.case_setup(case)?;
-        let build = || {
-            Receptance::new(&setup.model, setup.kind)
-                .map_err(|e| format!("cannot condense the model: {e}"))
-        };
+        let build = || condense(&setup);
         let rec = match shared {
             Some(cache) => cache.get(&study.structure_key(case), build)?,
             None => std::sync::Arc::new(build()?),

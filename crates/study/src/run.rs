@@ -158,6 +158,16 @@ pub fn run(
         .collect();
     let shared = Receptances::new(keys.iter().map(String::as_str));
     let computed: Vec<CaseResult> = pool.install(|| {
+        // The first case's structure is condensed before the cases start, with every thread of
+        // the pool: cases that start together would each condense it (`Receptances`), and a
+        // study over friction, forcing or harmonics has that one structure only. A failure
+        // is left to the cases, which report it.
+        if study.optimize.is_none()
+            && let (Some((i, _)), Some(key)) = (pending.first(), keys.first())
+            && let Ok(setup) = study.case_setup(&study.cases[*i])
+        {
+            let _ = shared.get(key, || crate::result::condense(&setup));
+        }
         pending
             .par_iter()
             .with_max_len(1)
@@ -190,4 +200,37 @@ pub fn run(
     done.extend(computed);
     done.sort_by_key(|r| r.index);
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// A study over friction has one structure: it is condensed once, before the cases start,
+    /// not by each of the cases that start together (two here, on two workers).
+    #[test]
+    fn one_structure_is_condensed_once_for_cases_that_start_together() {
+        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+        let study = Study::from_str_at(
+            &models.join("test.toml"),
+            "model = \"blade-ccx.h5\"\n[frequency]\nstart = 1400\nend = 1500\nstep = 50\n\
+             [solver]\nharmonics = \"odd:3\"\nreceptance = \"modal:20\"\n\
+             [grid]\nmu_n = [5, 10, 20, 40]\n",
+        )
+        .map_err(|e| e.0)
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let opts = RunOptions {
+            cases_dir: dir.path().join("cases"),
+            jobs: Some(2),
+            retry_failed: false,
+            cancel: None,
+        };
+        let before = crate::result::CONDENSED.load(Ordering::SeqCst);
+        let results = run(&study, &[0, 1, 2, 3], &opts, &|_| {}).unwrap();
+        assert_eq!(results.len(), 4);
+        assert!(results.iter().all(|r| r.status == CaseStatus::Ok));
+        assert_eq!(crate::result::CONDENSED.load(Ordering::SeqCst) - before, 1);
+    }
 }

@@ -17,7 +17,9 @@ type Entry = (Option<Arc<Receptance>>, usize);
 /// A case never waits for another's build: the condensation runs rayon kernels inside the
 /// study's own pool, where a waiting worker may pick up a case of the same structure and
 /// would then wait on itself. Two cases of one structure that start at the same moment may
-/// therefore both build it (the first finished is kept); every later case reuses it.
+/// therefore both build it (the first finished is kept); every later case reuses it. The run
+/// builds the first case's structure before any case starts (`run`), so that a study with one
+/// structure, the common one, condenses it once.
 #[derive(Default)]
 pub struct Receptances {
     entries: Mutex<HashMap<String, Entry>>,
