@@ -695,5 +695,18 @@ fn a_study_warns_once_where_the_modes_drop_the_damping_coupling() {
         for r in &f.results {
             assert_eq!(r.warnings.len(), usize::from(dashpot), "{:?}", r.warnings);
         }
+        // A case without a warning has no dataset for it: its file is as it was before.
+        let cases = ewr_study::cases_dir_for(&out);
+        for e in std::fs::read_dir(&cases).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "h5") {
+                let file = hdf5::File::open(e.path()).unwrap();
+                assert_eq!(
+                    file.link_exists("warnings"),
+                    dashpot,
+                    "{}",
+                    e.path().display()
+                );
+            }
+        }
     }
 }

@@ -253,9 +253,9 @@ fn claim_beside() -> bool {
 }
 
 /// Whether work on `rec` may run beside the sweep. Not on cyclic sectors: their modes are
-/// extracted per nodal diameter on first use, inside a lock and with parallel kernels, where a
-/// waiting thread could pick up a task that needs the same diameter and wait on itself (an
-/// estimate's richer set, or every inter-sector phase, reaches new diameters). Not on a
+/// extracted per nodal diameter on first use, and work beside the sweep that reaches a new
+/// diameter (an estimate's richer set, or every inter-sector phase) while the sweep does
+/// would extract a second copy of its modes at the same time, and hold both. Not on a
 /// modal receptance that condenses its highest harmonics exactly, nor on a large direct one
 /// (`CONCURRENT_DIRECT_DOFS_UP_TO`).
 fn beside_allowed(rec: &Receptance) -> bool {

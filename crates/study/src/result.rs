@@ -269,18 +269,10 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Condensations made so far by [`condense`] (the crate's tests, which run one study that
-/// condenses).
-#[cfg(test)]
-pub(crate) static CONDENSED: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(0);
-
 /// The receptance of a case's structure, with what a cyclic sector's modal backend would
 /// otherwise extract on first use (`Receptance::warm`), as the other backends extract theirs
 /// here: cases that start together would each extract their own copy.
 pub(crate) fn condense(setup: &crate::CaseSetup) -> Result<Receptance, String> {
-    #[cfg(test)]
-    CONDENSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let rec = Receptance::new(&setup.model, setup.kind)
         .map_err(|e| format!("cannot condense the model: {e}"))?;
     rec.warm(setup.settings.point.set.harmonics());
@@ -292,6 +284,8 @@ pub(crate) fn condense(setup: &crate::CaseSetup) -> Result<Receptance, String> {
 /// [`CaseStatus::Failed`] result with the reason. With `shared`, the receptance comes from
 /// (or goes to) the run's cache, keyed by [`Study::structure_key`].
 pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) -> CaseResult {
+    // Kept for a case that fails after them too: they may say why.
+    let mut said = Vec::new();
     let run = || -> Result<CaseResult, String> {
         if let Some(o) = &study.optimize {
             return Ok(optimize_case(study, case, o));
@@ -304,7 +298,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
         };
         let rec = rec.as_ref();
         let f = &setup.settings;
-        let warnings = ewr_solve::setup::receptance_warnings(
+        said = ewr_solve::setup::receptance_warnings(
             rec,
             &f.point,
             f.omega_start.abs().max(f.omega_end.abs()),
@@ -342,7 +336,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             return Err(format!("frequency sweep: {e}"));
         }
         let mut r = CaseResult::from_points(study, case, &curve.points);
-        r.warnings = warnings;
+        r.warnings = said.clone();
         // A refinement that fails leaves the grid's value.
         if r.status != CaseStatus::Failed {
             let mut peaks = curve.peaks;
@@ -381,14 +375,21 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
         }
         Ok(r)
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+    match outcome {
         Ok(Ok(r)) => r,
-        Ok(Err(reason)) => CaseResult::failed(study, case, reason),
-        Err(p) => CaseResult::failed(
-            study,
-            case,
-            format!("internal error (panic): {}", panic_message(p.as_ref())),
-        ),
+        Ok(Err(reason)) => CaseResult {
+            warnings: said,
+            ..CaseResult::failed(study, case, reason)
+        },
+        Err(p) => CaseResult {
+            warnings: said,
+            ..CaseResult::failed(
+                study,
+                case,
+                format!("internal error (panic): {}", panic_message(p.as_ref())),
+            )
+        },
     }
 }
 

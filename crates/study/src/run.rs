@@ -107,6 +107,16 @@ pub fn run(
     opts: &RunOptions,
     report: &(dyn Fn(Event<'_>) + Sync),
 ) -> Result<Vec<CaseResult>, String> {
+    run_counted(study, indices, opts, report).map(|(results, _)| results)
+}
+
+/// [`run`], and how many condensations it made.
+fn run_counted(
+    study: &Study,
+    indices: &[usize],
+    opts: &RunOptions,
+    report: &(dyn Fn(Event<'_>) + Sync),
+) -> Result<(Vec<CaseResult>, usize), String> {
     let info = StudyInfo::of(study);
     let dir = &opts.cases_dir;
     std::fs::create_dir_all(dir)
@@ -160,13 +170,15 @@ pub fn run(
     let computed: Vec<CaseResult> = pool.install(|| {
         // The first case's structure is condensed before the cases start, with every thread of
         // the pool: cases that start together would each condense it (`Receptances`), and a
-        // study over friction, forcing or harmonics has that one structure only. A failure
-        // is left to the cases, which report it.
+        // study over friction, forcing or harmonics has that one structure only. A failure,
+        // or a panic, is left to the cases, which report it (each condenses once more).
         if study.optimize.is_none()
             && let (Some((i, _)), Some(key)) = (pending.first(), keys.first())
             && let Ok(setup) = study.case_setup(&study.cases[*i])
         {
-            let _ = shared.get(key, || crate::result::condense(&setup));
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shared.get(key, || crate::result::condense(&setup))
+            }));
         }
         pending
             .par_iter()
@@ -199,7 +211,7 @@ pub fn run(
     }
     done.extend(computed);
     done.sort_by_key(|r| r.index);
-    Ok(done)
+    Ok((done, shared.built()))
 }
 
 #[cfg(test)]
@@ -227,10 +239,9 @@ mod tests {
             retry_failed: false,
             cancel: None,
         };
-        let before = crate::result::CONDENSED.load(Ordering::SeqCst);
-        let results = run(&study, &[0, 1, 2, 3], &opts, &|_| {}).unwrap();
+        let (results, condensed) = run_counted(&study, &[0, 1, 2, 3], &opts, &|_| {}).unwrap();
         assert_eq!(results.len(), 4);
         assert!(results.iter().all(|r| r.status == CaseStatus::Ok));
-        assert_eq!(crate::result::CONDENSED.load(Ordering::SeqCst) - before, 1);
+        assert_eq!(condensed, 1);
     }
 }

@@ -533,9 +533,13 @@ pub fn track(
     }
     locus.solves = t.solves;
     locus.warnings = t.warnings;
-    if t.more_warnings > 0 {
-        locus.warnings.push(format!(
-            "warning: the same, with other numbers, at {} more parameter value(s)",
+    // Said on the warning itself, so that it keeps its context where warnings of several
+    // loci are gathered (a study's cases).
+    if t.more_warnings > 0
+        && let Some(last) = locus.warnings.last_mut()
+    {
+        last.push_str(&format!(
+            " (the same, with other numbers, at {} more parameter value(s))",
             t.more_warnings
         ));
     }
