@@ -296,3 +296,42 @@ fn a_backbone_by_modes_says_when_the_damping_matrix_couples_them() {
         assert_eq!(err.contains("couples them"), dashpot, "{err}");
     }
 }
+
+/// Nonlinear modes of a cyclic sector are refused, and the refusal names the way round: the
+/// full annulus, an ordinary model whose backbone starts from the stuck disk's lowest mode.
+#[test]
+fn a_cyclic_sector_is_refused_with_the_annulus_as_the_way_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let sector = shipped_model("bladed-disk");
+    let args = |m: &str| {
+        [
+            "modes",
+            m,
+            "--from",
+            "1e-3",
+            "--to",
+            "1e-2",
+            "--points",
+            "2",
+            "--harmonics",
+            "odd:3",
+            "--json",
+        ]
+        .map(String::from)
+    };
+    let o = ewr(&args(s(&sector)).each_ref().map(String::as_str));
+    let (_, err) = text(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("ewr model annulus"), "{err}");
+    let annulus = dir.path().join("annulus.h5");
+    let o = ewr(&["model", "annulus", s(&sector), "-o", s(&annulus)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let o = ewr(&args(s(&annulus)).each_ref().map(String::as_str));
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["backbone"].as_array().is_some_and(|b| b.len() == 2),
+        "{out}"
+    );
+}

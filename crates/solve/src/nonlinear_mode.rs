@@ -1248,7 +1248,11 @@ fn backbone_body(
     }
     if model.cyclic.is_some() {
         return Err(SolveError::Start(
-            "nonlinear modes of cyclic sectors are not available yet".into(),
+            "nonlinear modes of cyclic sectors are not available yet: expand the sector to its \
+             full annulus (`ewr model annulus`, in Python `Model.annulus()`) and compute the \
+             modes of that, standing waves of the whole disk (the annulus has N times the \
+             sector's DOFs and contacts)"
+                .into(),
         ));
     }
     if settings.auto.is_some() {
