@@ -726,11 +726,22 @@ impl Receptance {
     /// share one extraction instead of each racing to make its own. An extraction that fails
     /// is reported again by the [`prepare`](Self::prepare) that needs it.
     pub fn warm(&self, harmonics: &[usize]) {
-        if let (Backend::CyclicModal(b), Some(cm)) = (&self.backend, self.s.cyclic.as_ref()) {
-            let mut nds: Vec<usize> = harmonics
-                .iter()
-                .map(|&h| cm.cyclic.nodal_diameter(h))
-                .collect();
+        if let Some(cm) = self.s.cyclic.as_ref() {
+            self.warm_diameters(harmonics.iter().map(|&h| cm.cyclic.nodal_diameter(h)));
+        }
+    }
+
+    /// [`warm`](Self::warm) for every nodal diameter of a cyclic sector, which a
+    /// classification against every inter-sector phase reaches.
+    pub fn warm_every_diameter(&self) {
+        if let Some(cm) = self.s.cyclic.as_ref() {
+            self.warm_diameters(0..cm.cyclic.sectors);
+        }
+    }
+
+    fn warm_diameters(&self, nds: impl Iterator<Item = usize>) {
+        if let Backend::CyclicModal(b) = &self.backend {
+            let mut nds: Vec<usize> = nds.collect();
             nds.sort_unstable();
             nds.dedup();
             for nd in nds {

@@ -361,9 +361,21 @@ pub fn sweep(
     observer: &dyn SweepObserver,
 ) -> Vec<Curve> {
     // What the condensation extracts on first use, extracted once before the curves race
-    // for it (each would otherwise make its own copy).
+    // for it (each would otherwise make its own copy): the set's harmonics, those of the
+    // estimates on the richer set (the refined peaks' come as the curves end together), and
+    // for every inter-sector phase every diameter.
     if specs.len() > 1 {
-        rec.warm(specs[0].setup.point.set.harmonics());
+        let set = &specs[0].setup.point.set;
+        let mut hs = set.harmonics().to_vec();
+        if (opts.estimate_points || opts.refine_peaks && opts.estimate_peaks)
+            && let Ok(richer) = crate::estimate::enriched(set)
+        {
+            hs.extend(richer.harmonics());
+        }
+        rec.warm(&hs);
+        if opts.stability && opts.all_phases {
+            rec.warm_every_diameter();
+        }
     }
     specs
         .par_iter()

@@ -458,8 +458,9 @@ mod tests {
         assert!(im > 1e-2 * want.norm_max(), "the reference is complex");
     }
 
-    /// `warm` extracts the modes of exactly the nodal diameters its harmonics fall on, so
-    /// that curves started after it find them (and none races to extract its own copy).
+    /// `warm` extracts the modes of exactly the nodal diameters its harmonics fall on (and
+    /// `warm_every_diameter` all of them), so that curves started after it find them (and
+    /// none races to extract its own copy).
     #[test]
     fn warm_extracts_the_nodal_diameters_of_its_harmonics_and_no_others() {
         use crate::receptance::{Backend, Receptance, ReceptanceKind};
@@ -484,5 +485,9 @@ mod tests {
             Arc::ptr_eq(&before, &after),
             "a curve reuses the warmed modes"
         );
+        rec.warm_every_diameter();
+        assert!(b.per_nd.iter().all(|c| c.get().is_some()), "every diameter");
+        let again = b.nd(&rec.s, 5).unwrap();
+        assert!(Arc::ptr_eq(&before, &again), "none extracted again");
     }
 }
