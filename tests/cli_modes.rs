@@ -256,29 +256,10 @@ fn the_forced_response_is_read_at_the_forced_dof_the_mode_moves_most() {
 /// so (docs/receptance.md, "Non-proportional damping"). A Rayleigh-damped chain does not.
 #[test]
 fn a_backbone_by_modes_says_when_the_damping_matrix_couples_them() {
-    use ewr_model::{Contacts, ModelBuilder};
     let dir = tempfile::tempdir().unwrap();
-    let chain = |dashpot: bool| {
-        let n = 520;
-        let mut b = ModelBuilder::new(n).rayleigh(0.0, 1e-4);
-        for i in 0..n {
-            b = b.mass(i, 1.0);
-            if i + 1 < n {
-                b = b.spring(i, i + 1, 1e4);
-            }
-        }
-        b = b.spring_to_ground(0, 1e4);
-        if dashpot {
-            b = b.damper_to_ground(n / 2, 20.0);
-        }
-        b.contacts(Contacts::to_ground(1, vec![n - 1], vec![1.0]))
-            .force(n - 1, 1, 1.0, 0.0)
-            .build()
-            .unwrap()
-    };
     for dashpot in [true, false] {
         let path = dir.path().join(format!("chain-{dashpot}.h5"));
-        ewr_model::write(&path, &chain(dashpot)).unwrap();
+        ewr_model::write(&path, &common::long_chain(dashpot)).unwrap();
         let o = ewr(&[
             "modes",
             s(&path),

@@ -642,29 +642,10 @@ fn adding_an_optimisation_to_a_study_does_not_overwrite_its_finished_cases() {
 /// Rayleigh-damped chain says nothing.
 #[test]
 fn a_study_warns_once_where_the_modes_drop_the_damping_coupling() {
-    use ewr_model::{Contacts, ModelBuilder};
     let dir = tempfile::tempdir().unwrap();
-    let chain = |dashpot: bool| {
-        let n = 520;
-        let mut b = ModelBuilder::new(n).rayleigh(0.0, 1e-4);
-        for i in 0..n {
-            b = b.mass(i, 1.0);
-            if i + 1 < n {
-                b = b.spring(i, i + 1, 1e4);
-            }
-        }
-        b = b.spring_to_ground(0, 1e4);
-        if dashpot {
-            b = b.damper_to_ground(n / 2, 20.0);
-        }
-        b.contacts(Contacts::to_ground(1, vec![n - 1], vec![1.0]))
-            .force(n - 1, 1, 1.0, 0.0)
-            .build()
-            .unwrap()
-    };
     for dashpot in [true, false] {
         let model = dir.path().join(format!("chain-{dashpot}.h5"));
-        ewr_model::write(&model, &chain(dashpot)).unwrap();
+        ewr_model::write(&model, &common::long_chain(dashpot)).unwrap();
         let study = dir.path().join(format!("study-{dashpot}.toml"));
         std::fs::write(
             &study,

@@ -81,3 +81,26 @@ pub fn dashpot_chain() -> ewr_model::Model {
         .build()
         .unwrap()
 }
+
+/// A chain of 520 unit masses grounded at the first, a friction contact and the forcing at the
+/// last, Rayleigh-damped; with `dashpot` also a dashpot to ground mid-chain, a damping matrix
+/// that couples the modes. Above 500 DOFs the automatic receptance condenses by modes, and
+/// drops that coupling to its diagonal (docs/receptance.md, "Non-proportional damping").
+pub fn long_chain(dashpot: bool) -> ewr_model::Model {
+    let n = 520;
+    let mut b = ewr_model::ModelBuilder::new(n).rayleigh(0.0, 1e-4);
+    for i in 0..n {
+        b = b.mass(i, 1.0);
+        if i + 1 < n {
+            b = b.spring(i, i + 1, 1e4);
+        }
+    }
+    b = b.spring_to_ground(0, 1e4);
+    if dashpot {
+        b = b.damper_to_ground(n / 2, 20.0);
+    }
+    b.contacts(ewr_model::Contacts::to_ground(1, vec![n - 1], vec![1.0]))
+        .force(n - 1, 1, 1.0, 0.0)
+        .build()
+        .unwrap()
+}
