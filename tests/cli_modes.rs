@@ -251,6 +251,24 @@ fn the_forced_response_is_read_at_the_forced_dof_the_mode_moves_most() {
     assert!(v["frc_peak"]["amplitude"].as_f64().unwrap() > 0.1);
 }
 
+/// `ewr modes MODEL` at two amplitudes (1e-3, 1e-2) on odd:3, and `extra`.
+fn two_amplitudes(model: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "modes",
+        s(model),
+        "--from",
+        "1e-3",
+        "--to",
+        "1e-2",
+        "--points",
+        "2",
+        "--harmonics",
+        "odd:3",
+    ];
+    args.extend_from_slice(extra);
+    ewr(&args)
+}
+
 /// Above 500 DOFs a backbone condenses by modes, the only path it has there, and a damping
 /// matrix that couples the modes (a dashpot mid-chain) is dropped to its diagonal: the run says
 /// so (docs/receptance.md, "Non-proportional damping"). A Rayleigh-damped chain does not.
@@ -260,18 +278,7 @@ fn a_backbone_by_modes_says_when_the_damping_matrix_couples_them() {
     for dashpot in [true, false] {
         let path = dir.path().join(format!("chain-{dashpot}.h5"));
         ewr_model::write(&path, &common::long_chain(dashpot)).unwrap();
-        let o = ewr(&[
-            "modes",
-            s(&path),
-            "--from",
-            "1e-3",
-            "--to",
-            "1e-2",
-            "--points",
-            "2",
-            "--harmonics",
-            "odd:3",
-        ]);
+        let o = two_amplitudes(&path, &[]);
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(0), "{err}");
         assert_eq!(err.contains("couples them"), dashpot, "{err}");
@@ -284,30 +291,14 @@ fn a_backbone_by_modes_says_when_the_damping_matrix_couples_them() {
 fn a_cyclic_sector_is_refused_with_the_annulus_as_the_way_round() {
     let dir = tempfile::tempdir().unwrap();
     let sector = shipped_model("bladed-disk");
-    let args = |m: &str| {
-        [
-            "modes",
-            m,
-            "--from",
-            "1e-3",
-            "--to",
-            "1e-2",
-            "--points",
-            "2",
-            "--harmonics",
-            "odd:3",
-            "--json",
-        ]
-        .map(String::from)
-    };
-    let o = ewr(&args(s(&sector)).each_ref().map(String::as_str));
+    let o = two_amplitudes(&sector, &["--json"]);
     let (_, err) = text(&o);
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("ewr model annulus"), "{err}");
     let annulus = dir.path().join("annulus.h5");
     let o = ewr(&["model", "annulus", s(&sector), "-o", s(&annulus)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
-    let o = ewr(&args(s(&annulus)).each_ref().map(String::as_str));
+    let o = two_amplitudes(&annulus, &["--json"]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
