@@ -721,13 +721,22 @@ impl Receptance {
         self.prepare_with(w, harmonics, 0.0)
     }
 
-    /// Extracts now what the backend would otherwise extract on first use for `harmonics`
-    /// (a cyclic sector's modes of their nodal diameters), so that curves started together
-    /// share one extraction instead of each racing to make its own. An extraction that fails
-    /// is reported again by the [`prepare`](Self::prepare) that needs it.
-    pub fn warm(&self, harmonics: &[usize]) {
+    /// Extracts now what the backend would otherwise extract on first use for `harmonics` up
+    /// to the fundamental `omega_max` (a cyclic sector's modes of their nodal diameters, the
+    /// automatic backend's sparse analysis for the harmonics above its modes' coverage), so
+    /// that curves started together share one instead of each racing to make its own. An
+    /// extraction that fails is reported again by the [`prepare`](Self::prepare) that needs
+    /// it.
+    pub fn warm(&self, harmonics: &[usize], omega_max: f64) {
         if let Some(cm) = self.s.cyclic.as_ref() {
             self.warm_diameters(harmonics.iter().map(|&h| cm.cyclic.nodal_diameter(h)));
+        }
+        let h_max = harmonics.iter().copied().max().unwrap_or(0);
+        if let Some(e) = &self.exact_above
+            && h_max as f64 * omega_max.abs() > e.limit
+            && e.sparse.get().is_none()
+        {
+            let _ = e.sparse.set(direct::SparseBackend::new(&self.s));
         }
     }
 
@@ -1435,6 +1444,39 @@ mod tests {
         assert_eq!(f[(0, 0)], c64::new(10.0, -3.0));
         assert_eq!(f[(1, 0)], c64::new(10.0, 0.0));
         assert!(s.force(3).is_none());
+    }
+
+    /// `warm` builds the automatic backend's sparse analysis where a harmonic of the band
+    /// reaches above the modes' coverage, and only there (it is the work of the first
+    /// `prepare` that needs it, done before several curves race for it).
+    #[test]
+    fn warm_builds_the_sparse_analysis_only_where_the_band_reaches_above_the_modes() {
+        let n = 600;
+        let mut b = ewr_model::ModelBuilder::new(n).rayleigh(0.0, 1e-4);
+        for i in 0..n {
+            b = b.mass(i, 1.0);
+            if i + 1 < n {
+                b = b.spring(i, i + 1, 1e4);
+            }
+        }
+        let model = b
+            .spring_to_ground(0, 1e4)
+            .contacts(ewr_model::Contacts::to_ground(1, vec![n - 1], vec![1.0]))
+            .force(n - 1, 1, 1.0, 0.0)
+            .build()
+            .unwrap();
+        let rec = Receptance::new(&model, ReceptanceKind::Auto).unwrap();
+        let limit = rec
+            .modal_coverage()
+            .expect("the automatic modal backend above 500 DOFs");
+        let cell = &rec.exact_above.as_ref().unwrap().sparse;
+        rec.warm(&[1, 3], 0.9 * limit / 3.0);
+        assert!(cell.get().is_none(), "the band stays below the coverage");
+        rec.warm(&[1, 3], 1.1 * limit / 3.0);
+        assert!(
+            cell.get().is_some_and(Result::is_ok),
+            "harmonic 3 reaches above it"
+        );
     }
 
     #[test]

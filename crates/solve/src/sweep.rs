@@ -372,7 +372,8 @@ pub fn sweep(
         {
             hs.extend(richer.harmonics());
         }
-        rec.warm(&hs);
+        let top = opts.omega_start.abs().max(opts.omega_end.abs());
+        rec.warm(&hs, top);
         if opts.stability && opts.all_phases {
             rec.warm_every_diameter();
         }

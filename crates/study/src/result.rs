@@ -275,7 +275,11 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 pub(crate) fn condense(setup: &crate::CaseSetup) -> Result<Receptance, String> {
     let rec = Receptance::new(&setup.model, setup.kind)
         .map_err(|e| format!("cannot condense the model: {e}"))?;
-    rec.warm(setup.settings.point.set.harmonics());
+    let f = &setup.settings;
+    rec.warm(
+        f.point.set.harmonics(),
+        f.omega_start.abs().max(f.omega_end.abs()),
+    );
     Ok(rec)
 }
 

@@ -475,7 +475,7 @@ mod tests {
         };
         assert!(b.per_nd.iter().all(|c| c.get().is_none()), "nothing before");
         // Engine order 5 of 12: harmonics 0, 1 and 3 on diameters 0, 5 and 3.
-        rec.warm(&[0, 1, 3]);
+        rec.warm(&[0, 1, 3], 1.2);
         let extracted: Vec<usize> = (0..12).filter(|&k| b.per_nd[k].get().is_some()).collect();
         assert_eq!(extracted, [0, 3, 5]);
         let before = Arc::clone(b.per_nd[5].get().unwrap().as_ref().unwrap());
