@@ -856,10 +856,7 @@ pub fn frc_cmd(a: &FrcArgs) -> Result<(), Failure> {
     };
     // The curves differ only in their friction bounds, which the receptance does not see:
     // one condensation (a modal extraction, for large models) serves them all.
-    let rec = receptance(
-        &setups[0],
-        sweep.omega_start.abs().max(sweep.omega_end.abs()),
-    )?;
+    let rec = receptance(&setups[0], sweep.omega_max())?;
     let specs: Vec<CurveSpec<'_>> = setups
         .iter()
         .zip(&mu_values)

@@ -562,6 +562,20 @@ struct ExactAbove {
     sparse: std::sync::OnceLock<Result<direct::SparseBackend, ReceptanceError>>,
 }
 
+impl ExactAbove {
+    /// The sparse analysis of `s`, built on first use.
+    fn sparse(&self, s: &Structure) -> &Result<direct::SparseBackend, ReceptanceError> {
+        if let Some(built) = self.sparse.get() {
+            return built;
+        }
+        // Built outside the cell's lock: the orderings run on the thread pool, and a worker
+        // waiting inside `get_or_init` could take a task (another curve) that asks for the
+        // same cell, a deadlock. Two that race build the same analysis; the first is kept.
+        let _ = self.sparse.set(direct::SparseBackend::new(s));
+        self.sparse.get().expect("set above")
+    }
+}
+
 enum Backend {
     Dense(direct::DenseBackend),
     Sparse(direct::SparseBackend),
@@ -734,9 +748,8 @@ impl Receptance {
         let h_max = harmonics.iter().copied().max().unwrap_or(0);
         if let Some(e) = &self.exact_above
             && h_max as f64 * omega_max.abs() > e.limit
-            && e.sparse.get().is_none()
         {
-            let _ = e.sparse.set(direct::SparseBackend::new(&self.s));
+            let _ = e.sparse(&self.s);
         }
     }
 
@@ -847,19 +860,7 @@ impl Receptance {
                         )))
                     }
                     Some(e) if h as f64 * w.abs() > e.limit => {
-                        // Built outside the cell's lock: the orderings run on the thread
-                        // pool, and a worker waiting inside `get_or_init` could take a task
-                        // (another curve) that asks for the same cell, a deadlock. Two that
-                        // race build the same analysis; the first is kept.
-                        if e.sparse.get().is_none() {
-                            let _ = e.sparse.set(direct::SparseBackend::new(&self.s));
-                        }
-                        let sparse = e
-                            .sparse
-                            .get()
-                            .expect("set above")
-                            .as_ref()
-                            .map_err(Clone::clone)?;
+                        let sparse = e.sparse(&self.s).as_ref().map_err(Clone::clone)?;
                         direct(h, sparse.harmonic(&self.s, w, h))
                     }
                     _ => b

@@ -389,7 +389,7 @@ pub fn frc(
     // One condensation for every curve: they differ only in their friction bounds. On a
     // worker, as the sweep (run_interruptible).
     let rec = py.detach(|| rayon::scope(|_| receptance(&setups[0])))?;
-    let top = sweep.omega_start.abs().max(sweep.omega_end.abs());
+    let top = sweep.omega_max();
     warn_receptance(py, &rec, &setups[0], top)?;
     let specs: Vec<CurveSpec<'_>> = setups
         .iter()

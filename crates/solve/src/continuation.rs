@@ -69,6 +69,14 @@ pub struct FrcSettings {
     pub keep_histories: bool,
 }
 
+impl FrcSettings {
+    /// The band's highest fundamental, `max(|omega_start|, |omega_end|)`: how far up its
+    /// harmonics reach.
+    pub fn omega_max(&self) -> f64 {
+        self.omega_start.abs().max(self.omega_end.abs())
+    }
+}
+
 /// One point of a frequency response curve.
 #[derive(Clone, Debug)]
 pub struct FrcPoint {

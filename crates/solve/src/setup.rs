@@ -616,6 +616,12 @@ pub struct SweepOptions {
 }
 
 impl SweepOptions {
+    /// The band's highest fundamental, `max(|omega_start|, |omega_end|)`: how far up its
+    /// harmonics reach.
+    pub fn omega_max(&self) -> f64 {
+        self.omega_start.abs().max(self.omega_end.abs())
+    }
+
     /// A sequential sweep from `omega_start` to `omega_end` by `step` with the front ends'
     /// defaults: fixed steps, [`MAX_POINTS`], peaks and phase resonances refined, no histories.
     pub fn new(omega_start: f64, omega_end: f64, step: f64) -> Self {

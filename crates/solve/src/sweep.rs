@@ -372,8 +372,7 @@ pub fn sweep(
         {
             hs.extend(richer.harmonics());
         }
-        let top = opts.omega_start.abs().max(opts.omega_end.abs());
-        rec.warm(&hs, top);
+        rec.warm(&hs, opts.omega_max());
         if opts.stability && opts.all_phases {
             rec.warm_every_diameter();
         }

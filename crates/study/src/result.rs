@@ -276,10 +276,7 @@ pub(crate) fn condense(setup: &crate::CaseSetup) -> Result<Receptance, String> {
     let rec = Receptance::new(&setup.model, setup.kind)
         .map_err(|e| format!("cannot condense the model: {e}"))?;
     let f = &setup.settings;
-    rec.warm(
-        f.point.set.harmonics(),
-        f.omega_start.abs().max(f.omega_end.abs()),
-    );
+    rec.warm(f.point.set.harmonics(), f.omega_max());
     Ok(rec)
 }
 
@@ -302,11 +299,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
         };
         let rec = rec.as_ref();
         let f = &setup.settings;
-        said = ewr_solve::setup::receptance_warnings(
-            rec,
-            &f.point,
-            f.omega_start.abs().max(f.omega_end.abs()),
-        );
+        said = ewr_solve::setup::receptance_warnings(rec, &f.point, f.omega_max());
         let sweep = SweepOptions {
             min_step: Some(f.min_step),
             max_step: Some(f.max_step),
