@@ -252,19 +252,37 @@ fn claim_beside() -> bool {
         .is_ok()
 }
 
-/// Whether work on `rec` may run beside the sweep. Not on cyclic sectors: their modes are
-/// extracted per nodal diameter on first use, and work beside the sweep that reaches a new
-/// diameter (an estimate's richer set, or every inter-sector phase) while the sweep does
-/// would extract a second copy of its modes at the same time, and hold both. Not on a
-/// modal receptance that condenses its highest harmonics exactly, nor on a large direct one
-/// (`CONCURRENT_DIRECT_DOFS_UP_TO`).
-fn beside_allowed(rec: &Receptance) -> bool {
-    if rec.cyclic().is_some() || rec.modal_coverage().is_some() {
+/// Whether work on `rec` may run beside the sweep. Not on a modal receptance that condenses
+/// its highest harmonics exactly, nor on a large direct one (`CONCURRENT_DIRECT_DOFS_UP_TO`).
+/// A cyclic sector's modes are extracted per nodal diameter on first use: the diameters the
+/// work reaches are extracted before the curve starts ([`warm_for`]), but an automatic
+/// harmonic set (`auto_set`) may reach new ones mid-sweep, where two tasks beside it would each
+/// extract and hold a copy; its work stays in line.
+fn beside_allowed(rec: &Receptance, auto_set: bool) -> bool {
+    if rec.modal_coverage().is_some() {
         return false;
     }
     match rec.kind() {
-        ewr_hb::ReceptanceKind::Modal { .. } => true,
+        ewr_hb::ReceptanceKind::Modal { .. } => rec.cyclic().is_none() || !auto_set,
         _ => rec.n_dofs() <= CONCURRENT_DIRECT_DOFS_UP_TO,
+    }
+}
+
+/// Extracts what the condensation extracts on first use and a curve's work will reach, once,
+/// before curves or the work beside them race for it (each would otherwise make its own
+/// copy): the set's harmonics, those of the estimates on the richer set (with `peaks`, the
+/// refined peaks' too, estimated side by side as the curves end), and for every
+/// inter-sector phase every diameter.
+fn warm_for(rec: &Receptance, set: &ewr_hb::HarmonicSet, opts: &SweepOptions, peaks: bool) {
+    let mut hs = set.harmonics().to_vec();
+    if (opts.estimate_points || peaks && opts.refine_peaks && opts.estimate_peaks)
+        && let Ok(richer) = crate::estimate::enriched(set)
+    {
+        hs.extend(richer.harmonics());
+    }
+    rec.warm(&hs, opts.omega_max());
+    if opts.stability && opts.all_phases {
+        rec.warm_every_diameter();
     }
 }
 
@@ -360,22 +378,8 @@ pub fn sweep(
     opts: &SweepOptions,
     observer: &dyn SweepObserver,
 ) -> Vec<Curve> {
-    // What the condensation extracts on first use, extracted once before the curves race
-    // for it (each would otherwise make its own copy): the set's harmonics, those of the
-    // estimates on the richer set (the refined peaks' come as the curves end together), and
-    // for every inter-sector phase every diameter.
     if specs.len() > 1 {
-        let set = &specs[0].setup.point.set;
-        let mut hs = set.harmonics().to_vec();
-        if (opts.estimate_points || opts.refine_peaks && opts.estimate_peaks)
-            && let Ok(richer) = crate::estimate::enriched(set)
-        {
-            hs.extend(richer.harmonics());
-        }
-        rec.warm(&hs, opts.omega_max());
-        if opts.stability && opts.all_phases {
-            rec.warm_every_diameter();
-        }
+        warm_for(rec, &specs[0].setup.point.set, opts, true);
     }
     specs
         .par_iter()
@@ -395,6 +399,11 @@ pub fn sweep_curve(
     let setup = spec.setup;
     let params = setup.params();
     let settings = opts.settings(&setup.point);
+    // A cyclic sector's work beside the sweep reaches diameters the sweep's own solves may
+    // not have extracted yet.
+    if rec.cyclic().is_some() && (opts.stability || opts.estimate_points) {
+        warm_for(rec, &setup.point.set, opts, false);
+    }
     let work = PointWork {
         rec,
         params: &params,
@@ -404,7 +413,7 @@ pub fn sweep_curve(
             .then(|| Classifier::new(rec, opts.all_phases, observer)),
         estimate: opts.estimate_points,
         observer,
-        allowed: beside_allowed(rec),
+        allowed: beside_allowed(rec, setup.point.auto.is_some()),
     };
     // Points are kept as they arrive, so that a curve that stops on an error still has every
     // point it computed.
@@ -494,7 +503,10 @@ pub fn sweep_curve(
     // Each refined peak is estimated and classified alone: small ones side by side.
     let estimate_peaks = opts.estimate_peaks && !observer.stopping();
     let finish_peak = |pk: &mut Peak| work.finish(&mut pk.solution, estimate_peaks, " of the peak");
-    if peaks.iter().all(|pk| work.fits_beside(&pk.solution)) {
+    if peaks.len() > 1 && peaks.iter().all(|pk| work.fits_beside(&pk.solution)) {
+        if rec.cyclic().is_some() && estimate_peaks {
+            warm_for(rec, &setup.point.set, opts, true);
+        }
         peaks.par_iter_mut().for_each(finish_peak);
     } else {
         peaks.iter_mut().for_each(finish_peak);

@@ -27,22 +27,31 @@ impl SweepObserver for Seen {
 
 type Run = (Vec<Shown>, Vec<(f64, f64, f64)>);
 
-/// blade-damper-blade-3d through its resonance at all:7 with stability and estimates at every
-/// point, on a pool of `threads`: what the observer saw, and the refined peaks' frequencies,
-/// multipliers and estimates.
-fn run(threads: usize) -> Run {
+/// A shipped model's curve on `harmonics` over `band` (start, end, step) with stability (of
+/// every inter-sector phase with `all_phases`) and estimates at every point, on a pool of
+/// `threads`: what the observer saw, and the refined peaks' frequencies, multipliers and
+/// estimates.
+fn run(
+    threads: usize,
+    model: &str,
+    harmonics: &str,
+    band: (f64, f64, f64),
+    all_phases: bool,
+) -> Run {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../models/blade-damper-blade-3d.h5");
+        .join("../../models")
+        .join(model);
     let model = ewr_model::read(&path).unwrap().model;
     let options = SolveOptions {
-        harmonics: "all:7".into(),
+        harmonics: harmonics.into(),
         ..SolveOptions::default()
     };
     let setup = resolve(model, &options).unwrap();
     let opts = SweepOptions {
         stability: true,
+        all_phases,
         estimate_points: true,
-        ..SweepOptions::new(1150.0, 1350.0, 10.0)
+        ..SweepOptions::new(band.0, band.1, band.2)
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -77,19 +86,27 @@ fn run(threads: usize) -> Run {
     })
 }
 
-#[test]
-fn work_beside_the_sweep_changes_nothing_but_the_time() {
+/// The curve of [`run`] on one thread (every point's work in line) and on three (beside the
+/// sweep) is the same to the bit; every point is classified (its largest multiplier in
+/// `multipliers`) and estimated, in increasing frequency.
+fn same_on_one_and_three_threads(
+    model: &str,
+    harmonics: &str,
+    band: (f64, f64, f64),
+    all_phases: bool,
+    points: usize,
+    multipliers: std::ops::Range<f64>,
+) {
     faer::set_global_parallelism(ewr_hb::deterministic_parallelism());
-    let (one, one_peaks) = run(1);
-    let (three, three_peaks) = run(3);
-    assert_eq!(one.len(), 21);
-    // Every point classified and estimated, in increasing frequency.
+    let (one, one_peaks) = run(1, model, harmonics, band, all_phases);
+    let (three, three_peaks) = run(3, model, harmonics, band, all_phases);
+    assert_eq!(one.len(), points);
     for w in one.windows(2) {
         assert!(w[1].0 > w[0].0, "{:?} then {:?}", w[0], w[1]);
     }
     for s in &one {
         let m = s.1.expect("every point's stability");
-        assert!(m > 0.5 && m < 1.0, "w = {}: multiplier {m}", s.0);
+        assert!(multipliers.contains(&m), "w = {}: multiplier {m}", s.0);
         assert!(s.2.is_some(), "w = {}: no estimate", s.0);
     }
     assert!(!one_peaks.is_empty());
@@ -100,4 +117,24 @@ fn work_beside_the_sweep_changes_nothing_but_the_time() {
     };
     assert_eq!(bits(&one), bits(&three));
     assert_eq!(one_peaks, three_peaks);
+}
+
+#[test]
+fn work_beside_the_sweep_changes_nothing_but_the_time() {
+    let band = (1150.0, 1350.0, 10.0);
+    same_on_one_and_three_threads(
+        "blade-damper-blade-3d.h5",
+        "all:7",
+        band,
+        false,
+        21,
+        0.5..1.0,
+    );
+}
+
+/// A cyclic sector's work runs beside its sweep too, against every inter-sector phase.
+#[test]
+fn a_cyclic_sector_s_work_beside_the_sweep_changes_nothing_but_the_time() {
+    let band = (1.0, 1.2, 0.02);
+    same_on_one_and_three_threads("bladed-disk.h5", "odd:15", band, true, 11, 0.0..1.0);
 }
