@@ -177,7 +177,8 @@ fn run_counted(
             && let Ok(setup) = study.case_setup(&study.cases[*i])
         {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                shared.get(key, || crate::result::condense(&setup))
+                let all_phases = study.solver.stability && study.solver.all_phases;
+                shared.get(key, || crate::result::condense(&setup, all_phases))
             }));
         }
         pending
