@@ -738,7 +738,8 @@ impl Receptance {
     /// Extracts now what the backend would otherwise extract on first use for `harmonics` up
     /// to the fundamental `omega_max` (a cyclic sector's modes of their nodal diameters, the
     /// automatic backend's sparse analysis for the harmonics above its modes' coverage), so
-    /// that curves started together share one instead of each racing to make its own. An
+    /// that curves started together, or the work beside a curve, share one instead of each
+    /// racing to make its own. An
     /// extraction that fails is reported again by the [`prepare`](Self::prepare) that needs
     /// it.
     pub fn warm(&self, harmonics: &[usize], omega_max: f64) {
@@ -753,12 +754,33 @@ impl Receptance {
         }
     }
 
-    /// [`warm`](Self::warm) for every nodal diameter of a cyclic sector, which a
-    /// classification against every inter-sector phase reaches.
+    /// [`warm`](Self::warm) for every nodal diameter of a cyclic sector.
     pub fn warm_every_diameter(&self) {
         if let Some(cm) = self.s.cyclic.as_ref() {
             self.warm_diameters(0..cm.cyclic.sectors);
         }
+    }
+
+    /// [`warm`](Self::warm) for the nodal diameters `nds` of a cyclic sector (taken modulo
+    /// its sectors; nothing on other models): those a classification against other
+    /// inter-sector phases reaches.
+    pub fn warm_nodal_diameters(&self, nds: impl IntoIterator<Item = usize>) {
+        if let Some(cm) = self.s.cyclic.as_ref() {
+            let n = cm.cyclic.sectors;
+            self.warm_diameters(nds.into_iter().map(|nd| nd % n));
+        }
+    }
+
+    /// The most structural states a harmonic has in a cyclic sector's stability pencil: the
+    /// modes kept per nodal diameter, or the sector's independent DOFs on a direct backend
+    /// ([`Receptance::dynamics`] holds none for a sector: each harmonic's structure is its
+    /// diameter's). `None` on other models.
+    pub fn cyclic_states(&self) -> Option<usize> {
+        let cm = self.s.cyclic.as_ref()?;
+        Some(match &self.backend {
+            Backend::CyclicModal(b) => b.modes,
+            _ => cm.nr,
+        })
     }
 
     fn warm_diameters(&self, nds: impl Iterator<Item = usize>) {

@@ -454,6 +454,8 @@ impl PyFrc {
             peaks: self.peaks.clone(),
             phase: self.phase.clone(),
             phase_dof: self.phase_dof,
+            // Not known again once the curve is a result.
+            beside: 0,
         }
     }
 

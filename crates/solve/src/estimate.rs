@@ -232,6 +232,28 @@ pub fn truncation_error(
     Ok(plain)
 }
 
+/// Every harmonic a truncation estimate of a solution on `set` ([`truncation_error`]) may
+/// solve on, for a model forced on `forced`: the richer set's, and where no set below can
+/// serve (none, or one without a forced harmonic) that of the set above it too (the first
+/// sets' `4H + 3`). What a cyclic sector extracts its diameters for before estimates run side
+/// by side.
+pub(crate) fn estimate_harmonics(set: &HarmonicSet, forced: &[usize]) -> Vec<usize> {
+    let mut hs = Vec::new();
+    let Ok(richer) = enriched(set) else {
+        return hs;
+    };
+    hs.extend(richer.harmonics());
+    let below_serves = below(set).is_some_and(|l| forced.iter().all(|&h| l.contains(h)));
+    if !below_serves
+        && set.h_max() < crate::auto::CHECK_FROM_BELOW
+        && richer.h_max() < crate::auto::MAX_HARMONIC
+        && let Ok(above) = enriched(&richer)
+    {
+        hs.extend(above.harmonics());
+    }
+    hs
+}
+
 /// The set below `set` in the doubling sequence (`odd:7` below `odd:15`, `odd:29` below
 /// `odd:59`), if it has a harmonic; none below `h = 1` or for a list.
 fn below(set: &HarmonicSet) -> Option<HarmonicSet> {
@@ -468,6 +490,52 @@ pub fn compare(coarse: &PointSolution, fine: &PointSolution) -> Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The richer set's harmonics always; the set above it too where no set below serves
+    /// (none below `h = 1` or a list, or one without a forced harmonic).
+    #[test]
+    fn an_estimate_solves_on_the_richer_set_and_without_a_set_below_on_the_one_above() {
+        let harmonics = |set: &str| {
+            enriched(&set.parse().unwrap())
+                .unwrap()
+                .harmonics()
+                .to_vec()
+        };
+        let union = |a: Vec<usize>, b: Vec<usize>| {
+            let mut u = [a, b].concat();
+            u.sort_unstable();
+            u.dedup();
+            u
+        };
+        let sorted = |mut v: Vec<usize>| {
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let odd15: HarmonicSet = "odd:15".parse().unwrap();
+        assert_eq!(
+            sorted(estimate_harmonics(&odd15, &[1])),
+            harmonics("odd:15")
+        );
+        // Forced on harmonic 9, which odd:7 below lacks.
+        assert_eq!(
+            sorted(estimate_harmonics(&odd15, &[9])),
+            union(harmonics("odd:15"), harmonics("odd:31"))
+        );
+        let list: HarmonicSet = "1,3,7".parse().unwrap();
+        assert_eq!(list.kind(), HarmonicKind::List);
+        let richer = enriched(&list).unwrap();
+        let above = enriched(&richer).unwrap();
+        assert_eq!(
+            sorted(estimate_harmonics(&list, &[1])),
+            union(richer.harmonics().to_vec(), above.harmonics().to_vec())
+        );
+        let odd1: HarmonicSet = "odd:1".parse().unwrap();
+        assert_eq!(
+            sorted(estimate_harmonics(&odd1, &[1])),
+            union(harmonics("odd:1"), harmonics("odd:3"))
+        );
+    }
 
     fn estimate(relative: f64, rate: Option<f64>, compared: &str) -> Estimate {
         Estimate {

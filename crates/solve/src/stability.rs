@@ -313,6 +313,25 @@ fn families_of(
         .collect()
 }
 
+/// The nodal diameters a cyclic sector's classification against every inter-sector phase
+/// reaches on `set` ([`stability_all_phases`]): harmonic `h` of family `p` lives on `h EO + p`
+/// and `-h EO + p` (modulo `N`), `p` from 0 to `N / 2`. Where `h EO` is a multiple of `N / 2`
+/// for every `h`, that is about half the diameters (engine order 0: `0..=N / 2`).
+pub fn phase_diameters(cyclic: &ewr_model::Cyclic, set: &HarmonicSet) -> Vec<usize> {
+    let n = cyclic.sectors as i128;
+    let mut nds: Vec<usize> = (0..=cyclic.sectors / 2)
+        .flat_map(|p| {
+            set.harmonics().iter().flat_map(move |&h| {
+                let heo = h as i128 * cyclic.engine_order as i128;
+                [heo, -heo].map(|x| (x + p as i128).rem_euclid(n) as usize)
+            })
+        })
+        .collect();
+    nds.sort_unstable();
+    nds.dedup();
+    nds
+}
+
 /// A curve's cyclic-sector classification, for files: per solution 1 where it was classified
 /// against the perturbations that keep the travelling wave only, 0 against every
 /// inter-sector phase, -1 not classified; `None` where none is a classified cyclic sector's.
@@ -2314,6 +2333,33 @@ fn scatter_rows(mut dst: MatMut<'_, f64>, idx: &[usize], offset: usize, src: Mat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Harmonic `h` of family `p` on `+-h EO + p` (mod N), `p` from 0 to `N / 2`: counted by
+    /// hand for 12 sectors.
+    #[test]
+    fn the_phases_reach_the_diameters_of_plus_and_minus_h_eo_plus_p() {
+        let disk = |engine_order| ewr_model::Cyclic {
+            sectors: 12,
+            engine_order,
+            left: Vec::new(),
+            right: Vec::new(),
+        };
+        let odd3: HarmonicSet = "odd:3".parse().unwrap();
+        // EO 0 and 6 (h EO a multiple of N / 2): p, and 6 + p, only.
+        assert_eq!(phase_diameters(&disk(0), &odd3), [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(phase_diameters(&disk(6), &odd3), [0, 6, 7, 8, 9, 10, 11]);
+        // EO 5, h = 1: 5 + p (5..=11) and 7 + p (7..=13 -> 7..=11, 0, 1).
+        let one: HarmonicSet = "odd:1".parse().unwrap();
+        assert_eq!(
+            phase_diameters(&disk(5), &one),
+            [0, 1, 5, 6, 7, 8, 9, 10, 11]
+        );
+        // A negative engine order reaches the same set (the wave travels the other way).
+        assert_eq!(
+            phase_diameters(&disk(-5), &one),
+            phase_diameters(&disk(5), &one)
+        );
+    }
 
     #[test]
     fn a_conjugate_pair_found_twice_gets_independent_ritz_vectors() {

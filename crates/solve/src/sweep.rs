@@ -96,6 +96,9 @@ pub struct Curve {
     pub phase: Vec<PhaseResonance>,
     /// The forced DOF whose phase defines phase resonance ([`Setup::phase_dof`]).
     pub phase_dof: Option<usize>,
+    /// Points whose stability or estimate ran beside the sweep, on another thread (the
+    /// others' in line): what `--profile`-style checks and tests read.
+    pub beside: usize,
 }
 
 impl Curve {
@@ -195,9 +198,15 @@ impl<'r> Classifier<'r> {
     /// small enough that faer's kernels gain little from the cores on one of them.
     fn small(&self, sol: &PointSolution) -> bool {
         self.dynamics.as_ref().is_some_and(|d| {
-            let n_force = sol.friction.len() * if self.all_phases { 2 } else { 1 };
-            crate::stability::pencil_unknowns(d.n_states(), &sol.set, n_force)
-                <= CONCURRENT_PENCIL_UP_TO
+            let copies = if self.all_phases { 2 } else { 1 };
+            let n_force = sol.friction.len() * copies;
+            // A cyclic sector's dynamics hold no states: each harmonic's are its diameter's,
+            // doubled in the other phases' pencils.
+            let states = match self.rec.cyclic_states() {
+                Some(p) if d.cyclic => p * copies,
+                _ => d.n_states(),
+            };
+            crate::stability::pencil_unknowns(states, &sol.set, n_force) <= CONCURRENT_PENCIL_UP_TO
                 && n_force <= CONCURRENT_FORCES_UP_TO
         })
     }
@@ -270,19 +279,21 @@ fn beside_allowed(rec: &Receptance, auto_set: bool) -> bool {
 
 /// Extracts what the condensation extracts on first use and a curve's work will reach, once,
 /// before curves or the work beside them race for it (each would otherwise make its own
-/// copy): the set's harmonics, those of the estimates on the richer set (with `peaks`, the
-/// refined peaks' too, estimated side by side as the curves end), and for every
-/// inter-sector phase every diameter.
+/// copy): the set's harmonics, those the estimates solve on (with `peaks`, the refined
+/// peaks' too, estimated side by side as the curves end), and the diameters every
+/// inter-sector phase reaches.
 fn warm_for(rec: &Receptance, set: &ewr_hb::HarmonicSet, opts: &SweepOptions, peaks: bool) {
     let mut hs = set.harmonics().to_vec();
-    if (opts.estimate_points || peaks && opts.refine_peaks && opts.estimate_peaks)
-        && let Ok(richer) = crate::estimate::enriched(set)
-    {
-        hs.extend(richer.harmonics());
+    if opts.estimate_points || peaks && opts.refine_peaks && opts.estimate_peaks {
+        let forced: Vec<usize> = rec.forced_harmonics().collect();
+        hs.extend(crate::estimate::estimate_harmonics(set, &forced));
     }
     rec.warm(&hs, opts.omega_max());
-    if opts.stability && opts.all_phases {
-        rec.warm_every_diameter();
+    if opts.stability
+        && opts.all_phases
+        && let Some(cy) = rec.cyclic()
+    {
+        rec.warm_nodal_diameters(crate::stability::phase_diameters(cy, set));
     }
 }
 
@@ -434,8 +445,10 @@ pub fn sweep_curve(
     // A task that panicked: the sweep stops at its next point and the panic goes on once the
     // work already running is done (the points before it are handed over first).
     let panicked = std::sync::Mutex::new(None::<Box<dyn std::any::Any + Send>>);
+    let mut beside = 0;
     let result = rayon::scope(|scope| {
         let (work, order, finished, panicked) = (&work, &mut order, &finished, &panicked);
+        let beside = &mut beside;
         let mut solved = 0;
         let mut on_point = |p: &FrcPoint| {
             let index = solved;
@@ -445,6 +458,7 @@ pub fn sweep_curve(
             }
             let mut p = p.clone();
             if work.needed() && work.concurrent(&p) && claim_beside() {
+                *beside += 1;
                 scope.spawn(move |_| {
                     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         work.apply(&mut p)
@@ -528,6 +542,7 @@ pub fn sweep_curve(
         peaks,
         phase,
         phase_dof: forced.map(|f| f.0),
+        beside,
     }
 }
 

@@ -6,8 +6,9 @@ use ewr_solve::setup::{SolveOptions, SweepOptions, resolve};
 use ewr_solve::{FrcPoint, StopReason, SweepObserver, sweep};
 use std::sync::Mutex;
 
-/// A point as the caller saw it: its frequency, largest multiplier and estimate.
-type Shown = (f64, Option<f64>, Option<f64>);
+/// A point as the caller saw it: its frequency, largest multiplier, estimate, and each
+/// inter-sector phase family's largest multiplier (cyclic sectors against every phase).
+type Shown = (f64, Option<f64>, Option<f64>, Vec<Option<f64>>);
 
 /// What the caller saw.
 #[derive(Default)]
@@ -20,30 +21,46 @@ impl SweepObserver for Seen {
             s.omega,
             s.stability.as_ref().map(|st| st.max_multiplier),
             s.estimate.as_ref().map(|e| e.amplitude),
+            s.stability.as_ref().map_or(Vec::new(), |st| {
+                st.phases.iter().map(|f| f.max_multiplier).collect()
+            }),
         ));
         Ok(())
     }
 }
 
-type Run = (Vec<Shown>, Vec<(f64, f64, f64)>);
+/// What the observer saw, the refined peaks' frequencies, multipliers and estimates, and the
+/// points whose work ran beside the sweep.
+type Run = (Vec<Shown>, Vec<(f64, f64, f64)>, usize);
 
-/// A shipped model's curve on `harmonics` over `band` (start, end, step) with stability (of
-/// every inter-sector phase with `all_phases`) and estimates at every point, on a pool of
-/// `threads`: what the observer saw, and the refined peaks' frequencies, multipliers and
-/// estimates.
-fn run(
-    threads: usize,
-    model: &str,
-    harmonics: &str,
+/// How a curve of [`run`] is computed.
+struct Case {
+    model: &'static str,
+    harmonics: &'static str,
+    receptance: &'static str,
+    /// Start, end, step.
     band: (f64, f64, f64),
+    /// Stability against every inter-sector phase (cyclic sectors).
     all_phases: bool,
-) -> Run {
+}
+
+/// A shipped model's curve with stability and estimates at every point, on a pool of
+/// `threads`.
+fn run(threads: usize, case: &Case) -> Run {
+    let Case {
+        model,
+        harmonics,
+        receptance,
+        band,
+        all_phases,
+    } = *case;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../models")
         .join(model);
     let model = ewr_model::read(&path).unwrap().model;
     let options = SolveOptions {
         harmonics: harmonics.into(),
+        receptance: receptance.into(),
         ..SolveOptions::default()
     };
     let setup = resolve(model, &options).unwrap();
@@ -82,24 +99,24 @@ fn run(
                 (pk.omega, st.max_multiplier, e.amplitude)
             })
             .collect();
-        (seen, peaks)
+        (seen, peaks, curve.beside)
     })
 }
 
 /// The curve of [`run`] on one thread (every point's work in line) and on three (beside the
-/// sweep) is the same to the bit; every point is classified (its largest multiplier in
-/// `multipliers`) and estimated, in increasing frequency.
+/// sweep, `beside_at_least` points or more) is the same to the bit; every point is classified
+/// (its largest multiplier in `multipliers`) and estimated, in increasing frequency; at least
+/// `peaks` peaks.
 fn same_on_one_and_three_threads(
-    model: &str,
-    harmonics: &str,
-    band: (f64, f64, f64),
-    all_phases: bool,
+    case: &Case,
     points: usize,
     multipliers: std::ops::Range<f64>,
+    peaks: usize,
+    beside_at_least: usize,
 ) {
     faer::set_global_parallelism(ewr_hb::deterministic_parallelism());
-    let (one, one_peaks) = run(1, model, harmonics, band, all_phases);
-    let (three, three_peaks) = run(3, model, harmonics, band, all_phases);
+    let (one, one_peaks, one_beside) = run(1, case);
+    let (three, three_peaks, three_beside) = run(3, case);
     assert_eq!(one.len(), points);
     for w in one.windows(2) {
         assert!(w[1].0 > w[0].0, "{:?} then {:?}", w[0], w[1]);
@@ -108,11 +125,27 @@ fn same_on_one_and_three_threads(
         let m = s.1.expect("every point's stability");
         assert!(multipliers.contains(&m), "w = {}: multiplier {m}", s.0);
         assert!(s.2.is_some(), "w = {}: no estimate", s.0);
+        if case.all_phases {
+            assert!(!s.3.is_empty(), "w = {}: no phase families", s.0);
+        }
     }
-    assert!(!one_peaks.is_empty());
+    assert!(one_peaks.len() >= peaks, "{} peaks", one_peaks.len());
+    assert_eq!(one_beside, 0, "one thread works in line");
+    assert!(
+        three_beside >= beside_at_least,
+        "{three_beside} points' work beside the sweep"
+    );
     let bits = |r: &[Shown]| {
         r.iter()
-            .map(|s| (s.0.to_bits(), s.1.map(f64::to_bits), s.2.map(f64::to_bits)))
+            .map(|s| {
+                let phases: Vec<_> = s.3.iter().map(|m| m.map(f64::to_bits)).collect();
+                (
+                    s.0.to_bits(),
+                    s.1.map(f64::to_bits),
+                    s.2.map(f64::to_bits),
+                    phases,
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(bits(&one), bits(&three));
@@ -121,20 +154,34 @@ fn same_on_one_and_three_threads(
 
 #[test]
 fn work_beside_the_sweep_changes_nothing_but_the_time() {
-    let band = (1150.0, 1350.0, 10.0);
-    same_on_one_and_three_threads(
-        "blade-damper-blade-3d.h5",
-        "all:7",
-        band,
-        false,
-        21,
-        0.5..1.0,
-    );
+    let case = Case {
+        model: "blade-damper-blade-3d.h5",
+        harmonics: "all:7",
+        receptance: "auto",
+        band: (1150.0, 1350.0, 10.0),
+        all_phases: false,
+    };
+    same_on_one_and_three_threads(&case, 21, 0.5..1.0, 1, 10);
 }
 
-/// A cyclic sector's work runs beside its sweep too, against every inter-sector phase.
+/// A cyclic sector's work runs beside its sweep too, against every inter-sector phase: on
+/// its modal receptance, whose modes are extracted per nodal diameter (those the estimates'
+/// richer sets and the other phases reach are extracted before the curve starts), and on a
+/// list of harmonics (no set below), whose estimates solve on `4H + 3` as well.
 #[test]
 fn a_cyclic_sector_s_work_beside_the_sweep_changes_nothing_but_the_time() {
-    let band = (1.0, 1.2, 0.02);
-    same_on_one_and_three_threads("bladed-disk.h5", "odd:15", band, true, 11, 0.0..1.0);
+    for (harmonics, receptance) in [
+        ("odd:15", "modal:4"),
+        ("1,3,7", "modal:4"),
+        ("odd:15", "dense"),
+    ] {
+        let case = Case {
+            model: "bladed-disk.h5",
+            harmonics,
+            receptance,
+            band: (0.9, 2.4, 0.075),
+            all_phases: true,
+        };
+        same_on_one_and_three_threads(&case, 21, 0.0..1.0, 2, 5);
+    }
 }

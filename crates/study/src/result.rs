@@ -272,14 +272,14 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// The receptance of a case's structure, with what a cyclic sector's modal backend would
 /// otherwise extract on first use (`Receptance::warm`), as the other backends extract theirs
 /// here: cases that start together would each extract their own copy. With `all_phases`
-/// (the study's `--all-phases` stability), every nodal diameter.
+/// (the study's stability against every inter-sector phase), the diameters that reaches.
 pub(crate) fn condense(setup: &crate::CaseSetup, all_phases: bool) -> Result<Receptance, String> {
     let rec = Receptance::new(&setup.model, setup.kind)
         .map_err(|e| format!("cannot condense the model: {e}"))?;
     let f = &setup.settings;
     rec.warm(f.point.set.harmonics(), f.omega_max());
-    if all_phases {
-        rec.warm_every_diameter();
+    if all_phases && let Some(cy) = rec.cyclic() {
+        rec.warm_nodal_diameters(ewr_solve::stability::phase_diameters(cy, &f.point.set));
     }
     Ok(rec)
 }
@@ -296,7 +296,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
             return Ok(optimize_case(study, case, o));
         }
         let setup = study.case_setup(case)?;
-        let build = || condense(&setup, study.solver.stability && study.solver.all_phases);
+        let build = || condense(&setup, study.all_phase_stability());
         let rec = match shared {
             Some(cache) => cache.get(&study.structure_key(case), build)?,
             None => std::sync::Arc::new(build()?),

@@ -177,8 +177,9 @@ fn run_counted(
             && let Ok(setup) = study.case_setup(&study.cases[*i])
         {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let all_phases = study.solver.stability && study.solver.all_phases;
-                shared.get(key, || crate::result::condense(&setup, all_phases))
+                shared.get(key, || {
+                    crate::result::condense(&setup, study.all_phase_stability())
+                })
             }));
         }
         pending

@@ -1112,6 +1112,13 @@ impl Study {
         Study::from_source(path, src.to_string()).map_err(StudyError)
     }
 
+    /// Whether the cases classify their points against every inter-sector phase of a cyclic
+    /// sector (`stability` and `all_phases`): the diameters that reaches are condensed with
+    /// the structure.
+    pub fn all_phase_stability(&self) -> bool {
+        self.solver.stability && self.solver.all_phases
+    }
+
     /// What of a case changes the receptance: its structural values (mass, forcing scale,
     /// normal preload) as `name=value` pairs; cases with equal keys share one condensation.
     pub fn structure_key(&self, case: &Case) -> String {

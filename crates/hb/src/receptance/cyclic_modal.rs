@@ -113,8 +113,9 @@ impl CyclicModalBackend {
         // Extracted outside the cell's lock: the factorisation and the Lanczos run on the
         // thread pool, and a worker waiting inside `get_or_init` could take a task (another
         // curve, a study case) that asks for the same cell: a reentrant initialisation, a
-        // deadlock. Two that race extract the same modes and the first kept; a sweep of
-        // several curves extracts before they start (`Receptance::warm`).
+        // deadlock. Two that race extract the same modes and the first kept; sweeps and
+        // study cases extract what their curves and the work beside them reach before they
+        // start (`Receptance::warm`, `warm_nodal_diameters`).
         let _ = cell.set(self.extract(s, nd).map(Arc::new));
         cell.get().expect("set above").clone()
     }
@@ -458,9 +459,10 @@ mod tests {
         assert!(im > 1e-2 * want.norm_max(), "the reference is complex");
     }
 
-    /// `warm` extracts the modes of exactly the nodal diameters its harmonics fall on (and
-    /// `warm_every_diameter` all of them), so that curves started after it find them (and
-    /// none races to extract its own copy).
+    /// `warm` extracts the modes of exactly the nodal diameters its harmonics fall on
+    /// (`warm_nodal_diameters` those named, modulo the sectors, and `warm_every_diameter` all
+    /// of them), so that curves started after it find them (and none races to extract its
+    /// own copy).
     #[test]
     fn warm_extracts_the_nodal_diameters_of_its_harmonics_and_no_others() {
         use crate::receptance::{Backend, Receptance, ReceptanceKind};
@@ -485,6 +487,9 @@ mod tests {
             Arc::ptr_eq(&before, &after),
             "a curve reuses the warmed modes"
         );
+        rec.warm_nodal_diameters([13, 20]);
+        let extracted: Vec<usize> = (0..12).filter(|&k| b.per_nd[k].get().is_some()).collect();
+        assert_eq!(extracted, [0, 1, 3, 5, 8], "diameters modulo the sectors");
         rec.warm_every_diameter();
         assert!(b.per_nd.iter().all(|c| c.get().is_some()), "every diameter");
         let again = b.nd(&rec.s, 5).unwrap();
