@@ -214,7 +214,21 @@ fn galerkin_column(
     // `stride` apart, so d and s move by one stored sum per row: contiguous slices, no index
     // arithmetic per row. Split at p = q so that the sign of p - q is known.
     let stride = sum_stride(set);
-    debug_assert!(rest.windows(2).all(|w| w[1] - w[0] == stride));
+    if !rest.windows(2).all(|w| w[1] - w[0] == stride) {
+        // A list with gaps (`1,3,7`, `0,1,2,5`): the same formulas, each row's sums by index
+        // (the slices below would run on past a gap and read other harmonics' sums).
+        for (row, &p) in rows.chunks_exact_mut(2).zip(rest) {
+            let (d, s) = (p.abs_diff(q) / stride, (p + q) / stride);
+            let (cd, cs, sd, ss) = (cs[d], cs[s], sn[d], sn[s]);
+            row.copy_from_slice(&match (sine, p < q) {
+                (true, true) => [ss + sd, cd - cs],
+                (false, true) => [cd + cs, ss - sd],
+                (true, false) => [ss - sd, cd - cs],
+                (false, false) => [cd + cs, ss + sd],
+            });
+        }
+        return;
+    }
     let split = rest.partition_point(|&p| p < q);
     let (rows_below, rows_above) = rows.split_at_mut(2 * split);
     if split > 0 {
@@ -450,6 +464,11 @@ mod tests {
             (HarmonicSet::all(6).unwrap(), 13),
             (HarmonicSet::all(0).unwrap(), 8),
             (HarmonicSet::all(12).unwrap(), 200), // not a power of two
+            // Lists whose harmonics are not evenly spaced (odd, with the static term, without
+            // harmonic 1).
+            (HarmonicSet::list(&[1, 3, 7]).unwrap(), 64),
+            (HarmonicSet::list(&[0, 1, 2, 5]).unwrap(), 32),
+            (HarmonicSet::list(&[2, 3, 9]).unwrap(), 19),
         ]
     }
 
