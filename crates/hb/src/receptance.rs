@@ -754,13 +754,6 @@ impl Receptance {
         }
     }
 
-    /// [`warm`](Self::warm) for every nodal diameter of a cyclic sector.
-    pub fn warm_every_diameter(&self) {
-        if let Some(cm) = self.s.cyclic.as_ref() {
-            self.warm_diameters(0..cm.cyclic.sectors);
-        }
-    }
-
     /// [`warm`](Self::warm) for the nodal diameters `nds` of a cyclic sector (taken modulo
     /// its sectors; nothing on other models): those a classification against other
     /// inter-sector phases reaches.

@@ -192,8 +192,8 @@ pub fn truncation_error(
     if !finer.status.converged() {
         return Ok(plain);
     }
-    // A set below without a forced harmonic would solve another problem.
-    if let Some(l1) = below(&sol.set).filter(|l| rec.forced_harmonics().all(|h| l.contains(h))) {
+    let forced: Vec<usize> = rec.forced_harmonics().collect();
+    if let Some(l1) = serving_below(&sol.set, &forced) {
         let settings = PointSettings {
             n_samples: default_samples(&l1).max(settings.n_samples),
             set: l1,
@@ -214,8 +214,7 @@ pub fn truncation_error(
             },
         );
     }
-    if sol.set.h_max() < crate::auto::CHECK_FROM_BELOW
-        && finer.set.h_max() < crate::auto::MAX_HARMONIC
+    if solves_above(&sol.set, &finer.set)
         && let Ok(richer) = enriched_settings(settings, &finer.set)
         && crate::setup::fits_in_memory(params, &richer)
         && let Ok(f2) = solve_point(
@@ -243,15 +242,25 @@ pub(crate) fn estimate_harmonics(set: &HarmonicSet, forced: &[usize]) -> Vec<usi
         return hs;
     };
     hs.extend(richer.harmonics());
-    let below_serves = below(set).is_some_and(|l| forced.iter().all(|&h| l.contains(h)));
-    if !below_serves
-        && set.h_max() < crate::auto::CHECK_FROM_BELOW
-        && richer.h_max() < crate::auto::MAX_HARMONIC
+    if serving_below(set, forced).is_none()
+        && solves_above(set, &richer)
         && let Ok(above) = enriched(&richer)
     {
         hs.extend(above.harmonics());
     }
     hs
+}
+
+/// The set below `set` that an estimate solves on: none where it lacks a forced harmonic
+/// (it would solve another problem).
+fn serving_below(set: &HarmonicSet, forced: &[usize]) -> Option<HarmonicSet> {
+    below(set).filter(|l| forced.iter().all(|&h| l.contains(h)))
+}
+
+/// Whether an estimate of a first set (no set below serves) solves on `4H + 3` too, the set
+/// above `set`'s richer one `richer`: only below `h = CHECK_FROM_BELOW`.
+fn solves_above(set: &HarmonicSet, richer: &HarmonicSet) -> bool {
+    set.h_max() < crate::auto::CHECK_FROM_BELOW && richer.h_max() < crate::auto::MAX_HARMONIC
 }
 
 /// The set below `set` in the doubling sequence (`odd:7` below `odd:15`, `odd:29` below
@@ -501,17 +510,12 @@ mod tests {
                 .harmonics()
                 .to_vec()
         };
-        let union = |a: Vec<usize>, b: Vec<usize>| {
-            let mut u = [a, b].concat();
-            u.sort_unstable();
-            u.dedup();
-            u
-        };
         let sorted = |mut v: Vec<usize>| {
             v.sort_unstable();
             v.dedup();
             v
         };
+        let union = |a: Vec<usize>, b: Vec<usize>| sorted([a, b].concat());
         let odd15: HarmonicSet = "odd:15".parse().unwrap();
         assert_eq!(
             sorted(estimate_harmonics(&odd15, &[1])),

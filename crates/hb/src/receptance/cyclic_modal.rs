@@ -460,9 +460,8 @@ mod tests {
     }
 
     /// `warm` extracts the modes of exactly the nodal diameters its harmonics fall on
-    /// (`warm_nodal_diameters` those named, modulo the sectors, and `warm_every_diameter` all
-    /// of them), so that curves started after it find them (and none races to extract its
-    /// own copy).
+    /// (`warm_nodal_diameters` those named, modulo the sectors), so that curves started after
+    /// it find them (and none races to extract its own copy).
     #[test]
     fn warm_extracts_the_nodal_diameters_of_its_harmonics_and_no_others() {
         use crate::receptance::{Backend, Receptance, ReceptanceKind};
@@ -490,7 +489,7 @@ mod tests {
         rec.warm_nodal_diameters([13, 20]);
         let extracted: Vec<usize> = (0..12).filter(|&k| b.per_nd[k].get().is_some()).collect();
         assert_eq!(extracted, [0, 1, 3, 5, 8], "diameters modulo the sectors");
-        rec.warm_every_diameter();
+        rec.warm_nodal_diameters(0..12);
         assert!(b.per_nd.iter().all(|c| c.get().is_some()), "every diameter");
         let again = b.nd(&rec.s, 5).unwrap();
         assert!(Arc::ptr_eq(&before, &again), "none extracted again");
