@@ -416,6 +416,31 @@ impl Structure {
         })
     }
 
+    /// Whether `other` has the same dynamics: stiffness, mass, damping, contacts and cyclic
+    /// symmetry (the forcing may differ), compared to the bit.
+    fn same_dynamics(&self, other: &Structure) -> bool {
+        let same = |a: &SparseMatrix, b: &SparseMatrix| {
+            a.nrows() == b.nrows()
+                && a.ncols() == b.ncols()
+                && a.triplet_iter()
+                    .map(|t| (t.row, t.col, t.val.to_bits()))
+                    .eq(b.triplet_iter().map(|t| (t.row, t.col, t.val.to_bits())))
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        self.n == other.n
+            && self.m == other.m
+            && same(&self.k, &other.k)
+            && same(&self.mass, &other.mass)
+            && same(&self.c, &other.c)
+            && same(&self.w, &other.w)
+            && self.eta.to_bits() == other.eta.to_bits()
+            && self.rayleigh_beta.to_bits() == other.rayleigh_beta.to_bits()
+            && self.modal_zeta.as_deref().map(bits) == other.modal_zeta.as_deref().map(bits)
+            && self.explicit_c == other.explicit_c
+            && bits(&self.compliance) == bits(&other.compliance)
+            && self.cyclic.as_ref().map(|c| &c.cyclic) == other.cyclic.as_ref().map(|c| &c.cyclic)
+    }
+
     /// Number of independent DOFs: `n`, less the right DOFs of a cyclic sector.
     pub fn n_independent(&self) -> usize {
         self.cyclic.as_ref().map_or(self.n, |c| c.nr)
@@ -651,6 +676,41 @@ impl Receptance {
             s,
             backend,
             exact_above: None,
+            last: Default::default(),
+        })
+    }
+
+    /// The receptance of `model`, which differs from this one's model in its forcing alone
+    /// (the harmonic forces and the static loads: a study's forcing scale or normal preload),
+    /// without the one-time work again: the modal backend keeps its modes, factor and
+    /// residual flexibility and computes the forced harmonics' data anew (a static solve
+    /// each). A cyclic sector's modes, extracted per nodal diameter with its forcing, are
+    /// extracted again, as [`new`](Self::new) would.
+    ///
+    /// # Errors
+    /// [`ReceptanceError::BadInput`] where `model`'s stiffness, mass, damping, contacts or
+    /// cyclic symmetry differ from this one's; what [`new`](Self::new) returns for a bad
+    /// model.
+    pub fn with_forcing(&self, model: &Model) -> Result<Self, ReceptanceError> {
+        let s = Structure::new(model)?;
+        if !self.s.same_dynamics(&s) {
+            return Err(ReceptanceError::BadInput(
+                "the model differs from the receptance's in more than its forcing".into(),
+            ));
+        }
+        let backend = match &self.backend {
+            Backend::Modal(b) => Backend::Modal(Box::new(b.with_forcing(&s))),
+            Backend::Dense(_) => Backend::Dense(direct::DenseBackend::new(&s)),
+            Backend::Sparse(_) => Backend::Sparse(direct::SparseBackend::new(&s)?),
+            Backend::CyclicModal(_) => return Receptance::new(model, self.kind()),
+        };
+        Ok(Receptance {
+            s,
+            backend,
+            exact_above: self.exact_above.as_ref().map(|e| ExactAbove {
+                limit: e.limit,
+                sparse: std::sync::OnceLock::new(),
+            }),
             last: Default::default(),
         })
     }
@@ -1493,6 +1553,45 @@ mod tests {
             cell.get().is_some_and(Result::is_ok),
             "harmonic 3 reaches above it"
         );
+    }
+
+    /// A receptance for another forcing shares the modal extraction (its factors are the
+    /// same object: no Lanczos, no residual flexibility again) and keeps the automatic
+    /// backend's coverage; a cyclic sector's is built anew.
+    #[test]
+    fn another_forcing_shares_the_modal_extraction() {
+        let n = 600;
+        let mut b = ewr_model::ModelBuilder::new(n).rayleigh(0.0, 1e-4);
+        for i in 0..n {
+            b = b.mass(i, 1.0);
+            if i + 1 < n {
+                b = b.spring(i, i + 1, 1e4);
+            }
+        }
+        let model = b
+            .spring_to_ground(0, 1e4)
+            .contacts(ewr_model::Contacts::to_ground(1, vec![n - 1], vec![1.0]))
+            .force(n - 1, 1, 1.0, 0.0)
+            .build()
+            .unwrap();
+        let mut louder = model.clone();
+        louder.forcing[0].cos = 4.0;
+        let rec = Receptance::new(&model, ReceptanceKind::Auto).unwrap();
+        let derived = rec.with_forcing(&louder).unwrap();
+        let factors = |r: &Receptance| match &r.backend {
+            Backend::Modal(b) => Arc::clone(&b.factors),
+            _ => panic!("the automatic modal backend above 500 DOFs"),
+        };
+        assert!(Arc::ptr_eq(&factors(&rec), &factors(&derived)));
+        assert_eq!(derived.modal_coverage(), rec.modal_coverage());
+        let w = 0.5 * rec.modes().unwrap().omega[0];
+        let q = |r: &Receptance| {
+            r.prepare(w, &[1])
+                .unwrap()
+                .forced_contact_response(1)
+                .unwrap()
+        };
+        assert!((q(&derived)[0] - q(&rec)[0] * 4.0).norm() <= 1e-12 * q(&rec)[0].norm() * 4.0);
     }
 
     #[test]

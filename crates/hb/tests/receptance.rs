@@ -1102,3 +1102,76 @@ fn the_static_harmonic_is_the_same_exact_flexibility_at_every_frequency_and_shif
     );
     assert!(e1 > 1e-3, "G_1 did not move: {e1}");
 }
+
+/// A receptance derived for another forcing ([`Receptance::with_forcing`]: a study's forcing
+/// scale or preload) equals one built anew for that model, to the bit, with every backend:
+/// the contact receptance, the forced response at the contacts and the response recovered
+/// at the DOFs. The forced response is the old one scaled (to rounding), and a model with
+/// another mass is refused.
+#[test]
+fn a_receptance_for_another_forcing_equals_one_built_anew() {
+    let model = lattice(8, 6, 3, true);
+    let mut scaled = model.clone();
+    for f in &mut scaled.forcing {
+        (f.cos, f.sin) = (2.5 * f.cos, 2.5 * f.sin);
+    }
+    let bits = |v: &[c64]| -> Vec<(u64, u64)> {
+        v.iter().map(|z| (z.re.to_bits(), z.im.to_bits())).collect()
+    };
+    let m = model.contacts.rows();
+    let r: Vec<c64> = (0..m).map(|i| c(0.2 * i as f64 - 0.3, 0.05)).collect();
+    for kind in [
+        ReceptanceKind::Dense,
+        ReceptanceKind::Sparse,
+        ReceptanceKind::Modal { modes: 12 },
+    ] {
+        let base = Receptance::new(&model, kind).unwrap();
+        let derived = base.with_forcing(&scaled).unwrap();
+        let fresh = Receptance::new(&scaled, kind).unwrap();
+        for w in [0.4, 0.9] {
+            let hs = [0, 1, 3];
+            let (a, b, old) = (
+                derived.prepare(w, &hs).unwrap(),
+                fresh.prepare(w, &hs).unwrap(),
+                base.prepare(w, &hs).unwrap(),
+            );
+            for h in hs {
+                let ga = a.contact_receptance(h).unwrap().to_owned();
+                let gb = b.contact_receptance(h).unwrap().to_owned();
+                assert!(
+                    (0..m).all(|j| bits(&(0..m).map(|i| ga[(i, j)]).collect::<Vec<_>>())
+                        == bits(&(0..m).map(|i| gb[(i, j)]).collect::<Vec<_>>())),
+                    "{kind:?}, w = {w}, h = {h}: G_h"
+                );
+                let (qa, qb) = (
+                    a.forced_contact_response(h).unwrap(),
+                    b.forced_contact_response(h).unwrap(),
+                );
+                assert_eq!(bits(&qa), bits(&qb), "{kind:?}, w = {w}, h = {h}: Q_h");
+                let q_old: Vec<c64> = old
+                    .forced_contact_response(h)
+                    .unwrap()
+                    .iter()
+                    .map(|q| q * 2.5)
+                    .collect();
+                if h > 0 {
+                    assert!(relv(&qa, &q_old) < 1e-12, "{kind:?}, h = {h}: scaled");
+                }
+                let (ua, ub) = (
+                    a.recover(h, &r, Some(&[0, 5, 17])).unwrap(),
+                    b.recover(h, &r, Some(&[0, 5, 17])).unwrap(),
+                );
+                assert_eq!(bits(&ua), bits(&ub), "{kind:?}, w = {w}, h = {h}: DOFs");
+            }
+        }
+        let mut heavier = model.clone();
+        heavier.set_mass(&[4], 3.0).unwrap();
+        assert!(
+            matches!(
+                base.with_forcing(&heavier),
+                Err(ReceptanceError::BadInput(_))
+            ),
+            "{kind:?}: another mass"
+        );
+    }
+}

@@ -79,6 +79,13 @@ impl ParamKind {
         )
     }
 
+    /// Whether a value changes the structure's loads alone (the harmonic forces, the static
+    /// ones and the contacts' preloads), not its dynamics: the receptance of another value
+    /// keeps the modes ([`Receptance::with_forcing`](ewr_hb::Receptance::with_forcing)).
+    pub fn loads_only(self) -> bool {
+        matches!(self, ParamKind::ForcingScale | ParamKind::NormalPreload)
+    }
+
     /// Sets the numeric parameter to `x` in `model`: on `contacts` (friction) or `dofs`
     /// (mass). Fails where it does not apply (`mu_n` on 3-D contacts, `mu` on constant
     /// bounds) or gives an invalid mass.

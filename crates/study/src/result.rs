@@ -298,7 +298,24 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
         let setup = study.case_setup(case)?;
         let build = || condense(&setup, study.all_phase_stability());
         let rec = match shared {
-            Some(cache) => cache.get(&study.structure_key(case), build)?,
+            Some(cache) => cache.get(
+                &study.structure_key(case),
+                &study.dynamics_key(case),
+                |member| match member {
+                    // Another load of the same dynamics: its modes serve (a cyclic sector's,
+                    // extracted per diameter with the forcing, are not shared).
+                    Some(m) if m.cyclic().is_none() => match m.with_forcing(&setup.model) {
+                        Ok(rec) => {
+                            let f = &setup.settings;
+                            rec.warm(f.point.set.harmonics(), f.omega_max());
+                            Ok((rec, true))
+                        }
+                        // Not the same dynamics after all: condensed on its own.
+                        Err(_) => build().map(|r| (r, false)),
+                    },
+                    _ => build().map(|r| (r, false)),
+                },
+            )?,
             None => std::sync::Arc::new(build()?),
         };
         let rec = rec.as_ref();

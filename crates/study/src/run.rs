@@ -162,23 +162,26 @@ fn run_counted(
         .map_err(|e| format!("cannot start worker threads: {e}"))?;
     let stop = AtomicBool::new(false);
     let write_error = Mutex::new(None::<String>);
-    let keys: Vec<String> = pending
+    let keys: Vec<(String, String)> = pending
         .iter()
-        .map(|(i, _)| study.structure_key(&study.cases[*i]))
+        .map(|(i, _)| {
+            let case = &study.cases[*i];
+            (study.structure_key(case), study.dynamics_key(case))
+        })
         .collect();
-    let shared = Receptances::new(keys.iter().map(String::as_str));
+    let shared = Receptances::new(keys.iter().map(|(k, f)| (k.as_str(), f.as_str())));
     let computed: Vec<CaseResult> = pool.install(|| {
         // The first case's structure is condensed before the cases start, with every thread of
         // the pool: cases that start together would each condense it (`Receptances`), and a
         // study over friction, forcing or harmonics has that one structure only. A failure,
         // or a panic, is left to the cases, which report it (each condenses once more).
         if study.optimize.is_none()
-            && let (Some((i, _)), Some(key)) = (pending.first(), keys.first())
+            && let (Some((i, _)), Some((key, family))) = (pending.first(), keys.first())
             && let Ok(setup) = study.case_setup(&study.cases[*i])
         {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                shared.get(key, || {
-                    crate::result::condense(&setup, study.all_phase_stability())
+                shared.get(key, family, |_| {
+                    crate::result::condense(&setup, study.all_phase_stability()).map(|r| (r, false))
                 })
             }));
         }
@@ -197,7 +200,7 @@ fn run_counted(
                 let t0 = Instant::now();
                 let case = &study.cases[*i];
                 let r = compute_case(study, case, Some(&shared));
-                shared.done(&study.structure_key(case));
+                shared.done(&study.structure_key(case), &study.dynamics_key(case));
                 if let Err(e) = write_case_file(path, &info, &r) {
                     stop.store(true, Ordering::SeqCst);
                     write_error.lock().expect("lock").get_or_insert(e);
@@ -245,5 +248,47 @@ mod tests {
         assert_eq!(results.len(), 4);
         assert!(results.iter().all(|r| r.status == CaseStatus::Ok));
         assert_eq!(condensed, 1);
+    }
+
+    /// Cases that differ in their forcing scale share the modes (the later ones derive their
+    /// receptance from the first's, `Receptance::with_forcing`), and each case's curve is the
+    /// one it gets alone, with a receptance built from scratch, to the bit.
+    #[test]
+    fn cases_of_other_forcing_scales_share_the_modes_and_match_cases_run_alone() {
+        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+        let study = Study::from_str_at(
+            &models.join("test.toml"),
+            "model = \"blade-ccx.h5\"\n[frequency]\nstart = 1400\nend = 1500\nstep = 50\n\
+             [solver]\nharmonics = \"odd:3\"\nreceptance = \"modal:20\"\n\
+             [grid]\nforcing_scale = [0.5, 2, 3]\n",
+        )
+        .map_err(|e| e.0)
+        .unwrap();
+        let keys: Vec<String> = study.cases.iter().map(|c| study.dynamics_key(c)).collect();
+        assert!(keys.iter().all(|k| k == &keys[0]), "one family: {keys:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let opts = RunOptions {
+            cases_dir: dir.path().join("cases"),
+            jobs: Some(1),
+            retry_failed: false,
+            cancel: None,
+        };
+        let (results, condensed) = run_counted(&study, &[0, 1, 2], &opts, &|_| {}).unwrap();
+        assert_eq!(results.len(), 3);
+        assert_eq!(
+            condensed, 1,
+            "the modes extracted once for the three forcings"
+        );
+        for r in &results {
+            assert_eq!(r.status, CaseStatus::Ok, "{}", r.reason);
+            let alone = crate::result::compute_case(&study, &study.cases[r.index], None);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&r.omega), bits(&alone.omega), "{}", r.key);
+            assert_eq!(bits(&r.amp_norm), bits(&alone.amp_norm), "{}", r.key);
+            assert_eq!(bits(&r.dof_peak), bits(&alone.dof_peak), "{}", r.key);
+        }
+        // The amplitudes follow the forcing (friction makes it less than proportional).
+        let peak = |i: usize| results[i].amp_norm.iter().fold(0.0_f64, |a, &b| a.max(b));
+        assert!(peak(0) < peak(1) && peak(1) < peak(2));
     }
 }

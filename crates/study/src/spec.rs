@@ -1131,6 +1131,19 @@ impl Study {
             .join(",")
     }
 
+    /// What of a case changes the structure's dynamics (mass, engine order), as
+    /// [`structure_key`](Self::structure_key) without the values that move its loads alone:
+    /// cases with equal keys share the modes, each with its own forcing.
+    pub fn dynamics_key(&self, case: &Case) -> String {
+        self.parameters
+            .iter()
+            .zip(&case.values)
+            .filter(|(p, _)| p.kind.structural() && !p.kind.loads_only())
+            .map(|(p, v)| format!("{}={v}", p.name()))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// The identity of a case: its parameter values as `name=value` pairs.
     pub fn key(&self, case: &Case) -> String {
         if self.parameters.is_empty() {

@@ -111,9 +111,14 @@ impl Tracker<'_> {
         let params = ContactParams::of(&model.contacts);
         let rec = match self.rec.take() {
             Some(r) if !self.s.structural => r,
-            _ => {
-                let rec = Receptance::new(&model, self.s.kind)
-                    .map_err(|e| format!("cannot condense the model: {e}"))?;
+            last => {
+                // A value that moves the loads alone keeps the modes (`with_forcing` refuses
+                // another structure: a mass, an engine order).
+                let rec = match last.map(|r| r.with_forcing(&model)) {
+                    Some(Ok(r)) => r,
+                    _ => Receptance::new(&model, self.s.kind)
+                        .map_err(|e| format!("cannot condense the model: {e}"))?,
+                };
                 // One of each: a parameter that changes the structure (a mass) would repeat
                 // it at every value, with its numbers moved; the others are counted.
                 let top = self.s.omega_start.abs().max(self.s.omega_end.abs());

@@ -216,6 +216,44 @@ pub fn damping_coupling_errors(
         .collect()
 }
 
+/// A cell holding what `c` holds (formed once, shared by the backends derived from it).
+fn copied<T: Clone>(c: &OnceLock<T>) -> OnceLock<T> {
+    match c.get() {
+        Some(v) => OnceLock::from(v.clone()),
+        None => OnceLock::new(),
+    }
+}
+
+/// Per forced harmonic of `s`: the modal participation `Phi^T F_h` and the static residual
+/// response at the contacts `W Res F_h`.
+fn forced_data(
+    s: &Structure,
+    stat: &StaticResidual,
+    phi: MatRef<'_, f64>,
+) -> BTreeMap<usize, (Vec<c64>, Vec<c64>)> {
+    let (n, m, k) = (s.n, s.m, phi.ncols());
+    let mut forced = BTreeMap::new();
+    for &h in s.forcing.keys() {
+        let f = s.force(h).expect("key of the forcing map");
+        let fr = Mat::from_fn(
+            n,
+            2,
+            |i, j| if j == 0 { f[(i, 0)].re } else { f[(i, 0)].im },
+        );
+        let pf = phi.transpose() * &fr;
+        let x = stat.apply(&s.mass, phi, fr.as_ref());
+        let wx = real_mul(&s.w, x.as_ref());
+        forced.insert(
+            h,
+            (
+                (0..k).map(|r| c64::new(pf[(r, 0)], pf[(r, 1)])).collect(),
+                (0..m).map(|i| c64::new(wx[(i, 0)], wx[(i, 1)])).collect(),
+            ),
+        );
+    }
+    forced
+}
+
 /// Applies the static residual operator `sum_{omitted} phi phi^T / lambda + S`.
 struct StaticResidual {
     llt: Cholesky,
@@ -311,7 +349,8 @@ pub(crate) struct ModalBackend {
     /// retained mode ([`damping_coupling_errors`]; `None` without an explicit `C`).
     pub coupling: Option<Vec<f64>>,
     lambda: Vec<f64>,
-    stat: StaticResidual,
+    /// Shared with the backends [`with_forcing`](ModalBackend::with_forcing) derives.
+    stat: Arc<StaticResidual>,
     /// Per forced harmonic: `Phi^T F_h` and `W Res F_h`.
     forced: BTreeMap<usize, (Vec<c64>, Vec<c64>)>,
     /// Scale of the eigenvalues (`max(lambda_max, tr K / tr M)`), for singularity tests.
@@ -629,25 +668,7 @@ impl ModalBackend {
         let residual = Mat::from_fn(m, m, |i, j| 0.5 * (residual[(i, j)] + residual[(j, i)]));
 
         // Forced harmonics: modal participation and static residual response at the contacts.
-        let mut forced = BTreeMap::new();
-        for &h in s.forcing.keys() {
-            let f = s.force(h).expect("key of the forcing map");
-            let fr = Mat::from_fn(
-                n,
-                2,
-                |i, j| if j == 0 { f[(i, 0)].re } else { f[(i, 0)].im },
-            );
-            let pf = phi.transpose() * &fr;
-            let x = stat.apply(&s.mass, phi.as_ref(), fr.as_ref());
-            let wx = real_mul(&s.w, x.as_ref());
-            forced.insert(
-                h,
-                (
-                    (0..k).map(|r| c64::new(pf[(r, 0)], pf[(r, 1)])).collect(),
-                    (0..m).map(|i| c64::new(wx[(i, 0)], wx[(i, 1)])).collect(),
-                ),
-            );
-        }
+        let forced = forced_data(s, &stat, phi.as_ref());
         drop(residual_span);
         let scale = lambda.iter().fold(lam_scale, |a, &l| a.max(l));
         let to_c =
@@ -670,7 +691,7 @@ impl ModalBackend {
             },
             coupling,
             lambda,
-            stat,
+            stat: Arc::new(stat),
             forced,
             scale,
             static_columns: Mutex::new(HashMap::new()),
@@ -678,6 +699,30 @@ impl ModalBackend {
             contact_gram: OnceLock::new(),
             static_g: OnceLock::new(),
         })
+    }
+
+    /// This backend for the same structure under another forcing (`s`: the same `K`, `M`,
+    /// damping and contacts, which the caller checks): the modes, the factor, the residual
+    /// flexibility and what was formed from them shared or copied, the forced harmonics'
+    /// data computed anew (a static solve per forced harmonic). A study or a peak locus over
+    /// the forcing or the preload extracts the modes once instead of at every value.
+    pub fn with_forcing(&self, s: &Structure) -> ModalBackend {
+        let lock = self
+            .static_columns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        ModalBackend {
+            modes: self.modes.clone(),
+            coupling: self.coupling.clone(),
+            lambda: self.lambda.clone(),
+            stat: Arc::clone(&self.stat),
+            forced: forced_data(s, &self.stat, self.modes.phi.as_ref()),
+            scale: self.scale,
+            static_columns: Mutex::new(lock.clone()),
+            factors: Arc::clone(&self.factors),
+            contact_gram: copied(&self.contact_gram),
+            static_g: copied(&self.static_g),
+        }
     }
 
     /// [`ContactGram`], formed on first use: two static solves per contact row (`S W^T` and
