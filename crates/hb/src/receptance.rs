@@ -680,17 +680,14 @@ impl Receptance {
         })
     }
 
-    /// The receptance of `model`, which differs from this one's model in its forcing alone
-    /// (the harmonic forces and the static loads: a study's forcing scale or normal preload),
-    /// without the one-time work again: the modal backend keeps its modes, factor and
-    /// residual flexibility and computes the forced harmonics' data anew (a static solve
-    /// each). A cyclic sector's modes, extracted per nodal diameter with its forcing, are
-    /// extracted again, as [`new`](Self::new) would.
+    /// The receptance of `model`, which differs from this one's in its forcing alone (a
+    /// study's forcing scale or preload): the modal backend keeps its modes, factor and
+    /// residual flexibility ([`keeps_modes_for_other_forcing`](Self::keeps_modes_for_other_forcing));
+    /// the other backends are built anew.
     ///
     /// # Errors
-    /// [`ReceptanceError::BadInput`] where `model`'s stiffness, mass, damping, contacts or
-    /// cyclic symmetry differ from this one's; what [`new`](Self::new) returns for a bad
-    /// model.
+    /// [`ReceptanceError::BadInput`] where the stiffness, mass, damping, contacts or cyclic
+    /// symmetry differ; what [`new`](Self::new) returns for a bad model.
     pub fn with_forcing(&self, model: &Model) -> Result<Self, ReceptanceError> {
         let s = Structure::new(model)?;
         if !self.s.same_dynamics(&s) {
@@ -713,6 +710,13 @@ impl Receptance {
             }),
             last: Default::default(),
         })
+    }
+
+    /// Whether [`with_forcing`](Self::with_forcing) keeps this receptance's one-time work (the
+    /// modal backend), rather than building anew (the direct backends, a cyclic sector's
+    /// modes extracted per diameter with the forcing).
+    pub fn keeps_modes_for_other_forcing(&self) -> bool {
+        matches!(self.backend, Backend::Modal(_))
     }
 
     /// The highest harmonic frequency `h w` the modes condense where [`ReceptanceKind::Auto`]

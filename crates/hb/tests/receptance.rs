@@ -1106,8 +1106,9 @@ fn the_static_harmonic_is_the_same_exact_flexibility_at_every_frequency_and_shif
 /// A receptance derived for another forcing ([`Receptance::with_forcing`]: a study's forcing
 /// scale or preload) equals one built anew for that model, to the bit, with every backend:
 /// the contact receptance, the forced response at the contacts and the response recovered
-/// at the DOFs. The forced response is the old one scaled (to rounding), and a model with
-/// another mass is refused.
+/// at the DOFs, after the first receptance's caches were filled, and with a static load the
+/// first model lacks. The forced response is the old one scaled (to rounding); a model with
+/// another mass or other contacts is refused.
 #[test]
 fn a_receptance_for_another_forcing_equals_one_built_anew() {
     let model = lattice(8, 6, 3, true);
@@ -1115,6 +1116,13 @@ fn a_receptance_for_another_forcing_equals_one_built_anew() {
     for f in &mut scaled.forcing {
         (f.cos, f.sin) = (2.5 * f.cos, 2.5 * f.sin);
     }
+    // A static load the first model lacks (a preload's harmonic 0).
+    scaled.forcing.push(ewr_model::ForcingTerm {
+        dof: 7,
+        harmonic: 0,
+        cos: 0.8,
+        sin: 0.0,
+    });
     let bits = |v: &[c64]| -> Vec<(u64, u64)> {
         v.iter().map(|z| (z.re.to_bits(), z.im.to_bits())).collect()
     };
@@ -1126,7 +1134,17 @@ fn a_receptance_for_another_forcing_equals_one_built_anew() {
         ReceptanceKind::Modal { modes: 12 },
     ] {
         let base = Receptance::new(&model, kind).unwrap();
+        // What the first model's use leaves in the backend's caches (`G_0`, the static
+        // columns of recovered DOFs) is carried over.
+        let used = base.prepare(0.4, &[0, 1, 3]).unwrap();
+        used.contact_receptance(0).unwrap();
+        used.recover(1, &r, Some(&[0, 5, 17])).unwrap();
+        drop(used);
         let derived = base.with_forcing(&scaled).unwrap();
+        assert_eq!(
+            derived.keeps_modes_for_other_forcing(),
+            matches!(kind, ReceptanceKind::Modal { .. })
+        );
         let fresh = Receptance::new(&scaled, kind).unwrap();
         for w in [0.4, 0.9] {
             let hs = [0, 1, 3];
@@ -1156,6 +1174,11 @@ fn a_receptance_for_another_forcing_equals_one_built_anew() {
                     .collect();
                 if h > 0 {
                     assert!(relv(&qa, &q_old) < 1e-12, "{kind:?}, h = {h}: scaled");
+                } else {
+                    assert!(
+                        qa.iter().any(|q| q.norm() > 0.0),
+                        "{kind:?}: the static load"
+                    );
                 }
                 let (ua, ub) = (
                     a.recover(h, &r, Some(&[0, 5, 17])).unwrap(),
@@ -1172,6 +1195,11 @@ fn a_receptance_for_another_forcing_equals_one_built_anew() {
                 Err(ReceptanceError::BadInput(_))
             ),
             "{kind:?}: another mass"
+        );
+        let moved = lattice(8, 6, 2, true);
+        assert!(
+            matches!(base.with_forcing(&moved), Err(ReceptanceError::BadInput(_))),
+            "{kind:?}: other contacts"
         );
     }
 }

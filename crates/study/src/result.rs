@@ -302,17 +302,18 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
                 &study.structure_key(case),
                 &study.dynamics_key(case),
                 |member| match member {
-                    // Another load of the same dynamics: its modes serve (a cyclic sector's,
-                    // extracted per diameter with the forcing, are not shared).
-                    Some(m) if m.cyclic().is_none() => match m.with_forcing(&setup.model) {
-                        Ok(rec) => {
-                            let f = &setup.settings;
-                            rec.warm(f.point.set.harmonics(), f.omega_max());
-                            Ok((rec, true))
+                    // Another load of the same dynamics: its modes serve.
+                    Some(m) if m.keeps_modes_for_other_forcing() => {
+                        match m.with_forcing(&setup.model) {
+                            Ok(rec) => {
+                                let f = &setup.settings;
+                                rec.warm(f.point.set.harmonics(), f.omega_max());
+                                Ok((rec, true))
+                            }
+                            // Not the same dynamics after all: condensed on its own.
+                            Err(_) => build().map(|r| (r, false)),
                         }
-                        // Not the same dynamics after all: condensed on its own.
-                        Err(_) => build().map(|r| (r, false)),
-                    },
+                    }
                     _ => build().map(|r| (r, false)),
                 },
             )?,

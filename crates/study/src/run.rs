@@ -162,6 +162,21 @@ fn run_counted(
         .map_err(|e| format!("cannot start worker threads: {e}"))?;
     let stop = AtomicBool::new(false);
     let write_error = Mutex::new(None::<String>);
+    // The cases of one family (the same dynamics, other loads) one after another, so that
+    // the family's member is released as soon as they are done (`Receptances`), whatever
+    // the grid's order.
+    let family_of = |i: usize| study.dynamics_key(&study.cases[i]);
+    let mut first_seen: Vec<String> = Vec::new();
+    for (i, _) in &pending {
+        let f = family_of(*i);
+        if !first_seen.contains(&f) {
+            first_seen.push(f);
+        }
+    }
+    pending.sort_by_key(|(i, _)| {
+        let f = family_of(*i);
+        first_seen.iter().position(|x| *x == f)
+    });
     let keys: Vec<(String, String)> = pending
         .iter()
         .map(|(i, _)| {
@@ -269,7 +284,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let opts = RunOptions {
             cases_dir: dir.path().join("cases"),
-            jobs: Some(1),
+            jobs: Some(2),
             retry_failed: false,
             cancel: None,
         };

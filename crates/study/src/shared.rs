@@ -16,9 +16,9 @@ type Entry = (Option<Arc<Receptance>>, usize);
 /// last case that needs it is done, so that memory holds only the structures in flight.
 ///
 /// Structures whose dynamics are the same (their keys differ in the forcing scale or the
-/// normal preload alone: a family) share the modes: a member is built from one already
-/// built ([`Receptance::with_forcing`]), and one member is kept until the family's last case
-/// is done.
+/// normal preload alone: a family) share the modes: a member is derived from one already
+/// built ([`Receptance::with_forcing`]), and one member whose modes can be lent is kept
+/// until the family's last case is done (`run` runs a family's cases one after another).
 ///
 /// A case never waits for another's build: the condensation runs rayon kernels inside the
 /// study's own pool, where a waiting worker may pick up a case of the same structure and
@@ -72,7 +72,8 @@ impl Receptances {
         if !derived {
             self.built.fetch_add(1, Ordering::SeqCst);
         }
-        {
+        // Kept for the family only where a member can lend its modes.
+        if fresh.keeps_modes_for_other_forcing() {
             let mut fam = families();
             let entry = fam.entry(family.to_string()).or_insert((None, 1));
             entry.0.get_or_insert_with(|| fresh.clone());
@@ -140,9 +141,12 @@ mod tests {
     fn a_family_s_member_is_lent_and_kept_until_the_family_s_last_case() {
         let model = ewr_model::examples::oscillator_2d();
         let build = |derived: bool| {
-            Receptance::new(&model, ewr_hb::receptance::ReceptanceKind::Dense)
-                .map(|r| (r, derived))
-                .map_err(|e| e.to_string())
+            Receptance::new(
+                &model,
+                ewr_hb::receptance::ReceptanceKind::Modal { modes: 2 },
+            )
+            .map(|r| (r, derived))
+            .map_err(|e| e.to_string())
         };
         let cache = Receptances::new([("f=1", ""), ("f=2", ""), ("f=3", "")]);
         let first = cache.get("f=1", "", |m| {
@@ -170,5 +174,28 @@ mod tests {
         cache.done("f=2", "");
         cache.done("f=3", "");
         assert!(cache.families.lock().unwrap().is_empty());
+        drop(lent);
+        assert_eq!(
+            Arc::strong_count(&first),
+            1,
+            "released after the family's last case"
+        );
+    }
+
+    /// A member whose modes cannot be lent (a direct backend, built anew for another
+    /// forcing) is not kept for its family.
+    #[test]
+    fn a_member_that_cannot_lend_its_modes_is_not_kept() {
+        let model = ewr_model::examples::oscillator_2d();
+        let cache = Receptances::new([("f=1", ""), ("f=2", "")]);
+        let first = cache
+            .get("f=1", "", |_| {
+                Receptance::new(&model, ewr_hb::receptance::ReceptanceKind::Dense)
+                    .map(|r| (r, false))
+                    .map_err(|e| e.to_string())
+            })
+            .unwrap();
+        cache.done("f=1", "");
+        assert_eq!(Arc::strong_count(&first), 1);
     }
 }

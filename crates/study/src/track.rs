@@ -114,7 +114,10 @@ impl Tracker<'_> {
             last => {
                 // A value that moves the loads alone keeps the modes (`with_forcing` refuses
                 // another structure: a mass, an engine order).
-                let rec = match last.map(|r| r.with_forcing(&model)) {
+                let derived = last
+                    .filter(Receptance::keeps_modes_for_other_forcing)
+                    .map(|r| r.with_forcing(&model));
+                let rec = match derived {
                     Some(Ok(r)) => r,
                     _ => Receptance::new(&model, self.s.kind)
                         .map_err(|e| format!("cannot condense the model: {e}"))?,

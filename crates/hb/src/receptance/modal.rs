@@ -344,12 +344,13 @@ impl Shifted {
 
 /// Frequency-independent data of the modal backend.
 pub(crate) struct ModalBackend {
-    pub modes: Modes,
+    /// The retained modes (shared with derived backends).
+    pub modes: Arc<Modes>,
     /// What keeping only the diagonal of an explicit damping matrix's projection costs, per
     /// retained mode ([`damping_coupling_errors`]; `None` without an explicit `C`).
     pub coupling: Option<Vec<f64>>,
     lambda: Vec<f64>,
-    /// Shared with the backends [`with_forcing`](ModalBackend::with_forcing) derives.
+    /// The static residual operator and its factor (shared with derived backends).
     stat: Arc<StaticResidual>,
     /// Per forced harmonic: `Phi^T F_h` and `W Res F_h`.
     forced: BTreeMap<usize, (Vec<c64>, Vec<c64>)>,
@@ -681,14 +682,14 @@ impl ModalBackend {
             residual_c: to_c(&residual),
         });
         Ok(ModalBackend {
-            modes: Modes {
+            modes: Arc::new(Modes {
                 omega,
                 phi,
                 w_phi,
                 damping,
                 residual,
                 rigid_body_modes: rigid,
-            },
+            }),
             coupling,
             lambda,
             stat: Arc::new(stat),
@@ -701,24 +702,23 @@ impl ModalBackend {
         })
     }
 
-    /// This backend for the same structure under another forcing (`s`: the same `K`, `M`,
-    /// damping and contacts, which the caller checks): the modes, the factor, the residual
-    /// flexibility and what was formed from them shared or copied, the forced harmonics'
-    /// data computed anew (a static solve per forced harmonic). A study or a peak locus over
-    /// the forcing or the preload extracts the modes once instead of at every value.
+    /// This backend under another forcing (`s`, whose dynamics the caller has checked): all
+    /// but the forced harmonics' data shared or copied, that data solved anew.
     pub fn with_forcing(&self, s: &Structure) -> ModalBackend {
-        let lock = self
+        // Copied in a statement of its own: no lock held across the solves on the pool.
+        let columns = self
             .static_columns
             .lock()
-            .unwrap_or_else(|e| e.into_inner());
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         ModalBackend {
-            modes: self.modes.clone(),
+            modes: Arc::clone(&self.modes),
             coupling: self.coupling.clone(),
             lambda: self.lambda.clone(),
             stat: Arc::clone(&self.stat),
             forced: forced_data(s, &self.stat, self.modes.phi.as_ref()),
             scale: self.scale,
-            static_columns: Mutex::new(lock.clone()),
+            static_columns: Mutex::new(columns),
             factors: Arc::clone(&self.factors),
             contact_gram: copied(&self.contact_gram),
             static_g: copied(&self.static_g),
