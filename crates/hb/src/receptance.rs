@@ -1526,12 +1526,9 @@ mod tests {
         assert!(s.force(3).is_none());
     }
 
-    /// `warm` builds the automatic backend's sparse analysis where a harmonic of the band
-    /// reaches above the modes' coverage, and only there (it is the work of the first
-    /// `prepare` that needs it, done before several curves race for it).
-    #[test]
-    fn warm_builds_the_sparse_analysis_only_where_the_band_reaches_above_the_modes() {
-        let n = 600;
+    /// A chain of `n` unit masses on springs of `1e4`, grounded at the first, with one
+    /// contact and a first-harmonic force at the last: above 500 DOFs, `auto`'s modal backend.
+    fn forced_chain(n: usize) -> Model {
         let mut b = ewr_model::ModelBuilder::new(n).rayleigh(0.0, 1e-4);
         for i in 0..n {
             b = b.mass(i, 1.0);
@@ -1539,12 +1536,19 @@ mod tests {
                 b = b.spring(i, i + 1, 1e4);
             }
         }
-        let model = b
-            .spring_to_ground(0, 1e4)
+        b.spring_to_ground(0, 1e4)
             .contacts(ewr_model::Contacts::to_ground(1, vec![n - 1], vec![1.0]))
             .force(n - 1, 1, 1.0, 0.0)
             .build()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// `warm` builds the automatic backend's sparse analysis where a harmonic of the band
+    /// reaches above the modes' coverage, and only there (it is the work of the first
+    /// `prepare` that needs it, done before several curves race for it).
+    #[test]
+    fn warm_builds_the_sparse_analysis_only_where_the_band_reaches_above_the_modes() {
+        let model = forced_chain(600);
         let rec = Receptance::new(&model, ReceptanceKind::Auto).unwrap();
         let limit = rec
             .modal_coverage()
@@ -1564,20 +1568,7 @@ mod tests {
     /// backend's coverage; a cyclic sector's is built anew.
     #[test]
     fn another_forcing_shares_the_modal_extraction() {
-        let n = 600;
-        let mut b = ewr_model::ModelBuilder::new(n).rayleigh(0.0, 1e-4);
-        for i in 0..n {
-            b = b.mass(i, 1.0);
-            if i + 1 < n {
-                b = b.spring(i, i + 1, 1e4);
-            }
-        }
-        let model = b
-            .spring_to_ground(0, 1e4)
-            .contacts(ewr_model::Contacts::to_ground(1, vec![n - 1], vec![1.0]))
-            .force(n - 1, 1, 1.0, 0.0)
-            .build()
-            .unwrap();
+        let model = forced_chain(600);
         let mut louder = model.clone();
         louder.forcing[0].cos = 4.0;
         let rec = Receptance::new(&model, ReceptanceKind::Auto).unwrap();

@@ -239,26 +239,38 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// A study of the shipped CalculiX blade (`modal:20`, odd:3, three points) over `grid`.
+    fn blade_study(grid: &str) -> Study {
+        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+        Study::from_str_at(
+            &models.join("test.toml"),
+            &format!(
+                "model = \"blade-ccx.h5\"\n[frequency]\nstart = 1400\nend = 1500\nstep = 50\n\
+                 [solver]\nharmonics = \"odd:3\"\nreceptance = \"modal:20\"\n\
+                 [grid]\n{grid}\n"
+            ),
+        )
+        .map_err(|e| e.0)
+        .unwrap()
+    }
+
+    /// Two workers, the case files in `dir`.
+    fn two_jobs(dir: &Path) -> RunOptions {
+        RunOptions {
+            cases_dir: dir.join("cases"),
+            jobs: Some(2),
+            retry_failed: false,
+            cancel: None,
+        }
+    }
+
     /// A study over friction has one structure: it is condensed once, before the cases start,
     /// not by each of the cases that start together (two here, on two workers).
     #[test]
     fn one_structure_is_condensed_once_for_cases_that_start_together() {
-        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-        let study = Study::from_str_at(
-            &models.join("test.toml"),
-            "model = \"blade-ccx.h5\"\n[frequency]\nstart = 1400\nend = 1500\nstep = 50\n\
-             [solver]\nharmonics = \"odd:3\"\nreceptance = \"modal:20\"\n\
-             [grid]\nmu_n = [5, 10, 20, 40]\n",
-        )
-        .map_err(|e| e.0)
-        .unwrap();
+        let study = blade_study("mu_n = [5, 10, 20, 40]");
         let dir = tempfile::tempdir().unwrap();
-        let opts = RunOptions {
-            cases_dir: dir.path().join("cases"),
-            jobs: Some(2),
-            retry_failed: false,
-            cancel: None,
-        };
+        let opts = two_jobs(dir.path());
         let (results, condensed) = run_counted(&study, &[0, 1, 2, 3], &opts, &|_| {}).unwrap();
         assert_eq!(results.len(), 4);
         assert!(results.iter().all(|r| r.status == CaseStatus::Ok));
@@ -270,24 +282,11 @@ mod tests {
     /// one it gets alone, with a receptance built from scratch, to the bit.
     #[test]
     fn cases_of_other_forcing_scales_share_the_modes_and_match_cases_run_alone() {
-        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-        let study = Study::from_str_at(
-            &models.join("test.toml"),
-            "model = \"blade-ccx.h5\"\n[frequency]\nstart = 1400\nend = 1500\nstep = 50\n\
-             [solver]\nharmonics = \"odd:3\"\nreceptance = \"modal:20\"\n\
-             [grid]\nforcing_scale = [0.5, 2, 3]\n",
-        )
-        .map_err(|e| e.0)
-        .unwrap();
+        let study = blade_study("forcing_scale = [0.5, 2, 3]");
         let keys: Vec<String> = study.cases.iter().map(|c| study.dynamics_key(c)).collect();
         assert!(keys.iter().all(|k| k == &keys[0]), "one family: {keys:?}");
         let dir = tempfile::tempdir().unwrap();
-        let opts = RunOptions {
-            cases_dir: dir.path().join("cases"),
-            jobs: Some(2),
-            retry_failed: false,
-            cancel: None,
-        };
+        let opts = two_jobs(dir.path());
         let (results, condensed) = run_counted(&study, &[0, 1, 2], &opts, &|_| {}).unwrap();
         assert_eq!(results.len(), 3);
         assert_eq!(
