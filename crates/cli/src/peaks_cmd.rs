@@ -24,9 +24,10 @@ pub const PEAKS_ABOUT: &str = "Resonance peak tracking: the maximum over frequen
     by golden section on the parameter.\n\n\
     Parameters: mu_n (the friction bound of every contact), forcing (a factor on every \
     forcing amplitude), mass:DOF (the diagonal mass of a DOF, by index or label); for 3-D \
-    contacts mu and normal-preload. On a modal receptance (auto's above 500 DOFs) a value \
-    of forcing or normal-preload keeps the modes extracted for the first and solves only \
-    for its forced response; a mass, and the other backends, condense the model anew.";
+    contacts mu and normal-preload. On a modal receptance (auto's above 500 DOFs; a cyclic \
+    sector's diameters too) a value of forcing or normal-preload keeps the modes extracted \
+    for the first and solves only for its forced response; a mass, and the direct \
+    backends, condense the model anew.";
 
 /// Arguments of `ewr peaks`.
 #[derive(Args, Debug)]

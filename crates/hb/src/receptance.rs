@@ -322,6 +322,9 @@ pub(crate) struct Structure {
     pub cyclic: Option<CyclicMap>,
 }
 
+/// Harmonic `h` and its forcing terms `(dof, re bits, im bits)` ([`Structure::forcing_key`]).
+pub(crate) type ForcingKey = (usize, Vec<(usize, u64, u64)>);
+
 /// The sector's right DOFs eliminated through `u_R = c_h u_L`, `c_h = exp(i 2 pi k_h / N)`:
 /// `u = T_h q` with `q` the `nr` independent DOFs, so that `Z_h` becomes `T_h^H Z_h T_h`,
 /// `W` becomes `W T_h` and a load `b` becomes `T_h^H b` (docs/cyclic.md).
@@ -439,6 +442,17 @@ impl Structure {
             && self.explicit_c == other.explicit_c
             && bits(&self.compliance) == bits(&other.compliance)
             && self.cyclic.as_ref().map(|c| &c.cyclic) == other.cyclic.as_ref().map(|c| &c.cyclic)
+    }
+
+    /// What identifies harmonic `h`'s forcing: its terms, to the bit (a cache of forced
+    /// responses shared by receptances of other forcings keys on it).
+    pub fn forcing_key(&self, h: usize) -> ForcingKey {
+        let terms = self.forcing.get(&h).map_or(Vec::new(), |t| {
+            t.iter()
+                .map(|(d, v)| (*d, v.re.to_bits(), v.im.to_bits()))
+                .collect()
+        });
+        (h, terms)
     }
 
     /// Number of independent DOFs: `n`, less the right DOFs of a cyclic sector.
@@ -681,9 +695,9 @@ impl Receptance {
     }
 
     /// The receptance of `model`, which differs from this one's in its forcing alone (a
-    /// study's forcing scale or preload): the modal backend keeps its modes, factor and
+    /// study's forcing scale or preload): the modal backends keep their modes, factor and
     /// residual flexibility ([`keeps_modes_for_other_forcing`](Self::keeps_modes_for_other_forcing));
-    /// the other backends are built anew.
+    /// the direct backends are built anew.
     ///
     /// # Errors
     /// [`ReceptanceError::BadInput`] where the stiffness, mass, damping, contacts or cyclic
@@ -699,7 +713,7 @@ impl Receptance {
             Backend::Modal(b) => Backend::Modal(Box::new(b.with_forcing(&s))),
             Backend::Dense(_) => Backend::Dense(direct::DenseBackend::new(&s)),
             Backend::Sparse(_) => Backend::Sparse(direct::SparseBackend::new(&s)?),
-            Backend::CyclicModal(_) => return Receptance::new(model, self.kind()),
+            Backend::CyclicModal(b) => Backend::CyclicModal(b.with_forcing()),
         };
         Ok(Receptance {
             s,
@@ -713,10 +727,9 @@ impl Receptance {
     }
 
     /// Whether [`with_forcing`](Self::with_forcing) keeps this receptance's one-time work (the
-    /// modal backend), rather than building anew (the direct backends, a cyclic sector's
-    /// modes extracted per diameter with the forcing).
+    /// modal backends' modes), rather than building anew (the direct backends).
     pub fn keeps_modes_for_other_forcing(&self) -> bool {
-        matches!(self.backend, Backend::Modal(_))
+        matches!(self.backend, Backend::Modal(_) | Backend::CyclicModal(_))
     }
 
     /// The highest harmonic frequency `h w` the modes condense where [`ReceptanceKind::Auto`]
@@ -1587,6 +1600,58 @@ mod tests {
                 .unwrap()
         };
         assert!((q(&derived)[0] - q(&rec)[0] * 4.0).norm() <= 1e-12 * q(&rec)[0].norm() * 4.0);
+    }
+
+    /// A cyclic sector's receptance for another forcing shares the diameters extracted (the
+    /// same objects) and equals one built anew for that model, to the bit: its forced static
+    /// responses are kept per forcing in the shared diameters.
+    #[test]
+    fn another_forcing_shares_a_cyclic_sector_s_diameters() {
+        use ewr_model::examples::{BladedDisk, bladed_disk};
+        let sector = bladed_disk(&BladedDisk {
+            sectors: 12,
+            engine_order: 5,
+        });
+        let mut louder = sector.clone();
+        for f in &mut louder.forcing {
+            (f.cos, f.sin) = (3.0 * f.cos, 3.0 * f.sin);
+        }
+        let kind = ReceptanceKind::Modal { modes: 4 };
+        let rec = Receptance::new(&sector, kind).unwrap();
+        let (w, hs) = (1.2, [0, 1, 3]);
+        let q = |r: &Receptance, h: usize| -> Vec<(u64, u64)> {
+            let at = r.prepare(w, &hs).unwrap();
+            let mut v: Vec<(u64, u64)> = at
+                .forced_contact_response(h)
+                .unwrap()
+                .iter()
+                .map(|z| (z.re.to_bits(), z.im.to_bits()))
+                .collect();
+            let g = at.contact_receptance(h).unwrap();
+            for j in 0..g.ncols() {
+                for i in 0..g.nrows() {
+                    v.push((g[(i, j)].re.to_bits(), g[(i, j)].im.to_bits()));
+                }
+            }
+            v
+        };
+        let base_q1 = q(&rec, 1);
+        let derived = rec.with_forcing(&louder).unwrap();
+        assert!(derived.keeps_modes_for_other_forcing());
+        let (Backend::CyclicModal(a), Backend::CyclicModal(b)) = (&rec.backend, &derived.backend)
+        else {
+            panic!("the cyclic backend")
+        };
+        for nd in [0, 3, 5] {
+            let (x, y) = (a.nd(&rec.s, nd).unwrap(), b.nd(&derived.s, nd).unwrap());
+            assert!(Arc::ptr_eq(&x, &y), "diameter {nd} shared");
+        }
+        let fresh = Receptance::new(&louder, kind).unwrap();
+        for h in hs {
+            assert_eq!(q(&derived, h), q(&fresh, h), "h = {h}");
+        }
+        assert_ne!(q(&derived, 1), base_q1, "the new forcing's response");
+        assert_eq!(q(&rec, 1), base_q1, "the first's unchanged beside it");
     }
 
     #[test]

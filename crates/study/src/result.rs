@@ -276,12 +276,18 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 pub(crate) fn condense(setup: &crate::CaseSetup, all_phases: bool) -> Result<Receptance, String> {
     let rec = Receptance::new(&setup.model, setup.kind)
         .map_err(|e| format!("cannot condense the model: {e}"))?;
+    warm(&rec, setup, all_phases);
+    Ok(rec)
+}
+
+/// Extracts what a case's sweep will reach ([`condense`]'s note), on a receptance built or
+/// derived for it.
+fn warm(rec: &Receptance, setup: &crate::CaseSetup, all_phases: bool) {
     let f = &setup.settings;
     rec.warm(f.point.set.harmonics(), f.omega_max());
     if all_phases && let Some(cy) = rec.cyclic() {
         rec.warm_nodal_diameters(ewr_solve::stability::phase_diameters(cy, &f.point.set));
     }
-    Ok(rec)
 }
 
 /// Computes one case: its frequency response curve, or for an `[optimize]` study its peak
@@ -306,8 +312,7 @@ pub fn compute_case(study: &Study, case: &Case, shared: Option<&Receptances>) ->
                     Some(m) if m.keeps_modes_for_other_forcing() => {
                         match m.with_forcing(&setup.model) {
                             Ok(rec) => {
-                                let f = &setup.settings;
-                                rec.warm(f.point.set.harmonics(), f.omega_max());
+                                warm(&rec, &setup, study.all_phase_stability());
                                 Ok((rec, true))
                             }
                             // Not the same dynamics after all: condensed on its own.

@@ -104,6 +104,22 @@ impl CyclicModalBackend {
         })
     }
 
+    /// This backend under another forcing: the diameters extracted so far shared (their
+    /// forced static responses are kept per forcing), the others extracted on first use.
+    pub fn with_forcing(&self) -> Self {
+        CyclicModalBackend {
+            modes: self.modes,
+            per_nd: self
+                .per_nd
+                .iter()
+                .map(|c| match c.get() {
+                    Some(v) => OnceLock::from(v.clone()),
+                    None => OnceLock::new(),
+                })
+                .collect(),
+        }
+    }
+
     /// The modes of nodal diameter `nd`, extracted on first use.
     pub(crate) fn nd(&self, s: &Structure, nd: usize) -> Result<Arc<NdModes>, ReceptanceError> {
         let cell = &self.per_nd[nd];
@@ -267,7 +283,10 @@ impl CyclicModalBackend {
             for &h in s.forcing.keys() {
                 if cm.cyclic.nodal_diameter(h) == nd {
                     let fr = s.reduce(h, s.force(h).expect("key of the forcing map"));
-                    fs.insert(h, Arc::new(this.forced_static_of(Some(&llt), &fr)));
+                    fs.insert(
+                        s.forcing_key(h),
+                        Arc::new(this.forced_static_of(Some(&llt), &fr)),
+                    );
                 }
             }
         }
@@ -328,11 +347,12 @@ impl CyclicModalBackend {
             Some(f) => {
                 let fr = s.reduce(h, f);
                 let lock = || nd.forced_static.lock().unwrap_or_else(|e| e.into_inner());
-                let cached = lock().get(&h).cloned();
+                let key = s.forcing_key(h);
+                let cached = lock().get(&key).cloned();
                 // Solved without the lock (a factorisation on the thread pool, see `nd`).
                 let stat = cached.unwrap_or_else(|| {
                     let fresh = Arc::new(nd.forced_static_of(None, &fr));
-                    Arc::clone(lock().entry(h).or_insert(fresh))
+                    Arc::clone(lock().entry(key).or_insert(fresh))
                 });
                 let pf = nd.phi.adjoint() * &fr;
                 (0..m)

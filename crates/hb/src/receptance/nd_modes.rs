@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use super::ForcingKey;
 use super::cholesky::{Cholesky, CholeskyPattern};
 use faer::sparse::SparseColMat;
 use faer::sparse::linalg::matmul::sparse_dense_matmul;
@@ -30,8 +31,10 @@ pub(crate) struct NdModes {
     /// Phi^H` (Hermitian) by independent DOF `i`: the forced DOFs' at extraction, others on
     /// first use (one factorisation per new set).
     pub(super) columns: Mutex<HashMap<usize, Arc<Vec<c64>>>>,
-    /// `W_k (K_k^{-1} - Phi Lambda^{-1} Phi^H) T^H F_h` per forced harmonic, on first use.
-    pub(super) forced_static: Mutex<HashMap<usize, Arc<Vec<c64>>>>,
+    /// `W_k (K_k^{-1} - Phi Lambda^{-1} Phi^H) T^H F_h` per forced harmonic and forcing
+    /// ([`ForcingKey`]: receptances derived for another forcing share the diameter's modes),
+    /// on first use.
+    pub(super) forced_static: Mutex<HashMap<ForcingKey, Arc<Vec<c64>>>>,
     /// `W_k` (`m x nr`).
     pub(super) wk: SparseColMat<usize, c64>,
 }
