@@ -162,36 +162,31 @@ fn run_counted(
         .map_err(|e| format!("cannot start worker threads: {e}"))?;
     let stop = AtomicBool::new(false);
     let write_error = Mutex::new(None::<String>);
-    // The cases of one family (the same dynamics, other loads) one after another, so that
-    // the family's member is released as soon as they are done (`Receptances`), whatever
-    // the grid's order.
-    let family_of = |i: usize| study.dynamics_key(&study.cases[i]);
-    let mut first_seen: Vec<String> = Vec::new();
-    for (i, _) in &pending {
-        let f = family_of(*i);
-        if !first_seen.contains(&f) {
-            first_seen.push(f);
-        }
-    }
-    pending.sort_by_key(|(i, _)| {
-        let f = family_of(*i);
-        first_seen.iter().position(|x| *x == f)
-    });
-    let keys: Vec<(String, String)> = pending
-        .iter()
-        .map(|(i, _)| {
-            let case = &study.cases[*i];
-            (study.structure_key(case), study.dynamics_key(case))
+    // Each pending case with its structure key and family (the same dynamics, other loads);
+    // a family's cases one after another, so that its member is released as soon as they
+    // are done (`Receptances`), whatever the grid's order.
+    let mut pending: Vec<(usize, PathBuf, String, String)> = pending
+        .into_iter()
+        .map(|(i, path)| {
+            let case = &study.cases[i];
+            (i, path, study.structure_key(case), study.dynamics_key(case))
         })
         .collect();
-    let shared = Receptances::new(keys.iter().map(|(k, f)| (k.as_str(), f.as_str())));
+    let mut families: Vec<String> = Vec::new();
+    for (.., f) in &pending {
+        if !families.contains(f) {
+            families.push(f.clone());
+        }
+    }
+    pending.sort_by_key(|(.., f)| families.iter().position(|x| x == f));
+    let shared = Receptances::new(pending.iter().map(|(.., k, f)| (k.as_str(), f.as_str())));
     let computed: Vec<CaseResult> = pool.install(|| {
         // The first case's structure is condensed before the cases start, with every thread of
         // the pool: cases that start together would each condense it (`Receptances`), and a
         // study over friction, forcing or harmonics has that one structure only. A failure,
         // or a panic, is left to the cases, which report it (each condenses once more).
         if study.optimize.is_none()
-            && let (Some((i, _)), Some((key, family))) = (pending.first(), keys.first())
+            && let Some((i, _, key, family)) = pending.first()
             && let Ok(setup) = study.case_setup(&study.cases[*i])
         {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -203,7 +198,7 @@ fn run_counted(
         pending
             .par_iter()
             .with_max_len(1)
-            .filter_map(|(i, path)| {
+            .filter_map(|(i, path, key, family)| {
                 if stop.load(Ordering::SeqCst)
                     || opts
                         .cancel
@@ -215,7 +210,7 @@ fn run_counted(
                 let t0 = Instant::now();
                 let case = &study.cases[*i];
                 let r = compute_case(study, case, Some(&shared));
-                shared.done(&study.structure_key(case), &study.dynamics_key(case));
+                shared.done(key, family);
                 if let Err(e) = write_case_file(path, &info, &r) {
                     stop.store(true, Ordering::SeqCst);
                     write_error.lock().expect("lock").get_or_insert(e);

@@ -109,14 +109,7 @@ impl CyclicModalBackend {
     pub fn with_forcing(&self) -> Self {
         CyclicModalBackend {
             modes: self.modes,
-            per_nd: self
-                .per_nd
-                .iter()
-                .map(|c| match c.get() {
-                    Some(v) => OnceLock::from(v.clone()),
-                    None => OnceLock::new(),
-                })
-                .collect(),
+            per_nd: self.per_nd.iter().map(super::modal::copied).collect(),
         }
     }
 

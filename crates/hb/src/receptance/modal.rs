@@ -217,7 +217,7 @@ pub fn damping_coupling_errors(
 }
 
 /// A cell holding what `c` holds (formed once, shared by the backends derived from it).
-fn copied<T: Clone>(c: &OnceLock<T>) -> OnceLock<T> {
+pub(super) fn copied<T: Clone>(c: &OnceLock<T>) -> OnceLock<T> {
     match c.get() {
         Some(v) => OnceLock::from(v.clone()),
         None => OnceLock::new(),
